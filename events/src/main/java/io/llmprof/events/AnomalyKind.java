@@ -1,0 +1,40 @@
+package io.llmprof.events;
+
+/** Data-quality anomalies, each with a fixed severity (bounded metric tag values). */
+public enum AnomalyKind {
+    /** The file ended inside a JSON value or a gzip member. */
+    TRUNCATED_INPUT(Severity.DATA_LOSS),
+    /** JSON that does not parse. */
+    INVALID_JSON(Severity.DATA_LOSS),
+    /** A trace event without ts. */
+    MISSING_TS(Severity.DATA_LOSS),
+    /** A negative dur. */
+    NEGATIVE_DURATION(Severity.DATA_LOSS),
+    /** A trace file with no GPU kernels at all. */
+    NO_KERNELS(Severity.WARN),
+    /** An event that arrived earlier than one already sent for its rank. */
+    OUT_OF_ORDER(Severity.WARN),
+    /** A large idle gap inside a pass: the pass closed incomplete and counting restarted. */
+    RESYNC(Severity.WARN),
+    /** The trace ended with a pass that lacked anchors. */
+    INCOMPLETE_PASS(Severity.WARN),
+    /** No anchor kernel could be detected or none matched. */
+    NO_ANCHOR(Severity.WARN),
+    /** A record the streams app could not process (sent to the dead-letter topic). */
+    UNPROCESSABLE_RECORD(Severity.DATA_LOSS);
+
+    private final Severity severity;
+
+    AnomalyKind(Severity severity) {
+        this.severity = severity;
+    }
+
+    public Severity severity() {
+        return severity;
+    }
+
+    /** Metric tag value. */
+    public String tag() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+}

@@ -1,0 +1,47 @@
+package io.llmprof.events;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/** Creates llmprof's topics when they are missing; every component calls it at start, so order does not matter. */
+public final class TopicBootstrap {
+    private TopicBootstrap() {}
+
+    public static void ensureTopics(String bootstrapServers, int partitions, short replicationFactor) {
+        try (Admin admin = Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000))) {
+            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            List<NewTopic> missing = new ArrayList<>();
+            for (String name : Topics.all()) {
+                if (!existing.contains(name)) {
+                    missing.add(new NewTopic(name, partitions, replicationFactor));
+                }
+            }
+            if (missing.isEmpty()) {
+                return;
+            }
+            try {
+                admin.createTopics(missing).all().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw e;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topics on " + bootstrapServers, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot create llmprof topics on " + bootstrapServers + ": " + e, e);
+        }
+    }
+}

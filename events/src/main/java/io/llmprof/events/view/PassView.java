@@ -1,0 +1,52 @@
+package io.llmprof.events.view;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.math.BigDecimal;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * One pass with its layers, as `analyze layers --format json` and the REST API show it. Field names are
+ * a contract other tools rely on: do not rename.
+ */
+@JsonPropertyOrder({
+    "index", "start_us", "end_us", "wall_us", "busy_us", "sum_us", "kernels", "complete", "steady", "prologue",
+    "epilogue", "layers"
+})
+public record PassView(
+        @JsonProperty("index") long index,
+        @JsonProperty("start_us") BigDecimal startUs,
+        @JsonProperty("end_us") BigDecimal endUs,
+        @JsonProperty("wall_us") BigDecimal wallUs,
+        @JsonProperty("busy_us") BigDecimal busyUs,
+        @JsonProperty("sum_us") BigDecimal sumUs,
+        @JsonProperty("kernels") int kernels,
+        @JsonProperty("complete") boolean complete,
+        @JsonProperty("steady") boolean steady,
+        @JsonProperty("prologue") SegmentView prologue,
+        @JsonProperty("epilogue") SegmentView epilogue,
+        @JsonProperty("layers") List<LayerView> layers) {
+
+    public static PassView of(PassRecord p, List<LayerRecord> layers) {
+        List<LayerView> views = layers.stream()
+                .sorted(Comparator.comparingInt(LayerRecord::layer))
+                .map(LayerView::of)
+                .toList();
+        return new PassView(
+                p.index(),
+                Micros.of(p.startNs()),
+                Micros.of(p.endNs()),
+                Micros.of(p.wallNs()),
+                Micros.of(p.busyNs()),
+                Micros.of(p.sumNs()),
+                p.kernels(),
+                p.complete(),
+                p.steady(),
+                SegmentView.of(p.prologue()),
+                SegmentView.of(p.epilogue()),
+                views);
+    }
+}
