@@ -18,8 +18,10 @@ public final class TopicBootstrap {
 
     public static void ensureTopics(String bootstrapServers, int partitions, short replicationFactor) {
         try (Admin admin = Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000))) {
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                30_000))) {
             Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             List<NewTopic> missing = new ArrayList<>();
             for (String name : Topics.all()) {

@@ -1,15 +1,24 @@
 package io.llmprof.events.view;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import java.math.BigDecimal;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.events.LayerRecord;
+import java.math.BigDecimal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /** One layer as `analyze layers --format json` and `GET /api/ranks/{rank}/passes/{index}` show it. */
 @JsonPropertyOrder({
-    "layer", "type", "start_us", "end_us", "wall_us", "busy_us", "sum_us", "kernels", "allreduce_count", "categories"
+    "layer",
+    "type",
+    "start_us",
+    "end_us",
+    "wall_us",
+    "busy_us",
+    "sum_us",
+    "kernels",
+    "allreduce_count",
+    "categories"
 })
 public record LayerView(
         @JsonProperty("layer") int layer,

@@ -1,10 +1,10 @@
 package io.llmprof.events.view;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import java.math.BigDecimal;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import java.math.BigDecimal;
 import java.util.Comparator;
 import java.util.List;
 
@@ -13,8 +13,18 @@ import java.util.List;
  * a contract other tools rely on: do not rename.
  */
 @JsonPropertyOrder({
-    "index", "start_us", "end_us", "wall_us", "busy_us", "sum_us", "kernels", "complete", "steady", "prologue",
-    "epilogue", "layers"
+    "index",
+    "start_us",
+    "end_us",
+    "wall_us",
+    "busy_us",
+    "sum_us",
+    "kernels",
+    "complete",
+    "steady",
+    "prologue",
+    "epilogue",
+    "layers"
 })
 public record PassView(
         @JsonProperty("index") long index,

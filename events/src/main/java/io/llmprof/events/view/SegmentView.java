@@ -1,8 +1,8 @@
 package io.llmprof.events.view;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import java.math.BigDecimal;
 import io.llmprof.events.Segment;
+import java.math.BigDecimal;
 
 /** Prologue or epilogue, in µs of the trace's own timebase. */
 public record SegmentView(
