@@ -1,0 +1,120 @@
+package io.llmprof.agent.cli;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.replay.Speed;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code agent replay FILE...}: send trace files to Kafka, paced to trace time or as fast as possible. */
+@Command(
+        name = "replay",
+        mixinStandardHelpOptions = true,
+        description = "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).")
+public final class ReplayCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @ParentCommand
+    AgentCommand parent;
+
+    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Kineto trace files (.json or .json.gz).")
+    List<Path> files;
+
+    @Option(
+            names = "--speed",
+            defaultValue = "max",
+            converter = Converters.SpeedConverter.class,
+            description = "Trace time / wall time, e.g. 1 (real time), 10, or max (default: ${DEFAULT-VALUE}).")
+    Speed speed;
+
+    @Option(names = "--job", description = "Job identity (default: each file's directory name).")
+    String job;
+
+    @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
+    String run;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(names = "--no-progress", description = "No progress bar or status lines on stderr.")
+    boolean noProgress;
+
+    @Option(
+            names = "--partitions",
+            defaultValue = "3",
+            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
+    short replicationFactor;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "512",
+            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(
+            names = "--reorder-window",
+            defaultValue = "65536",
+            description = "Events buffered per (rank, lane) to restore time order (default: ${DEFAULT-VALUE}).")
+    int reorderWindow;
+
+    public ReplayCommand() {}
+
+    @Override
+    public Integer call() throws Exception {
+        Replayer.Options options = new Replayer.Options(
+                bootstrapServers,
+                job,
+                run,
+                speed,
+                !noProgress,
+                partitions,
+                replicationFactor,
+                batchSize,
+                ReaderOptions.defaults().withReorderWindow(reorderWindow));
+        Replayer.Summary summary = new Replayer(
+                        options,
+                        parent == null
+                                ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
+                                : parent.meterRegistry())
+                .replay(files);
+        PrintWriter out = spec.commandLine().getOut();
+        out.printf(
+                Locale.ROOT,
+                "replayed %d file(s): %,d events, %.2f MB in %.2f s, %d input problem(s)%n",
+                summary.files().size(),
+                summary.events(),
+                summary.bytes() / 1e6,
+                summary.seconds(),
+                summary.problems().size());
+        for (InputProblem p : summary.problems()) {
+            out.printf(Locale.ROOT, "  %s %s: %s%n", p.kind(), p.where(), p.message());
+        }
+        for (Replayer.FileResult f : summary.files()) {
+            if (f.error() != null) {
+                spec.commandLine().getErr().printf("FAILED %s: %s%n", f.file(), f.error());
+            }
+        }
+        out.flush();
+        return summary.ok() ? 0 : 1;
+    }
+}

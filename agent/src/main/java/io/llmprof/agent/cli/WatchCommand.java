@@ -1,0 +1,143 @@
+package io.llmprof.agent.cli;
+
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.watch.Watcher;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code agent watch DIR}: ship new and growing trace files, with a checkpoint that survives restarts. */
+@Command(
+        name = "watch",
+        mixinStandardHelpOptions = true,
+        description = "Watch a directory for Kineto trace files and send them to Kafka; runs until interrupted.")
+public final class WatchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @ParentCommand
+    AgentCommand parent;
+
+    @Parameters(index = "0", paramLabel = "DIR", description = "Directory to watch (subdirectories included).")
+    Path dir;
+
+    @Option(
+            names = "--checkpoint",
+            description = "Checkpoint file (default: DIR/" + Watcher.DEFAULT_CHECKPOINT_NAME + ").")
+    Path checkpoint;
+
+    @Option(
+            names = "--poll-interval",
+            defaultValue = "500ms",
+            converter = Converters.DurationConverter.class,
+            description = "How often to look for changes (default: ${DEFAULT-VALUE}).")
+    Duration pollInterval;
+
+    @Option(
+            names = "--settle",
+            defaultValue = "2s",
+            converter = Converters.DurationConverter.class,
+            description = "A file is read once unchanged this long, or at once when it is complete JSON"
+                    + " (default: ${DEFAULT-VALUE}).")
+    Duration settle;
+
+    @Option(names = "--job", description = "Job identity (default: each file's directory name).")
+    String job;
+
+    @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
+    String run;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(
+            names = "--partitions",
+            defaultValue = "3",
+            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
+    short replicationFactor;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "512",
+            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    @Option(
+            names = "--checkpoint-every",
+            defaultValue = "64",
+            description = "Also checkpoint inside a file after this many acknowledged records (default:"
+                    + " ${DEFAULT-VALUE}; 0 = at the end of each file only).")
+    int checkpointEvery;
+
+    @Option(
+            names = "--max-depth",
+            defaultValue = "4",
+            description = "Directory levels scanned (default: ${DEFAULT-VALUE}).")
+    int maxDepth;
+
+    @Option(names = "--once", description = "Run one poll cycle and exit (for scripts).")
+    boolean once;
+
+    public WatchCommand() {}
+
+    Watcher.Options options() {
+        return new Watcher.Options(
+                dir,
+                checkpoint,
+                pollInterval,
+                settle,
+                job,
+                run,
+                batchSize,
+                checkpointEvery,
+                maxDepth,
+                ReaderOptions.defaults(),
+                bootstrapServers,
+                partitions,
+                replicationFactor);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Watcher watcher = new Watcher(options(), parent == null ? new SimpleMeterRegistry() : parent.meterRegistry());
+        if (once) {
+            try (watcher) {
+                Watcher.PollResult r = watcher.pollOnce();
+                spec.commandLine()
+                        .getOut()
+                        .printf(
+                                "shipped %s, waiting %s, failed %s, %d events%n",
+                                r.shipped(), r.waiting(), r.failed(), r.eventsSent());
+                return r.failed().isEmpty() ? 0 : 1;
+            }
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(
+                () -> {
+                    watcher.close();
+                    stopped.countDown();
+                },
+                "llmprof-watch-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        watcher.start();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,57 @@
+package io.llmprof.agent.kineto;
+
+/**
+ * Deduplicates the strings a trace repeats thousands of times (kernel names, Input Dims) without building a
+ * String for a hit. Fixed size, direct-mapped: a miss overwrites the slot, so memory stays bounded.
+ */
+final class StringCache {
+    private static final int MAX_CACHED_LENGTH = 4096;
+    private final String[] slots;
+    private final int mask;
+
+    StringCache(int sizePowerOfTwo) {
+        if (Integer.bitCount(sizePowerOfTwo) != 1) {
+            throw new IllegalArgumentException("size must be a power of two: " + sizePowerOfTwo);
+        }
+        slots = new String[sizePowerOfTwo];
+        mask = sizePowerOfTwo - 1;
+    }
+
+    String get(char[] buf, int off, int len) {
+        if (len > MAX_CACHED_LENGTH) {
+            return new String(buf, off, len);
+        }
+        int h = 0;
+        for (int i = off, end = off + len; i < end; i++) {
+            h = 31 * h + buf[i];
+        }
+        int slot = (h ^ (h >>> 16)) & mask;
+        String s = slots[slot];
+        if (s != null && s.length() == len && s.hashCode() == h && sameChars(s, buf, off, len)) {
+            return s;
+        }
+        s = new String(buf, off, len);
+        slots[slot] = s;
+        return s;
+    }
+
+    private char[] scratch = new char[256];
+
+    String get(StringBuilder text) {
+        int len = text.length();
+        if (scratch.length < len) {
+            scratch = new char[Math.max(len, scratch.length * 2)];
+        }
+        text.getChars(0, len, scratch, 0);
+        return get(scratch, 0, len);
+    }
+
+    private static boolean sameChars(String s, char[] buf, int off, int len) {
+        for (int i = 0; i < len; i++) {
+            if (s.charAt(i) != buf[off + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

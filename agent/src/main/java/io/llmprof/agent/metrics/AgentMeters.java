@@ -1,0 +1,71 @@
+package io.llmprof.agent.metrics;
+
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.TraceBatch.Lane;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/** Every meter of the agent, names and tag keys in one place. Registered on the registry passed in. */
+public final class AgentMeters {
+    /** Events acknowledged by Kafka, tag {@value #TAG_LANE}. */
+    public static final String EVENTS = "llmprof.agent.events";
+    /** Input bytes read from trace files (compressed bytes for gzip). */
+    public static final String BYTES = "llmprof.agent.bytes";
+    /** Bad input seen, tag {@value #TAG_KIND} = {@link AnomalyKind#tag()}. */
+    public static final String BAD_INPUT = "llmprof.agent.bad.input";
+
+    public static final String TAG_LANE = "lane";
+    public static final String TAG_KIND = "kind";
+
+    private final Map<Lane, Counter> events = new EnumMap<>(Lane.class);
+    private final Counter bytes;
+    private final Map<AnomalyKind, Counter> badInput = new EnumMap<>(AnomalyKind.class);
+
+    public AgentMeters(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        for (Lane lane : Lane.values()) {
+            events.put(
+                    lane,
+                    Counter.builder(EVENTS)
+                            .description("Trace events acknowledged by Kafka")
+                            .baseUnit("events")
+                            .tag(TAG_LANE, laneTag(lane))
+                            .register(registry));
+        }
+        bytes = Counter.builder(BYTES)
+                .description("Input bytes read from trace files (compressed bytes for gzip)")
+                .baseUnit("bytes")
+                .register(registry);
+        // All kinds up front: bounded, and a dashboard sees zeros instead of missing series.
+        for (AnomalyKind kind : AnomalyKind.values()) {
+            badInput.put(
+                    kind,
+                    Counter.builder(BAD_INPUT)
+                            .description("Bad input seen by the agent")
+                            .tag(TAG_KIND, kind.tag())
+                            .register(registry));
+        }
+    }
+
+    public static String laneTag(Lane lane) {
+        return lane.name().toLowerCase(Locale.ROOT);
+    }
+
+    public void eventsSent(Lane lane, long count) {
+        events.get(lane).increment(count);
+    }
+
+    public void bytesRead(long count) {
+        if (count > 0) {
+            bytes.increment(count);
+        }
+    }
+
+    public void badInput(AnomalyKind kind) {
+        badInput.get(kind).increment();
+    }
+}

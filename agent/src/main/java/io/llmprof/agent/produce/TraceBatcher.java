@@ -1,0 +1,127 @@
+package io.llmprof.agent.produce;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceBatch.Lane;
+import io.llmprof.events.TraceEvent;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Cuts each (rank, lane)'s ordered events into {@link TraceBatch} records. Boundaries depend only on the
+ * events (a count, and an estimated-size cap that keeps records well under Kafka's default 1 MiB limit), so
+ * re-reading a file yields the very same batches with the same {@code firstIndex}: that is what lets a
+ * restarted agent resume by index. The last batch of every (rank, lane) has {@code endOfTrace=true} and may
+ * be empty.
+ */
+public final class TraceBatcher implements OrderedSink {
+    public static final int DEFAULT_BATCH_EVENTS = 512;
+    public static final int DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
+
+    private final String job;
+    private final String run;
+    private final String source;
+    private final int maxEvents;
+    private final int maxBytes;
+    private final Consumer<TraceBatch> out;
+    private final Consumer<InputProblem> problems;
+    private final Map<String, Pending> pending = new HashMap<>();
+    private Pending last;
+
+    public TraceBatcher(String job, String run, String source, Consumer<TraceBatch> out) {
+        this(job, run, source, DEFAULT_BATCH_EVENTS, DEFAULT_MAX_BATCH_BYTES, out, p -> {});
+    }
+
+    public TraceBatcher(
+            String job,
+            String run,
+            String source,
+            int maxEvents,
+            int maxBytes,
+            Consumer<TraceBatch> out,
+            Consumer<InputProblem> problems) {
+        this.job = Objects.requireNonNull(job, "job");
+        this.run = Objects.requireNonNull(run, "run");
+        this.source = Objects.requireNonNull(source, "source");
+        if (maxEvents < 1 || maxBytes < 1) {
+            throw new IllegalArgumentException("batch limits must be positive: " + maxEvents + ", " + maxBytes);
+        }
+        this.maxEvents = maxEvents;
+        this.maxBytes = maxBytes;
+        this.out = Objects.requireNonNull(out, "out");
+        this.problems = Objects.requireNonNull(problems, "problems");
+    }
+
+    @Override
+    public void event(String rank, Lane lane, long index, TraceEvent event) {
+        Pending p = last;
+        if (p == null || p.lane != lane || !p.rank.equals(rank)) {
+            p = pending.computeIfAbsent(key(rank, lane), k -> new Pending(rank, lane));
+            last = p;
+        }
+        if (p.events.isEmpty()) {
+            p.firstIndex = index;
+        } else if (index != p.firstIndex + p.events.size()) {
+            throw new IllegalStateException("index " + index + " out of sequence for " + rank + "/" + lane);
+        }
+        p.events.add(event);
+        p.bytes += estimatedBytes(event);
+        p.next = index + 1;
+        if (p.events.size() >= maxEvents || p.bytes >= maxBytes) {
+            flush(p, false);
+        }
+    }
+
+    @Override
+    public void endOfTrace(String rank, Lane lane) {
+        Pending p = pending.computeIfAbsent(key(rank, lane), k -> new Pending(rank, lane));
+        flush(p, true);
+        pending.remove(key(rank, lane));
+        last = null;
+    }
+
+    @Override
+    public void problem(InputProblem problem) {
+        problems.accept(problem);
+    }
+
+    private void flush(Pending p, boolean endOfTrace) {
+        long first = p.events.isEmpty() ? p.next : p.firstIndex;
+        TraceBatch batch = new TraceBatch(job, run, p.rank, p.lane, source, first, p.events, endOfTrace);
+        p.events.clear(); // TraceBatch copied them
+        p.bytes = 0;
+        out.accept(batch);
+    }
+
+    /** Rough JSON size of an event on the wire; deterministic, which is all batching needs. */
+    static int estimatedBytes(TraceEvent e) {
+        int n = 160 + e.name().length();
+        if (e.inputDims() != null) {
+            n += e.inputDims().length() + 16;
+        }
+        return n;
+    }
+
+    private static String key(String rank, Lane lane) {
+        return rank + '\u0000' + lane.name();
+    }
+
+    private final class Pending {
+        final String rank;
+        final Lane lane;
+        final List<TraceEvent> events = new ArrayList<>();
+        long firstIndex;
+        long next;
+        int bytes;
+
+        Pending(String rank, Lane lane) {
+            this.rank = rank;
+            this.lane = lane;
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.llmprof.agent.produce;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.RankKey;
+import io.llmprof.events.Severity;
+import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends trace batches, anomalies and dead letters. One byte-array producer underneath (serialized with the
+ * topics' own serdes), so tests can hand in a {@code MockProducer<byte[], byte[]>}. Thread-safe.
+ *
+ * <p>Delivery is tracked per flush: {@link #flush()} returns only when every record sent before it is
+ * acknowledged, and throws {@link DeliveryException} when any of them failed, so callers checkpoint only
+ * acknowledged work.
+ */
+public final class TraceProducer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TraceProducer.class);
+
+    private final Producer<byte[], byte[]> producer;
+    private final AgentMeters meters;
+    private final AtomicReference<Exception> firstFailure = new AtomicReference<>();
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicLong acked = new AtomicLong();
+
+    public TraceProducer(Producer<byte[], byte[]> producer, AgentMeters meters) {
+        this.producer = Objects.requireNonNull(producer, "producer");
+        this.meters = Objects.requireNonNull(meters, "meters");
+    }
+
+    /** Settings of the real producer: idempotent, acks=all, zstd (lz4 where zstd's native library is missing). */
+    public static Map<String, Object> producerConfig(String bootstrapServers, String clientId) {
+        Map<String, Object> c = new HashMap<>();
+        c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        c.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+        c.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        c.put(ProducerConfig.ACKS_CONFIG, "all");
+        c.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, zstdAvailable() ? "zstd" : "lz4");
+        // Batches of ~100 KiB JSON each: a larger producer batch and a short linger fill requests well.
+        c.put(ProducerConfig.LINGER_MS_CONFIG, 20);
+        c.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
+        c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024);
+        c.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 64L * 1024 * 1024);
+        c.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
+        c.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        c.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        return c;
+    }
+
+    /** Creates the topics when missing, then a real producer. */
+    public static TraceProducer connect(
+            String bootstrapServers, int partitions, short replicationFactor, AgentMeters meters) {
+        TopicBootstrap.ensureTopics(bootstrapServers, partitions, replicationFactor);
+        return new TraceProducer(new KafkaProducer<>(producerConfig(bootstrapServers, "llmprof-agent")), meters);
+    }
+
+    static boolean zstdAvailable() {
+        try {
+            Class<?> zstd = Class.forName("com.github.luben.zstd.Zstd");
+            zstd.getMethod("compressBound", long.class).invoke(null, 16L);
+            return true;
+        } catch (ReflectiveOperationException | LinkageError e) {
+            LOG.info("zstd is not usable here ({}); compressing with lz4", e.toString());
+            return false;
+        }
+    }
+
+    /** Sends one batch to {@code llmprof.trace-events}, keyed by rank. */
+    public void send(TraceBatch batch) {
+        byte[] key = utf8(batch.key());
+        byte[] value = Topics.TRACE_EVENTS.valueSerde().serializer().serialize(Topics.TRACE_EVENTS.name(), batch);
+        int events = batch.events().size();
+        TraceBatch.Lane lane = batch.lane();
+        producer.send(new ProducerRecord<>(Topics.TRACE_EVENTS.name(), key, value), (metadata, error) -> {
+            if (error != null) {
+                failed(error);
+            } else {
+                acked.incrementAndGet();
+                meters.eventsSent(lane, events);
+            }
+        });
+    }
+
+    /**
+     * Sends an anomaly, and for input that lost data a dead letter with the raw bytes.
+     *
+     * @param rank the rank when known, else null (the anomaly is then keyed by the file)
+     */
+    public void sendProblem(String job, String rank, InputProblem problem) {
+        String key = rank != null ? RankKey.of(job, rank) : RankKey.of(job, problem.file());
+        Anomaly anomaly = new Anomaly(job, rank, problem.kind(), problem.message(), problem.where());
+        byte[] value = Topics.ANOMALIES.valueSerde().serializer().serialize(Topics.ANOMALIES.name(), anomaly);
+        producer.send(new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key), value), this::completed);
+        if (problem.kind().severity() == Severity.DATA_LOSS) {
+            RecordHeaders headers = new RecordHeaders();
+            headers.add(DeadLetterHeaders.SOURCE, utf8(problem.where()));
+            headers.add(
+                    DeadLetterHeaders.EXCEPTION,
+                    utf8(
+                            problem.exception() != null
+                                    ? problem.exception()
+                                    : problem.kind().name()));
+            headers.add(DeadLetterHeaders.MESSAGE, utf8(problem.message()));
+            producer.send(
+                    new ProducerRecord<>(Topics.DLQ.name(), null, utf8(key), utf8(problem.rawSnippet()), headers),
+                    this::completed);
+        }
+    }
+
+    private void completed(org.apache.kafka.clients.producer.RecordMetadata metadata, Exception error) {
+        if (error != null) {
+            failed(error);
+        } else {
+            acked.incrementAndGet();
+        }
+    }
+
+    private void failed(Exception error) {
+        failures.incrementAndGet();
+        if (firstFailure.compareAndSet(null, error)) {
+            LOG.error("Kafka did not acknowledge a record: {}", error.toString());
+        }
+    }
+
+    /**
+     * Waits until everything sent so far is acknowledged.
+     *
+     * @throws DeliveryException when a record sent since the last flush failed
+     */
+    public void flush() {
+        producer.flush();
+        Exception failure = firstFailure.getAndSet(null);
+        long failed = failures.getAndSet(0);
+        if (failure != null) {
+            throw new DeliveryException(failed + " record(s) not acknowledged: " + failure.getMessage(), failure);
+        }
+    }
+
+    /** Records acknowledged so far (all topics). */
+    public long acknowledged() {
+        return acked.get();
+    }
+
+    @Override
+    public void close() {
+        producer.close(Duration.ofSeconds(30));
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,88 @@
+package io.llmprof.agent.replay;
+
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Replay progress on stderr: a bar redrawn in place on a terminal, else one status line every few seconds
+ * (logs and CI output must not fill with carriage returns).
+ */
+final class Progress {
+    enum Mode {
+        OFF,
+        BAR,
+        LINES
+    }
+
+    private final Mode mode;
+    private final PrintStream out;
+    private final long totalBytes;
+    private final long startNanos = System.nanoTime();
+    final AtomicLong bytes = new AtomicLong();
+    final AtomicLong events = new AtomicLong();
+    private long lastLineNanos = startNanos;
+    private final long lineIntervalNanos;
+
+    Progress(Mode mode, PrintStream out, long totalBytes, long lineIntervalNanos) {
+        this.mode = mode;
+        this.out = out;
+        this.totalBytes = Math.max(totalBytes, 1);
+        this.lineIntervalNanos = lineIntervalNanos;
+    }
+
+    static Mode defaultMode(boolean enabled) {
+        if (!enabled) {
+            return Mode.OFF;
+        }
+        return System.console() != null ? Mode.BAR : Mode.LINES;
+    }
+
+    /** Called periodically by a timer thread. */
+    synchronized void tick() {
+        long now = System.nanoTime();
+        switch (mode) {
+            case OFF -> {}
+            case BAR -> {
+                out.print("\r" + render(now));
+                out.flush();
+            }
+            case LINES -> {
+                if (now - lastLineNanos >= lineIntervalNanos) {
+                    lastLineNanos = now;
+                    out.println("llmprof agent replay: " + render(now));
+                }
+            }
+        }
+    }
+
+    synchronized void done() {
+        if (mode == Mode.OFF) {
+            return;
+        }
+        String line = render(System.nanoTime());
+        if (mode == Mode.BAR) {
+            out.println("\r" + line);
+        } else {
+            out.println("llmprof agent replay: " + line);
+        }
+        out.flush();
+    }
+
+    String render(long now) {
+        double seconds = Math.max((now - startNanos) / 1e9, 1e-9);
+        long b = bytes.get();
+        double fraction = Math.min(1.0, (double) b / totalBytes);
+        int width = 30;
+        int filled = (int) Math.round(fraction * width);
+        return String.format(
+                Locale.ROOT,
+                "[%s%s] %3.0f%% %,d events %,.0f events/s %.1f MB/s",
+                "#".repeat(filled),
+                " ".repeat(width - filled),
+                fraction * 100,
+                events.get(),
+                events.get() / seconds,
+                b / 1e6 / seconds);
+    }
+}

@@ -1,0 +1,269 @@
+package io.llmprof.agent.replay;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ReadSummary;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.LaneIndexes;
+import io.llmprof.agent.produce.TraceBatcher;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceShipper;
+import io.llmprof.agent.produce.TraceShipper.ShipOptions;
+import io.llmprof.events.TopicBootstrap;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Replays trace files through the producer, in process (the demo calls it) or from {@code agent replay}.
+ * Files are read concurrently, one thread each (at most one per core when not paced); each file is paced on
+ * its own trace clock.
+ */
+public final class Replayer {
+    private static final Logger LOG = LoggerFactory.getLogger(Replayer.class);
+
+    /**
+     * @param job job identity for every file; null = each file's directory name
+     * @param run run identity for every file; null = each file's name without extensions
+     * @param progress show progress on stderr (a bar on a terminal, periodic lines otherwise)
+     */
+    public record Options(
+            String bootstrapServers,
+            String job,
+            String run,
+            Speed speed,
+            boolean progress,
+            int partitions,
+            short replicationFactor,
+            int batchEvents,
+            ReaderOptions readerOptions) {
+        public Options {
+            Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+            speed = Objects.requireNonNullElse(speed, Speed.MAX);
+            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
+            if (partitions < 1 || replicationFactor < 1 || batchEvents < 1) {
+                throw new IllegalArgumentException("partitions, replication factor and batch size must be >= 1");
+            }
+        }
+
+        public static Options defaults(String bootstrapServers) {
+            return new Options(
+                    bootstrapServers,
+                    null,
+                    null,
+                    Speed.MAX,
+                    true,
+                    3,
+                    (short) 1,
+                    TraceBatcher.DEFAULT_BATCH_EVENTS,
+                    ReaderOptions.defaults());
+        }
+
+        public Options withJob(String j) {
+            return new Options(
+                    bootstrapServers,
+                    j,
+                    run,
+                    speed,
+                    progress,
+                    partitions,
+                    replicationFactor,
+                    batchEvents,
+                    readerOptions);
+        }
+
+        public Options withRun(String r) {
+            return new Options(
+                    bootstrapServers,
+                    job,
+                    r,
+                    speed,
+                    progress,
+                    partitions,
+                    replicationFactor,
+                    batchEvents,
+                    readerOptions);
+        }
+
+        public Options withSpeed(Speed s) {
+            return new Options(
+                    bootstrapServers, job, run, s, progress, partitions, replicationFactor, batchEvents, readerOptions);
+        }
+
+        public Options withProgress(boolean p) {
+            return new Options(
+                    bootstrapServers, job, run, speed, p, partitions, replicationFactor, batchEvents, readerOptions);
+        }
+    }
+
+    /** One file's outcome; {@code error} is null when it was read and acknowledged. */
+    public record FileResult(
+            Path file, String job, String run, ReadSummary summary, long eventsSent, long batchesSent, String error) {}
+
+    /**
+     * @param events events sent and acknowledged
+     * @param bytes input bytes read
+     * @param problems bad input of all files (as kept by the reader)
+     */
+    public record Summary(
+            long events, long bytes, double seconds, List<InputProblem> problems, List<FileResult> files) {
+        public Summary {
+            problems = List.copyOf(problems);
+            files = List.copyOf(files);
+        }
+
+        /** Every file was read and acknowledged (bad content inside a file is not a failure). */
+        public boolean ok() {
+            return files.stream().allMatch(f -> f.error() == null);
+        }
+    }
+
+    private final Options options;
+    private final AgentMeters meters;
+    private final Supplier<Producer<byte[], byte[]>> producerFactory;
+    private final boolean bootstrapTopics;
+    private PrintStream progressOut = System.err;
+
+    /** Real Kafka: creates missing topics, then an idempotent producer. */
+    public Replayer(Options options, MeterRegistry registry) {
+        this(
+                options,
+                registry,
+                () -> new KafkaProducer<>(
+                        TraceProducer.producerConfig(options.bootstrapServers(), "llmprof-agent-replay")),
+                true);
+    }
+
+    /** With a given producer (tests, or a caller that manages its own); topics are not created. */
+    public Replayer(Options options, MeterRegistry registry, Supplier<Producer<byte[], byte[]>> producerFactory) {
+        this(options, registry, producerFactory, false);
+    }
+
+    private Replayer(
+            Options options,
+            MeterRegistry registry,
+            Supplier<Producer<byte[], byte[]>> producerFactory,
+            boolean bootstrapTopics) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.meters = new AgentMeters(Objects.requireNonNull(registry, "registry"));
+        this.producerFactory = Objects.requireNonNull(producerFactory, "producerFactory");
+        this.bootstrapTopics = bootstrapTopics;
+    }
+
+    /** Where progress goes (default stderr). */
+    public Replayer progressTo(PrintStream out) {
+        this.progressOut = Objects.requireNonNull(out);
+        return this;
+    }
+
+    public Summary replay(List<Path> files) throws InterruptedException {
+        if (files.isEmpty()) {
+            return new Summary(0, 0, 0, List.of(), List.of());
+        }
+        long totalBytes = 0;
+        for (Path f : files) {
+            try {
+                totalBytes += Files.size(f);
+            } catch (IOException e) {
+                // reported per file below
+            }
+        }
+        if (bootstrapTopics) {
+            TopicBootstrap.ensureTopics(options.bootstrapServers(), options.partitions(), options.replicationFactor());
+        }
+        Progress progress = new Progress(
+                Progress.defaultMode(options.progress()), progressOut, totalBytes, TimeUnit.SECONDS.toNanos(5));
+        ScheduledExecutorService ticker =
+                Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "llmprof-progress"));
+        ticker.scheduleAtFixedRate(progress::tick, 200, 200, TimeUnit.MILLISECONDS);
+        int threads = options.speed().isMax()
+                ? Math.min(files.size(), Math.max(1, Runtime.getRuntime().availableProcessors()))
+                : Math.min(files.size(), 64);
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> daemon(r, "llmprof-replay"));
+        long t0 = System.nanoTime();
+        List<FileResult> results = new ArrayList<>();
+        try (TraceProducer producer = new TraceProducer(producerFactory.get(), meters)) {
+            TraceShipper shipper = new TraceShipper(
+                    producer,
+                    meters,
+                    options.readerOptions(),
+                    options.batchEvents(),
+                    TraceBatcher.DEFAULT_MAX_BATCH_BYTES);
+            List<Future<FileResult>> futures = new ArrayList<>();
+            for (Path file : files) {
+                futures.add(pool.submit(() -> replayOne(shipper, file, progress)));
+            }
+            for (Future<FileResult> f : futures) {
+                try {
+                    results.add(f.get());
+                } catch (ExecutionException e) {
+                    throw new IllegalStateException("replay failed: " + e.getCause(), e.getCause());
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+            ticker.shutdownNow();
+            progress.done();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        long events = 0;
+        long bytes = 0;
+        List<InputProblem> problems = new ArrayList<>();
+        for (FileResult r : results) {
+            events += r.eventsSent();
+            if (r.summary() != null) {
+                bytes += r.summary().bytesRead();
+                problems.addAll(r.summary().problems());
+            }
+        }
+        return new Summary(events, bytes, seconds, problems, results);
+    }
+
+    private FileResult replayOne(TraceShipper shipper, Path file, Progress progress) {
+        String job = options.job() != null ? options.job() : TraceFiles.jobName(file);
+        String run = options.run() != null ? options.run() : TraceFiles.runName(file);
+        Pacer pacer = Pacer.realTime(options.speed());
+        AtomicLong lastBytes = new AtomicLong();
+        ShipOptions ship = new ShipOptions(
+                LaneIndexes.NONE,
+                0,
+                0,
+                batch -> {
+                    pacer.beforeSend(batch);
+                    progress.events.addAndGet(batch.events().size());
+                },
+                TraceShipper.AckListener.NONE,
+                consumed -> progress.bytes.addAndGet(consumed - lastBytes.getAndSet(consumed)));
+        try {
+            TraceShipper.Result r = shipper.ship(file, job, run, ship);
+            return new FileResult(file, job, run, r.summary(), r.eventsSent(), r.batchesSent(), null);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("{}: replay failed: {}", file, e.toString());
+            return new FileResult(file, job, run, null, 0, 0, e.toString());
+        }
+    }
+
+    private static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+}

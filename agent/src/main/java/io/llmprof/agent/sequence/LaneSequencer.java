@@ -1,0 +1,233 @@
+package io.llmprof.agent.sequence;
+
+import io.llmprof.events.TraceEvent;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * Restores start-time order of one (rank, lane) with a bounded reorder buffer: a min-heap keyed by (startNs,
+ * file ordinal). While the buffer holds fewer than {@code window} events nothing is emitted; when it is full
+ * the smallest is emitted. An event earlier than one already emitted cannot be placed any more: it is emitted
+ * at once and counted out of order. Memory is bounded by the window, whatever the file size.
+ *
+ * <p>Events that arrive in order (most of them: Kineto writes each thread and stream in order) go to a sorted
+ * FIFO run beside the heap, in O(1); only displaced ones pay for the heap. The minimum of both is emitted,
+ * so the output is exactly that of a single heap.
+ *
+ * <p>Not thread-safe: one reader thread drives it.
+ */
+public final class LaneSequencer {
+    /** Receives events in order with their index in this lane's emission order (0, 1, 2, ...). */
+    @FunctionalInterface
+    public interface Emitter {
+        void emit(long index, TraceEvent event);
+    }
+
+    private static final int INITIAL_CAPACITY = 256;
+
+    private final int window;
+    private final Emitter out;
+    private long[] starts;
+    private long[] ordinals;
+    private TraceEvent[] events;
+    private int size;
+    // Sorted FIFO run: a ring buffer, capacity a power of two.
+    private long[] runStarts;
+    private long[] runOrdinals;
+    private TraceEvent[] runEvents;
+    private int runHead;
+    private int runSize;
+    private long nextIndex;
+    private long outOfOrder;
+    private long lastEmittedStart = Long.MIN_VALUE;
+    private boolean finished;
+
+    public LaneSequencer(int window, Emitter out) {
+        if (window < 1) {
+            throw new IllegalArgumentException("window must be >= 1, got " + window);
+        }
+        this.window = window;
+        this.out = Objects.requireNonNull(out, "out");
+        int capacity = Math.min(window, INITIAL_CAPACITY);
+        starts = new long[capacity];
+        ordinals = new long[capacity];
+        events = new TraceEvent[capacity];
+        int runCapacity = Integer.highestOneBit(Math.max(capacity, 2) - 1) << 1;
+        runStarts = new long[runCapacity];
+        runOrdinals = new long[runCapacity];
+        runEvents = new TraceEvent[runCapacity];
+    }
+
+    /**
+     * Adds an event.
+     *
+     * @param ordinal position of the event in its file; breaks ties between equal start times
+     */
+    public void offer(TraceEvent event, long ordinal) {
+        if (finished) {
+            throw new IllegalStateException("sequencer already finished");
+        }
+        long start = event.startNs();
+        if (start < lastEmittedStart) {
+            outOfOrder++;
+            out.emit(nextIndex++, event);
+            return;
+        }
+        if (size + runSize == window) {
+            // Full: the smallest of the buffer and the newcomer leaves.
+            boolean newcomerSmallest = (runSize == 0 || less(start, ordinal, runStarts[runHead], runOrdinals[runHead]))
+                    && (size == 0 || less(start, ordinal, starts[0], ordinals[0]));
+            if (newcomerSmallest) {
+                emit(event);
+                return;
+            }
+            emit(pollSmallest());
+        }
+        add(start, ordinal, event);
+    }
+
+    private void add(long start, long ordinal, TraceEvent event) {
+        if (runSize == 0 || !less(start, ordinal, lastRunStart(), lastRunOrdinal())) {
+            appendRun(start, ordinal, event);
+        } else {
+            push(start, ordinal, event);
+        }
+    }
+
+    private long lastRunStart() {
+        return runStarts[(runHead + runSize - 1) & (runStarts.length - 1)];
+    }
+
+    private long lastRunOrdinal() {
+        return runOrdinals[(runHead + runSize - 1) & (runStarts.length - 1)];
+    }
+
+    private void appendRun(long start, long ordinal, TraceEvent event) {
+        if (runSize == runStarts.length) {
+            int capacity = runStarts.length * 2;
+            long[] s = new long[capacity];
+            long[] o = new long[capacity];
+            TraceEvent[] e = new TraceEvent[capacity];
+            for (int i = 0; i < runSize; i++) {
+                int from = (runHead + i) & (runStarts.length - 1);
+                s[i] = runStarts[from];
+                o[i] = runOrdinals[from];
+                e[i] = runEvents[from];
+            }
+            runStarts = s;
+            runOrdinals = o;
+            runEvents = e;
+            runHead = 0;
+        }
+        int at = (runHead + runSize) & (runStarts.length - 1);
+        runStarts[at] = start;
+        runOrdinals[at] = ordinal;
+        runEvents[at] = event;
+        runSize++;
+    }
+
+    private TraceEvent pollSmallest() {
+        if (runSize > 0 && (size == 0 || less(runStarts[runHead], runOrdinals[runHead], starts[0], ordinals[0]))) {
+            TraceEvent e = runEvents[runHead];
+            runEvents[runHead] = null;
+            runHead = (runHead + 1) & (runStarts.length - 1);
+            runSize--;
+            return e;
+        }
+        return pollTop();
+    }
+
+    /** Emits everything still buffered, in order. Later offers are refused. */
+    public void finish() {
+        while (size + runSize > 0) {
+            emit(pollSmallest());
+        }
+        finished = true;
+    }
+
+    /** Events emitted so far; also the index the next one gets. */
+    public long emitted() {
+        return nextIndex;
+    }
+
+    public long outOfOrder() {
+        return outOfOrder;
+    }
+
+    public int buffered() {
+        return size + runSize;
+    }
+
+    private void emit(TraceEvent event) {
+        lastEmittedStart = Math.max(lastEmittedStart, event.startNs());
+        out.emit(nextIndex++, event);
+    }
+
+    private static boolean less(long s1, long o1, long s2, long o2) {
+        return s1 < s2 || (s1 == s2 && o1 < o2);
+    }
+
+    private void push(long start, long ordinal, TraceEvent event) {
+        if (size == starts.length) {
+            int capacity = (int) Math.min((long) window, (long) starts.length * 2);
+            starts = Arrays.copyOf(starts, capacity);
+            ordinals = Arrays.copyOf(ordinals, capacity);
+            events = Arrays.copyOf(events, capacity);
+        }
+        int i = size++;
+        while (i > 0) {
+            int parent = (i - 1) >>> 1;
+            if (!less(start, ordinal, starts[parent], ordinals[parent])) {
+                break;
+            }
+            move(parent, i);
+            i = parent;
+        }
+        set(i, start, ordinal, event);
+    }
+
+    private TraceEvent pollTop() {
+        TraceEvent top = events[0];
+        int last = --size;
+        if (last > 0) {
+            long s = starts[last];
+            long o = ordinals[last];
+            TraceEvent e = events[last];
+            events[last] = null;
+            siftDown(s, o, e);
+        } else {
+            events[0] = null;
+        }
+        return top;
+    }
+
+    private void siftDown(long start, long ordinal, TraceEvent event) {
+        int i = 0;
+        int half = size >>> 1;
+        while (i < half) {
+            int child = 2 * i + 1;
+            int right = child + 1;
+            if (right < size && less(starts[right], ordinals[right], starts[child], ordinals[child])) {
+                child = right;
+            }
+            if (!less(starts[child], ordinals[child], start, ordinal)) {
+                break;
+            }
+            move(child, i);
+            i = child;
+        }
+        set(i, start, ordinal, event);
+    }
+
+    private void move(int from, int to) {
+        starts[to] = starts[from];
+        ordinals[to] = ordinals[from];
+        events[to] = events[from];
+    }
+
+    private void set(int i, long start, long ordinal, TraceEvent event) {
+        starts[i] = start;
+        ordinals[i] = ordinal;
+        events[i] = event;
+    }
+}

@@ -1,0 +1,510 @@
+package io.llmprof.agent.watch;
+
+import io.llmprof.agent.kineto.KinetoReader;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.DeliveryException;
+import io.llmprof.agent.produce.LaneIndexes;
+import io.llmprof.agent.produce.TraceBatcher;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceShipper;
+import io.llmprof.agent.produce.TraceShipper.ShipOptions;
+import io.llmprof.events.TopicBootstrap;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Watches a directory (polling: WatchService misses events on network and container file systems) for new
+ * and growing trace files. A file is read once its size and mtime have been stable for the settle interval,
+ * or sooner when it already parses as one complete JSON document. Progress is checkpointed only after Kafka
+ * acknowledged it, so a killed and restarted agent neither loses nor re-sends events: complete files of
+ * unchanged size are skipped, others are re-read and events below the checkpointed index of their (rank,
+ * lane) are not sent again. Bad input in one file never stops the watcher.
+ *
+ * <p>Tests drive it with {@link #pollOnce()} and a fixed {@link Clock}; {@link #start()} runs the same cycle
+ * on a background thread every poll interval.
+ */
+public final class Watcher implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Watcher.class);
+
+    public static final String DEFAULT_CHECKPOINT_NAME = ".llmprof-agent-checkpoint.json";
+
+    /**
+     * @param checkpoint null = {@code <dir>/.llmprof-agent-checkpoint.json}
+     * @param job null = the directory name of each file
+     * @param run null = each file's name without extensions
+     * @param flushEveryBatches checkpoint inside a file after this many batches (0 = at the end of each file)
+     * @param maxDepth directory levels scanned below {@code dir} (1 = only its files)
+     */
+    public record Options(
+            Path dir,
+            Path checkpoint,
+            Duration pollInterval,
+            Duration settle,
+            String job,
+            String run,
+            int batchEvents,
+            int flushEveryBatches,
+            int maxDepth,
+            ReaderOptions readerOptions,
+            String bootstrapServers,
+            int partitions,
+            short replicationFactor) {
+        public Options {
+            Objects.requireNonNull(dir, "dir");
+            checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
+            pollInterval = Objects.requireNonNullElse(pollInterval, Duration.ofMillis(500));
+            settle = Objects.requireNonNullElse(settle, Duration.ofSeconds(2));
+            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
+            bootstrapServers = Objects.requireNonNullElse(bootstrapServers, "localhost:9092");
+            if (pollInterval.isNegative() || pollInterval.isZero() || settle.isNegative()) {
+                throw new IllegalArgumentException("poll interval must be > 0 and settle >= 0");
+            }
+            if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1 || partitions < 1 || replicationFactor < 1) {
+                throw new IllegalArgumentException("invalid watcher limits");
+            }
+        }
+
+        public static Options defaults(Path dir) {
+            return new Options(
+                    dir,
+                    null,
+                    Duration.ofMillis(500),
+                    Duration.ofSeconds(2),
+                    null,
+                    null,
+                    TraceBatcher.DEFAULT_BATCH_EVENTS,
+                    64,
+                    4,
+                    ReaderOptions.defaults(),
+                    "localhost:9092",
+                    3,
+                    (short) 1);
+        }
+
+        public Options withCheckpoint(Path c) {
+            return new Options(
+                    dir,
+                    c,
+                    pollInterval,
+                    settle,
+                    job,
+                    run,
+                    batchEvents,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withSettle(Duration s) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    pollInterval,
+                    s,
+                    job,
+                    run,
+                    batchEvents,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withJob(String j) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    pollInterval,
+                    settle,
+                    j,
+                    run,
+                    batchEvents,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withBatchEvents(int n) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    pollInterval,
+                    settle,
+                    job,
+                    run,
+                    n,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withFlushEveryBatches(int n) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    pollInterval,
+                    settle,
+                    job,
+                    run,
+                    batchEvents,
+                    n,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withPollInterval(Duration d) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    d,
+                    settle,
+                    job,
+                    run,
+                    batchEvents,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    bootstrapServers,
+                    partitions,
+                    replicationFactor);
+        }
+
+        public Options withBootstrapServers(String b) {
+            return new Options(
+                    dir,
+                    checkpoint,
+                    pollInterval,
+                    settle,
+                    job,
+                    run,
+                    batchEvents,
+                    flushEveryBatches,
+                    maxDepth,
+                    readerOptions,
+                    b,
+                    partitions,
+                    replicationFactor);
+        }
+    }
+
+    /** What one poll cycle did (paths relative to the watched directory). */
+    public record PollResult(List<String> shipped, List<String> waiting, List<String> failed, long eventsSent) {}
+
+    private final Options options;
+    private final AgentMeters meters;
+    private final Supplier<Producer<byte[], byte[]>> producerFactory;
+    private final Clock clock;
+    private final Map<String, Observed> observed = new HashMap<>();
+    private Checkpoint checkpoint;
+    private TraceProducer producer;
+    private volatile ScheduledExecutorService executor;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** Real Kafka: topics are created when missing, before the first producer. */
+    public Watcher(Options options, MeterRegistry registry) {
+        this(
+                options,
+                registry,
+                () -> {
+                    TopicBootstrap.ensureTopics(
+                            options.bootstrapServers(), options.partitions(), options.replicationFactor());
+                    return new KafkaProducer<>(
+                            TraceProducer.producerConfig(options.bootstrapServers(), "llmprof-agent-watch"));
+                },
+                Clock.systemUTC());
+    }
+
+    /**
+     * With a producer factory (called again after a delivery failure) and a clock for the settle interval.
+     *
+     * @throws UncheckedIOException when the checkpoint exists but cannot be read (moved aside first)
+     */
+    public Watcher(
+            Options options, MeterRegistry registry, Supplier<Producer<byte[], byte[]>> producerFactory, Clock clock) {
+        this.options = Objects.requireNonNull(options, "options");
+        this.meters = new AgentMeters(Objects.requireNonNull(registry, "registry"));
+        this.producerFactory = Objects.requireNonNull(producerFactory, "producerFactory");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.checkpoint = loadCheckpoint(options.checkpoint());
+    }
+
+    private static Checkpoint loadCheckpoint(Path path) {
+        try {
+            return Checkpoint.load(path);
+        } catch (IOException e) {
+            Path aside = path.resolveSibling(path.getFileName() + ".corrupt-" + System.currentTimeMillis());
+            LOG.warn(
+                    "{}; moved it to {} and starting over (files are re-sent; consumers drop indexes they have)",
+                    e.getMessage(),
+                    aside);
+            try {
+                Files.move(path, aside);
+            } catch (IOException moveFailed) {
+                throw new UncheckedIOException("cannot move the unreadable checkpoint aside: " + path, moveFailed);
+            }
+            return Checkpoint.EMPTY;
+        }
+    }
+
+    /** Polls every poll interval on a background thread until {@link #close()}. */
+    public synchronized void start() {
+        if (closed.get()) {
+            throw new IllegalStateException("watcher closed");
+        }
+        if (executor != null) {
+            return;
+        }
+        executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "llmprof-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        long interval = options.pollInterval().toMillis();
+        executor.scheduleWithFixedDelay(this::pollSafely, 0, Math.max(interval, 1), TimeUnit.MILLISECONDS);
+        LOG.info(
+                "watching {} every {} (settle {}, checkpoint {})",
+                options.dir(),
+                options.pollInterval(),
+                options.settle(),
+                options.checkpoint());
+    }
+
+    private void pollSafely() {
+        try {
+            pollOnce();
+        } catch (RuntimeException e) {
+            LOG.error("poll of {} failed; trying again next interval", options.dir(), e);
+        }
+    }
+
+    /** The acknowledged progress as last written. */
+    public synchronized Checkpoint checkpoint() {
+        return checkpoint;
+    }
+
+    /** One poll cycle, synchronously: scan, read what is ready, checkpoint what Kafka acknowledged. */
+    public synchronized PollResult pollOnce() {
+        List<String> shipped = new ArrayList<>();
+        List<String> waiting = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        long events = 0;
+        if (closed.get()) {
+            return new PollResult(shipped, waiting, failed, 0);
+        }
+        for (Path file : scan()) {
+            if (Thread.currentThread().isInterrupted()) {
+                break;
+            }
+            String key = key(file);
+            BasicFileAttributes attrs;
+            try {
+                attrs = Files.readAttributes(file, BasicFileAttributes.class);
+            } catch (NoSuchFileException e) {
+                observed.remove(key);
+                continue;
+            } catch (IOException e) {
+                LOG.warn("{}: cannot stat: {}", file, e.toString());
+                failed.add(key);
+                continue;
+            }
+            long size = attrs.size();
+            long mtime = attrs.lastModifiedTime().toMillis();
+            Checkpoint.FileEntry entry = checkpoint.get(key);
+            if (entry != null && entry.complete() && entry.size() == size) {
+                continue;
+            }
+            Observed o = observed.get(key);
+            if (o == null || o.size != size || o.mtimeMs != mtime) {
+                o = new Observed(size, mtime, clock.millis());
+                observed.put(key, o);
+            }
+            boolean settled = clock.millis() - o.sinceMs >= options.settle().toMillis();
+            if (!settled) {
+                if (o.checkedSize != size) {
+                    o.checkedSize = size;
+                    o.completeDocument = size > 0 && KinetoReader.isCompleteDocument(file);
+                }
+                if (!o.completeDocument) {
+                    waiting.add(key);
+                    continue;
+                }
+            }
+            try {
+                events += ship(file, key, entry, size, mtime);
+                shipped.add(key);
+                observed.remove(key);
+            } catch (InterruptedIOException e) {
+                Thread.currentThread().interrupt();
+                failed.add(key);
+                break;
+            } catch (IOException e) {
+                LOG.warn("{}: cannot read: {}", file, e.toString());
+                failed.add(key);
+            } catch (DeliveryException e) {
+                LOG.error(
+                        "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
+                        file,
+                        e.getMessage());
+                closeProducer();
+                failed.add(key);
+            } catch (RuntimeException e) {
+                LOG.error("{}: failed; retrying next poll", file, e);
+                closeProducer();
+                failed.add(key);
+            }
+        }
+        return new PollResult(shipped, waiting, failed, events);
+    }
+
+    private long ship(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) throws IOException {
+        if (producer == null) {
+            producer = new TraceProducer(producerFactory.get(), meters);
+        }
+        TraceShipper shipper = new TraceShipper(
+                producer, meters, options.readerOptions(), options.batchEvents(), TraceBatcher.DEFAULT_MAX_BATCH_BYTES);
+        LaneIndexes resume = entry == null ? LaneIndexes.NONE : entry.indexes();
+        long problemsSent = entry == null ? 0 : entry.problemsSent();
+        String job = options.job() != null ? options.job() : TraceFiles.jobName(file);
+        String run = options.run() != null ? options.run() : TraceFiles.runName(file);
+        ShipOptions ship = new ShipOptions(
+                resume,
+                problemsSent,
+                options.flushEveryBatches(),
+                TraceShipper.BatchGate.OPEN,
+                (acked, problems) -> record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems)),
+                null);
+        LOG.info("{}: reading ({} bytes{})", file, size, entry == null ? "" : ", resuming from checkpoint");
+        TraceShipper.Result result = shipper.ship(file, job, run, ship);
+        record(
+                key,
+                new Checkpoint.FileEntry(
+                        size, mtime, true, result.acknowledged().next(), result.problemsSent()));
+        LOG.info(
+                "{}: {} events sent ({} already sent before), {} problems",
+                file,
+                result.eventsSent(),
+                result.eventsSkippedAsSent(),
+                result.summary().problemsTotal());
+        return result.eventsSent();
+    }
+
+    private void record(String key, Checkpoint.FileEntry entry) {
+        Checkpoint next = checkpoint.with(key, entry);
+        try {
+            next.writeAtomically(options.checkpoint());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write checkpoint " + options.checkpoint(), e);
+        }
+        checkpoint = next;
+    }
+
+    private List<Path> scan() {
+        Path dir = options.dir();
+        if (!Files.isDirectory(dir)) {
+            LOG.warn("{} is not a directory (yet)", dir);
+            return List.of();
+        }
+        Path cp = options.checkpoint().toAbsolutePath().normalize();
+        try (Stream<Path> s = Files.walk(dir, options.maxDepth())) {
+            return s.filter(p -> TraceFiles.isTraceFileName(p.getFileName().toString()))
+                    .filter(p -> !p.toAbsolutePath().normalize().equals(cp))
+                    .filter(Files::isRegularFile)
+                    .sorted()
+                    .toList();
+        } catch (IOException | UncheckedIOException e) {
+            LOG.warn("cannot list {}: {}", dir, e.toString());
+            return List.of();
+        }
+    }
+
+    private String key(Path file) {
+        return options.dir().relativize(file).toString().replace('\\', '/');
+    }
+
+    private void closeProducer() {
+        if (producer != null) {
+            try {
+                producer.close();
+            } catch (RuntimeException e) {
+                LOG.warn("closing the producer: {}", e.toString());
+            }
+            producer = null;
+        }
+    }
+
+    /** Stops polling (interrupting a read in progress; its acknowledged part is checkpointed) and closes. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        // No lock here: a poll in progress holds it; the interrupt is what ends that poll early.
+        ScheduledExecutorService ex = executor;
+        if (ex != null) {
+            ex.shutdownNow();
+            try {
+                if (!ex.awaitTermination(60, TimeUnit.SECONDS)) {
+                    LOG.warn("watcher thread did not stop within 60 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        synchronized (this) {
+            closeProducer();
+        }
+    }
+
+    /** A file as last seen: the settle interval runs from sinceMs. */
+    private static final class Observed {
+        final long size;
+        final long mtimeMs;
+        final long sinceMs;
+        long checkedSize = -1;
+        boolean completeDocument;
+
+        Observed(long size, long mtimeMs, long sinceMs) {
+            this.size = size;
+            this.mtimeMs = mtimeMs;
+            this.sinceMs = sinceMs;
+        }
+    }
+}

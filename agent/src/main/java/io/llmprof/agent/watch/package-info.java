@@ -1,0 +1,2 @@
+/** Polls a directory for new and growing trace files and ships them, with an acknowledged checkpoint. */
+package io.llmprof.agent.watch;

@@ -1,0 +1,88 @@
+package io.llmprof.agent.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.watch.Watcher;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class AgentCommandTest {
+    @TempDir
+    Path dir;
+
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    private CommandLine cli() {
+        CommandLine cl = new CommandLine(new AgentCommand());
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        return cl;
+    }
+
+    @Test
+    void everyCommandHasHelp() {
+        assertThat(cli().execute("--help")).isZero();
+        assertThat(out.toString()).contains("replay").contains("watch").contains("bench");
+        for (String sub : new String[] {"replay", "watch", "bench"}) {
+            assertThat(cli().execute(sub, "--help")).isZero();
+        }
+        assertThat(out.toString()).contains("--speed").contains("--no-progress").contains("--checkpoint");
+        assertThat(out.toString())
+                .contains("--poll-interval")
+                .contains("--settle")
+                .contains("--bootstrap-servers");
+    }
+
+    @Test
+    void benchPrintsTheParseRate() throws Exception {
+        Path file = Fixtures.write(dir, "rank0.json.gz", Fixtures.smallTrace(""));
+        assertThat(cli().execute("bench", file.toString())).isZero();
+        assertThat(out.toString())
+                .contains("rank0.json.gz")
+                .contains("MB/s in")
+                .contains("MB/s JSON")
+                .contains("events/s")
+                .contains("10 events (3 kernels")
+                .contains("peak heap");
+    }
+
+    @Test
+    void parsesWatchOptions() {
+        CommandLine cl = cli();
+        CommandLine.ParseResult parsed = cl.parseArgs(
+                "watch", dir.toString(), "--poll-interval", "250ms", "--settle", "1.5s", "--checkpoint", "cp.json");
+        WatchCommand watch = (WatchCommand) parsed.subcommand().commandSpec().userObject();
+        Watcher.Options options = watch.options();
+        assertThat(options.pollInterval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(options.settle()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(options.checkpoint()).isEqualTo(Path.of("cp.json"));
+        assertThat(options.bootstrapServers()).isEqualTo("localhost:9092");
+    }
+
+    @Test
+    void parsesReplayOptionsAndRejectsABadSpeed() {
+        CommandLine.ParseResult parsed = cli().parseArgs("replay", "a.json", "--speed", "10", "--job", "j");
+        ReplayCommand replay = (ReplayCommand) parsed.subcommand().commandSpec().userObject();
+        assertThat(replay.speed).isEqualTo(new Speed(10));
+        assertThat(replay.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(cli().execute("replay", "a.json", "--speed", "fast")).isEqualTo(2);
+        assertThat(err.toString()).contains("speed");
+    }
+
+    @Test
+    void parsesDurations() {
+        assertThat(Converters.parseDuration("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Converters.parseDuration("2s")).isEqualTo(Duration.ofSeconds(2));
+        assertThat(Converters.parseDuration("3")).isEqualTo(Duration.ofSeconds(3));
+        assertThat(Converters.parseDuration("1m")).isEqualTo(Duration.ofMinutes(1));
+        assertThat(Converters.parseDuration("PT0.5S")).isEqualTo(Duration.ofMillis(500));
+    }
+}

@@ -1,0 +1,101 @@
+package io.llmprof.agent.produce;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.KinetoReader;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceBatch.Lane;
+import io.llmprof.events.TraceEvent;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TraceBatcherTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void cutsEachLaneByCountAndEndsWithAnEndOfTraceBatch() {
+        List<TraceBatch> batches = new ArrayList<>();
+        TraceBatcher b = new TraceBatcher("job", "run", "src", 2, 1 << 20, batches::add, p -> {});
+        for (int i = 0; i < 5; i++) {
+            b.event("0", Lane.GPU, i, TraceEvent.kernel("k" + i, i, 1, 0, 7));
+        }
+        b.event("0", Lane.HOST, 0, TraceEvent.kernel("h", 0, 1, 0, 7));
+        b.endOfTrace("0", Lane.HOST);
+        b.endOfTrace("0", Lane.GPU);
+
+        assertThat(batches)
+                .extracting(
+                        TraceBatch::lane,
+                        TraceBatch::firstIndex,
+                        x -> x.events().size(),
+                        TraceBatch::endOfTrace)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(Lane.GPU, 0L, 2, false),
+                        org.assertj.core.groups.Tuple.tuple(Lane.GPU, 2L, 2, false),
+                        org.assertj.core.groups.Tuple.tuple(Lane.HOST, 0L, 1, true),
+                        org.assertj.core.groups.Tuple.tuple(Lane.GPU, 4L, 1, true));
+        assertThat(batches.get(0).key()).isEqualTo("job/0");
+    }
+
+    @Test
+    void endsALaneThatFilledItsLastBatchWithAnEmptyEndOfTraceBatch() {
+        List<TraceBatch> batches = new ArrayList<>();
+        TraceBatcher b = new TraceBatcher("job", "run", "src", 2, 1 << 20, batches::add, p -> {});
+        b.event("0", Lane.GPU, 0, TraceEvent.kernel("a", 0, 1, 0, 7));
+        b.event("0", Lane.GPU, 1, TraceEvent.kernel("b", 1, 1, 0, 7));
+        b.endOfTrace("0", Lane.GPU);
+        b.endOfTrace("0", Lane.HOST);
+
+        assertThat(batches.get(1)).isEqualTo(new TraceBatch("job", "run", "0", Lane.GPU, "src", 2, List.of(), true));
+        assertThat(batches.get(2)).isEqualTo(new TraceBatch("job", "run", "0", Lane.HOST, "src", 0, List.of(), true));
+    }
+
+    @Test
+    void capsARecordByEstimatedSizeToo() {
+        List<TraceBatch> batches = new ArrayList<>();
+        TraceBatcher b = new TraceBatcher("job", "run", "src", 1000, 1000, batches::add, p -> {});
+        String longName = "k".repeat(600);
+        for (int i = 0; i < 3; i++) {
+            b.event("0", Lane.GPU, i, TraceEvent.kernel(longName, i, 1, 0, 7));
+        }
+        b.endOfTrace("0", Lane.GPU);
+        assertThat(batches).extracting(x -> x.events().size()).containsExactly(2, 1);
+    }
+
+    @Test
+    void producesIdenticalBatchesWhenTheSameFileIsReadTwice() throws IOException {
+        StringBuilder json = new StringBuilder("[");
+        for (int i = 0; i < 1300; i++) {
+            // Slightly shuffled start times: the reorder buffer must be deterministic too.
+            long ts = 1000 + i + (i % 3 == 0 ? 2 : 0);
+            json.append(i == 0 ? "" : ",").append(Fixtures.kernel("k" + (i % 17), Long.toString(ts), "1", i));
+            json.append(",").append(Fixtures.cpuOp("aten::op" + (i % 5), Long.toString(ts), "1", i, "[[" + i + "]]"));
+        }
+        json.append("]");
+        Path file = Fixtures.write(dir, "rank0.json.gz", json.toString());
+
+        List<TraceBatch> first = readBatches(file);
+        List<TraceBatch> second = readBatches(file);
+
+        assertThat(first).hasSize(6).isEqualTo(second);
+        assertThat(first)
+                .filteredOn(x -> x.lane() == Lane.GPU)
+                .extracting(TraceBatch::firstIndex)
+                .containsExactly(0L, 512L, 1024L);
+        assertThat(first).filteredOn(TraceBatch::endOfTrace).hasSize(2);
+    }
+
+    private List<TraceBatch> readBatches(Path file) throws IOException {
+        List<TraceBatch> batches = new ArrayList<>();
+        KinetoReader.read(
+                file, ReaderOptions.defaults(), new TraceBatcher("job", "run", file.toString(), batches::add));
+        return batches;
+    }
+}

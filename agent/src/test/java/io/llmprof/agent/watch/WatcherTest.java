@@ -1,0 +1,270 @@
+package io.llmprof.agent.watch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceBatch.Lane;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.Callback;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class WatcherTest {
+    @TempDir
+    Path dir;
+
+    private final MutableClock clock = new MutableClock();
+    /** Everything Kafka acknowledged, across agent restarts. */
+    private final List<ProducerRecord<byte[], byte[]>> kafka = new ArrayList<>();
+
+    /** A MockProducer that acknowledges at once and "dies" (throws) on the send after {@code limit}. */
+    private final class KillableProducer extends MockProducer<byte[], byte[]> {
+        private final int limit;
+        private int sends;
+
+        KillableProducer(int limit) {
+            super(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+            this.limit = limit;
+        }
+
+        @Override
+        public synchronized Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
+            if (++sends > limit) {
+                throw new KafkaException("agent killed");
+            }
+            kafka.add(record);
+            return super.send(record, callback);
+        }
+    }
+
+    private Watcher watcher(int killAfterSends, int batchEvents, int flushEvery) {
+        Watcher.Options options = Watcher.Options.defaults(dir)
+                .withJob("job")
+                .withBatchEvents(batchEvents)
+                .withFlushEveryBatches(flushEvery);
+        return new Watcher(options, new SimpleMeterRegistry(), () -> new KillableProducer(killAfterSends), clock);
+    }
+
+    private static String trace(int kernels, int firstIndex) {
+        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
+        for (int i = firstIndex; i < firstIndex + kernels; i++) {
+            json.append(i == firstIndex ? "" : ",")
+                    .append(Fixtures.cpuOp("op" + i, Long.toString(1000 + i), "1", i, "[[1]]"))
+                    .append(",")
+                    .append(Fixtures.kernel("k" + i, Long.toString(2000 + i), "1", i));
+        }
+        return json.append("]}").toString();
+    }
+
+    private List<TraceBatch> batches() {
+        return kafka.stream()
+                .filter(r -> r.topic().equals(Topics.TRACE_EVENTS.name()))
+                .map(r -> Topics.TRACE_EVENTS.valueSerde().deserializer().deserialize(r.topic(), r.value()))
+                .toList();
+    }
+
+    /** (rank, lane, index) of every event Kafka holds; duplicates kept. */
+    private List<String> eventIds() {
+        List<String> ids = new ArrayList<>();
+        for (TraceBatch b : batches()) {
+            for (int i = 0; i < b.events().size(); i++) {
+                ids.add(b.source() + "|" + b.rank() + "|" + b.lane() + "|" + (b.firstIndex() + i));
+            }
+        }
+        return ids;
+    }
+
+    @Test
+    void shipsACompleteFileAtOnceAndSkipsItAfterARestart() throws IOException {
+        Path file = Fixtures.write(dir, "rank0.json.gz", trace(100, 0));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            Watcher.PollResult r = w.pollOnce();
+            assertThat(r.shipped()).containsExactly("rank0.json.gz");
+            assertThat(r.eventsSent()).isEqualTo(200);
+            Checkpoint.FileEntry entry = w.checkpoint().get("rank0.json.gz");
+            assertThat(entry.complete()).isTrue();
+            assertThat(entry.size()).isEqualTo(Files.size(file));
+            assertThat(entry.indexes().get("0", Lane.GPU)).isEqualTo(100);
+            assertThat(entry.indexes().get("0", Lane.HOST)).isEqualTo(100);
+        }
+        assertThat(Checkpoint.load(dir.resolve(Watcher.DEFAULT_CHECKPOINT_NAME))
+                        .get("rank0.json.gz")
+                        .complete())
+                .isTrue();
+        assertThat(dir.resolve(Watcher.DEFAULT_CHECKPOINT_NAME + ".tmp")).doesNotExist();
+        int sent = kafka.size();
+
+        try (Watcher restarted = watcher(Integer.MAX_VALUE, 64, 0)) {
+            Watcher.PollResult r = restarted.pollOnce();
+            assertThat(r.shipped()).isEmpty();
+        }
+        assertThat(kafka).hasSize(sent);
+        assertThat(eventIds()).hasSize(200).doesNotHaveDuplicates();
+        assertThat(batches()).filteredOn(TraceBatch::endOfTrace).hasSize(2);
+    }
+
+    @Test
+    void waitsForAnIncompleteFileToSettleAndRereadsOnlyWhatIsNewWhenItGrows() throws IOException {
+        String full = trace(300, 0);
+        Path file = dir.resolve("rank0.json");
+        Files.writeString(file, full.substring(0, full.length() / 2));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            assertThat(w.pollOnce().waiting()).containsExactly("rank0.json");
+            assertThat(kafka).isEmpty();
+
+            clock.advance(Duration.ofSeconds(2));
+            Watcher.PollResult settled = w.pollOnce();
+            assertThat(settled.shipped()).containsExactly("rank0.json");
+            assertThat(kafka).anyMatch(r -> r.topic().equals(Topics.DLQ.name()));
+            long firstRead = eventIds().size();
+            assertThat(firstRead).isPositive().isLessThan(600);
+
+            Files.writeString(file, full);
+            Watcher.PollResult grown = w.pollOnce(); // complete JSON: no need to wait
+            assertThat(grown.shipped()).containsExactly("rank0.json");
+            assertThat(grown.eventsSent()).isEqualTo(600 - firstRead);
+        }
+        assertThat(eventIds()).hasSize(600).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void resumesAfterAKillWithoutLosingOrResendingEvents() throws IOException {
+        Fixtures.write(dir, "a/rank0.json.gz", trace(1000, 0));
+        // Checkpoint after every acknowledged batch; the agent dies on its 13th record.
+        try (Watcher w = watcher(12, 50, 1)) {
+            Watcher.PollResult r = w.pollOnce();
+            assertThat(r.failed()).containsExactly("a/rank0.json.gz");
+            assertThat(w.checkpoint().get("a/rank0.json.gz").complete()).isFalse();
+        }
+        assertThat(eventIds()).hasSize(12 * 50);
+
+        try (Watcher restarted = watcher(Integer.MAX_VALUE, 50, 1)) {
+            assertThat(restarted.pollOnce().shipped()).containsExactly("a/rank0.json.gz");
+            assertThat(restarted.checkpoint().get("a/rank0.json.gz").complete()).isTrue();
+        }
+        assertThat(eventIds()).hasSize(2000).doesNotHaveDuplicates();
+        assertThat(batches()).extracting(TraceBatch::job).containsOnly("job");
+    }
+
+    @Test
+    void resendsAtMostTheBatchesSinceTheLastCheckpointAndTheirIndexesLetConsumersDropThem() throws IOException {
+        Fixtures.write(dir, "rank0.json", trace(1000, 0));
+        try (Watcher w = watcher(13, 50, 4)) {
+            w.pollOnce();
+        }
+        try (Watcher restarted = watcher(Integer.MAX_VALUE, 50, 4)) {
+            restarted.pollOnce();
+        }
+        List<String> ids = eventIds();
+        Set<String> distinct = new HashSet<>(ids);
+        assertThat(distinct).hasSize(2000);
+        // 13 records were acknowledged, 12 checkpointed (3 flushes of 4): the 13th is sent again with the same
+        // indexes, which consumers drop. Nothing is lost.
+        assertThat(ids.size() - distinct.size()).isEqualTo(50);
+    }
+
+    @Test
+    void keepsWatchingWhenOneFileIsBad() throws IOException {
+        Path good = Fixtures.write(dir, "rank1.json", trace(10, 0));
+        Path bad = Fixtures.write(dir, "rank2.json.gz", trace(400, 0));
+        byte[] bytes = Files.readAllBytes(bad);
+        Files.write(bad, Arrays.copyOf(bytes, bytes.length / 2));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            Watcher.PollResult first = w.pollOnce();
+            assertThat(first.shipped()).containsExactly("rank1.json");
+            assertThat(first.waiting()).containsExactly("rank2.json.gz");
+
+            clock.advance(Duration.ofSeconds(3));
+            Watcher.PollResult second = w.pollOnce();
+            assertThat(second.shipped()).containsExactly("rank2.json.gz");
+            assertThat(second.failed()).isEmpty();
+            assertThat(w.checkpoint().get("rank2.json.gz").complete()).isTrue();
+            assertThat(w.checkpoint().get("rank2.json.gz").problemsSent()).isEqualTo(1);
+        }
+        List<String> anomalies = kafka.stream()
+                .filter(r -> r.topic().equals(Topics.ANOMALIES.name()))
+                .map(r -> Topics.ANOMALIES
+                        .valueSerde()
+                        .deserializer()
+                        .deserialize(r.topic(), r.value())
+                        .kind()
+                        .name())
+                .toList();
+        assertThat(anomalies).containsExactly(AnomalyKind.TRUNCATED_INPUT.name());
+        assertThat(good).exists();
+    }
+
+    @Test
+    void pollsInTheBackgroundUntilClosed() throws Exception {
+        Fixtures.write(dir, "rank0.json", trace(5, 0));
+        Watcher w = watcher(Integer.MAX_VALUE, 64, 0);
+        w.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (w.checkpoint().get("rank0.json") == null && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        w.close();
+        assertThat(w.checkpoint().get("rank0.json")).isNotNull();
+        assertThat(eventIds()).hasSize(10);
+    }
+
+    @Test
+    void movesAnUnreadableCheckpointAsideAndStartsOver() throws IOException {
+        Files.writeString(dir.resolve(Watcher.DEFAULT_CHECKPOINT_NAME), "{not json");
+        Fixtures.write(dir, "rank0.json", trace(3, 0));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            assertThat(w.pollOnce().shipped()).containsExactly("rank0.json");
+        }
+        try (var files = Files.list(dir)) {
+            assertThat(files.map(p -> p.getFileName().toString()))
+                    .anyMatch(n -> n.startsWith(Watcher.DEFAULT_CHECKPOINT_NAME + ".corrupt-"));
+        }
+    }
+
+    /** A clock tests move by hand. */
+    static final class MutableClock extends Clock {
+        private Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+        void advance(Duration d) {
+            now = now.plus(d);
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+    }
+}
