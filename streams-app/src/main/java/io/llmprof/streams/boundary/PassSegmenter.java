@@ -1,24 +1,120 @@
 package io.llmprof.streams.boundary;
 
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.TraceEvent;
+import io.llmprof.streams.category.Categorizer;
+import io.llmprof.streams.category.KernelNames;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * Per-rank anchor-boundary state machine (ANALYSIS.md section 2). Fed GPU-lane events of ONE rank in
  * start order; emits closed passes with their layers, and anomalies. Its whole state is {@link #state()},
  * a Jackson-serializable value, so a Kafka Streams processor can keep it in a state store.
  *
- * <p>API CONTRACT (stub, implemented by the analysis-core work): constructor, accept, endOfTrace, state,
- * fromState, lastEventEndNs.
+ * <p>B = layers x blocks-per-layer anchors make a pass. A full pass stays open until the next anchor
+ * arrives; the cut is then placed at the largest idle gap between the two, so the host gap between passes
+ * belongs to no layer. An idle gap of at least the resync threshold inside a pass closes it incomplete and
+ * restarts counting. Without a configured anchor or layer count, the first {@code warmupKernels} events are
+ * buffered, the missing values detected, and the buffer replayed. Rules: docs/analysis.md.
  */
 public final class PassSegmenter {
+    public static final String NEXT_PASS = "next_pass";
+    public static final String RESYNC = "resync";
+    public static final String END_OF_TRACE = "end_of_trace";
+    public static final String IDLE = "idle";
+
+    private static final int GAP_MEDIANS_KEPT = 5;
+    private static final int NAME_CACHE = 4096;
+    static final double MISALIGNED_BLOCK_RATIO = 1.25;
+
+    private final SegmenterConfig config;
+    private final String job;
+    private final String run;
+    private final String rank;
+    private final Categorizer categorizer;
+    private final Map<String, String> canonicalCache = new LinkedHashMap<>(256, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+            return size() > NAME_CACHE;
+        }
+    };
+
+    private String anchor;
+    private Pattern anchorPattern;
+    private Integer numLayers;
+    private boolean detecting;
+    private long nextPassIndex;
+    private boolean seenAny;
+    private long maxEndNs;
+    private long lastStartNs;
+    private final List<String> warmupNames = new ArrayList<>();
+    private final Map<String, Integer> warmupIds = new HashMap<>();
+    private final List<long[]> warmup = new ArrayList<>();
+    private final List<String> categories = new ArrayList<>();
+    private final Map<String, Integer> categoryIds = new HashMap<>();
+    private final List<long[]> open = new ArrayList<>();
+    private int openAnchors;
+    private boolean hasPredecessor;
+    private final List<Long> gapMedians = new ArrayList<>();
+    private final List<long[]> recentComplete = new ArrayList<>();
+    private final List<String> pendingNotes = new ArrayList<>();
 
     public PassSegmenter(SegmenterConfig config, String job, String run, String rank) {
-        throw new UnsupportedOperationException("not implemented yet");
+        this.config = Objects.requireNonNull(config, "config");
+        this.job = job;
+        this.run = run;
+        this.rank = rank;
+        this.categorizer = new Categorizer(config.categories(), config.allreducePattern());
+        setAnchor(config.anchor());
+        this.numLayers = config.numLayers();
+        this.detecting = anchor == null || numLayers == null;
+    }
+
+    private void setAnchor(String regex) {
+        this.anchor = regex;
+        this.anchorPattern = regex == null ? null : Pattern.compile(regex);
     }
 
     /** Feeds one kernel / memcpy / memset (other kinds are ignored). */
     public Emitted accept(TraceEvent event) {
-        throw new UnsupportedOperationException("not implemented yet");
+        if (!event.kind().isGpuActivity()) {
+            return Emitted.NONE;
+        }
+        Out out = new Out();
+        long gap = 0;
+        if (seenAny) {
+            if (event.startNs() < lastStartNs) {
+                out.anomaly(
+                        AnomalyKind.OUT_OF_ORDER,
+                        "event " + event.name() + " starts at " + event.startNs() + " ns, before the previous one ("
+                                + lastStartNs + " ns); idle gap taken as 0");
+            }
+            gap = Math.max(0, event.startNs() - maxEndNs);
+        }
+        seenAny = true;
+        lastStartNs = Math.max(lastStartNs, event.startNs());
+        maxEndNs = Math.max(maxEndNs, event.endNs());
+        String canonical = canonical(event.name());
+        if (detecting) {
+            int id = warmupIds.computeIfAbsent(canonical, n -> {
+                warmupNames.add(n);
+                return warmupNames.size() - 1;
+            });
+            warmup.add(new long[] {id, event.kind().ordinal(), event.startNs(), event.durNs(), gap});
+            if (warmup.size() >= config.warmupKernels()) {
+                finishWarmup(out, false);
+            }
+        } else {
+            count(row(event.kind(), canonical, event.startNs(), event.durNs(), gap), out);
+        }
+        return out.emitted();
     }
 
     /**
@@ -26,20 +122,475 @@ public final class PassSegmenter {
      * open pass (complete only if it has all its anchors) and release anything buffered.
      */
     public Emitted endOfTrace(String reason) {
-        throw new UnsupportedOperationException("not implemented yet");
+        Out out = new Out();
+        if (detecting && !warmup.isEmpty()) {
+            finishWarmup(out, true);
+        }
+        closeAtEnd(reason == null ? END_OF_TRACE : reason, out);
+        return out.emitted();
     }
 
     /** Snapshot of the whole state (serializable with {@code Json.mapper()}). */
     public SegmenterState state() {
-        throw new UnsupportedOperationException("not implemented yet");
+        return new SegmenterState(
+                job,
+                run,
+                rank,
+                anchor,
+                numLayers,
+                detecting,
+                nextPassIndex,
+                seenAny,
+                maxEndNs,
+                lastStartNs,
+                warmupNames,
+                warmup,
+                categories,
+                open,
+                hasPredecessor,
+                gapMedians,
+                recentComplete,
+                pendingNotes);
     }
 
-    public static PassSegmenter fromState(SegmenterConfig config, SegmenterState state) {
-        throw new UnsupportedOperationException("not implemented yet");
+    public static PassSegmenter fromState(SegmenterConfig config, SegmenterState s) {
+        PassSegmenter p = new PassSegmenter(config, s.job(), s.run(), s.rank());
+        p.setAnchor(s.anchor());
+        p.numLayers = s.numLayers();
+        p.detecting = s.detecting();
+        p.nextPassIndex = s.nextPassIndex();
+        p.seenAny = s.seenAny();
+        p.maxEndNs = s.maxEndNs();
+        p.lastStartNs = s.lastStartNs();
+        for (String n : s.warmupNames()) {
+            p.warmupIds.put(n, p.warmupNames.size());
+            p.warmupNames.add(n);
+        }
+        s.warmup().forEach(r -> p.warmup.add(r.clone()));
+        for (String c : s.categories()) {
+            p.categoryIds.put(c, p.categories.size());
+            p.categories.add(c);
+        }
+        for (long[] r : s.open()) {
+            p.open.add(r.clone());
+            if (Rows.is(r, Rows.ANCHOR)) {
+                p.openAnchors++;
+            }
+        }
+        p.hasPredecessor = s.hasPredecessor();
+        p.gapMedians.addAll(s.gapMedians());
+        s.recentComplete().forEach(r -> p.recentComplete.add(r.clone()));
+        p.pendingNotes.addAll(s.pendingNotes());
+        return p;
     }
 
     /** End time of the latest event seen, ns; 0 before any. */
     public long lastEventEndNs() {
-        throw new UnsupportedOperationException("not implemented yet");
+        return maxEndNs;
+    }
+
+    /** The anchor regex in use (configured or detected); null while detecting or when detection failed. */
+    public String anchor() {
+        return anchor;
+    }
+
+    /** The layer count in use (configured or detected); null while detecting or when detection failed. */
+    public Integer numLayers() {
+        return numLayers;
+    }
+
+    public SegmenterConfig config() {
+        return config;
+    }
+
+    // ---------------------------------------------------------------- counting
+
+    private int anchorsPerPass() {
+        return numLayers * config.blocksPerLayer();
+    }
+
+    private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap) {
+        String cat = categorizer.categoryOf(kind, canonical);
+        int catId = categoryIds.computeIfAbsent(cat, c -> {
+            categories.add(c);
+            return categories.size() - 1;
+        });
+        long flags = 0;
+        if (kind == TraceEvent.Kind.KERNEL) {
+            flags |= Rows.KERNEL;
+            if (anchorPattern.matcher(canonical).find()) {
+                flags |= Rows.ANCHOR;
+            }
+            if (categorizer.isAllReduce(canonical)) {
+                flags |= Rows.ALLREDUCE;
+            }
+        }
+        return new long[] {start, dur, gap, catId, flags};
+    }
+
+    private void count(long[] r, Out out) {
+        boolean isAnchor = Rows.is(r, Rows.ANCHOR);
+        int b = anchorsPerPass();
+        if (openAnchors == 0) {
+            if (!isAnchor) {
+                open.add(r);
+                if (open.size() >= config.maxPassKernels()) {
+                    out.anomaly(
+                            AnomalyKind.NO_ANCHOR,
+                            "no anchor " + anchor + " in " + open.size() + " GPU events; they belong to no pass");
+                    open.clear();
+                }
+                return;
+            }
+            leadIn(r);
+            open.add(r);
+            openAnchors = 1;
+            return;
+        }
+        if (openAnchors < b) {
+            if (armed() && r[Rows.GAP] >= resyncThresholdNs()) {
+                String why = "idle gap of " + micros(r[Rows.GAP]) + " us after " + openAnchors + " of " + b
+                        + " anchors (resync threshold " + micros(resyncThresholdNs()) + " us)";
+                closePass(new ArrayList<>(open), false, RESYNC, List.of("resync: " + why), out);
+                out.anomaly(
+                        AnomalyKind.RESYNC,
+                        "pass " + (nextPassIndex - 1) + ": " + why + "; closed incomplete, counting restarted");
+                resetOpen(false);
+                count(r, out);
+                return;
+            }
+            open.add(r);
+            if (isAnchor) {
+                openAnchors++;
+            }
+            if (open.size() >= config.maxPassKernels()) {
+                closePass(
+                        new ArrayList<>(open),
+                        false,
+                        RESYNC,
+                        List.of("closed after " + open.size() + " GPU events with " + openAnchors + " of " + b
+                                + " anchors"),
+                        out);
+                out.anomaly(
+                        AnomalyKind.RESYNC,
+                        "pass " + (nextPassIndex - 1) + " reached " + open.size() + " GPU events with " + openAnchors
+                                + " of " + b + " anchors; closed incomplete");
+                resetOpen(false);
+            }
+            return;
+        }
+        // Full pass: everything up to the next anchor is the tail; that anchor places the cut.
+        if (!isAnchor) {
+            open.add(r);
+            if (open.size() >= config.maxPassKernels()) {
+                int cut = largestGapCut(lastAnchorIndex() + 1, open.size(), null);
+                List<long[]> rest = new ArrayList<>(open.subList(cut, open.size()));
+                closePass(
+                        new ArrayList<>(open.subList(0, cut)),
+                        true,
+                        RESYNC,
+                        List.of("no next anchor within " + open.size() + " GPU events"),
+                        out);
+                out.anomaly(
+                        AnomalyKind.RESYNC,
+                        "pass " + (nextPassIndex - 1) + ": no next anchor within " + config.maxPassKernels()
+                                + " GPU events");
+                resetOpen(false);
+                rest.forEach(x -> count(x, out));
+            }
+            return;
+        }
+        if (splitMisalignedFirstPass(out)) {
+            count(r, out);
+            return;
+        }
+        int cut = largestGapCut(lastAnchorIndex() + 1, open.size(), r);
+        List<long[]> next = new ArrayList<>(open.subList(cut, open.size()));
+        closePass(new ArrayList<>(open.subList(0, cut)), true, NEXT_PASS, List.of(), out);
+        resetOpen(true);
+        open.addAll(next);
+        open.add(r);
+        openAnchors = 1;
+    }
+
+    /**
+     * A pass with no predecessor (trace start, after resync or idle) starts after the largest idle gap before
+     * its first anchor when that gap reaches the resync threshold: what came before belongs to an earlier,
+     * unseen pass.
+     */
+    private void leadIn(long[] firstAnchor) {
+        if (hasPredecessor || open.isEmpty()) {
+            return;
+        }
+        int cut = largestGapCut(1, open.size(), firstAnchor);
+        long gap = cut < open.size() ? open.get(cut)[Rows.GAP] : firstAnchor[Rows.GAP];
+        if (gap >= leadThresholdNs() && cut > 0) {
+            pendingNotes.add("lead-in: " + cut + " GPU event(s) before an idle gap of " + micros(gap)
+                    + " us ahead of the first anchor belong to no pass");
+            open.subList(0, cut).clear();
+        }
+    }
+
+    /**
+     * Index (into open; open.size() = before {@code then}) of the row after the largest idle gap among
+     * rows [from, open.size()) and {@code then}; the earliest on ties. Returns open.size() for "before then".
+     */
+    private int largestGapCut(int from, int to, long[] then) {
+        int best = to;
+        long bestGap = then == null ? -1 : then[Rows.GAP];
+        for (int i = to - 1; i >= from; i--) {
+            if (open.get(i)[Rows.GAP] >= bestGap) { // walking backwards: >= keeps the earliest maximum
+                bestGap = open.get(i)[Rows.GAP];
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Before the first complete pass there is no resync threshold, so a trace that starts inside a pass
+     * would shift every layer of the first pass. When the first full pass holds an idle gap of at least
+     * max(floor, factor x its own median gap) inside a layer window (blocks-per-layer consecutive blocks)
+     * with over {@value #MISALIGNED_BLOCK_RATIO} x the median kernel count of its windows, the pass boundary
+     * is there: what precedes it closes incomplete and the rest becomes the open pass, cut as after a pass.
+     * A long idle gap inside an ordinary layer (a hiccup) does not split.
+     */
+    private boolean splitMisalignedFirstPass(Out out) {
+        if (armed() || hasPredecessor) {
+            return false;
+        }
+        int bpl = config.blocksPerLayer();
+        List<Integer> a = new ArrayList<>();
+        for (int i = 0; i < open.size(); i++) {
+            if (Rows.is(open.get(i), Rows.ANCHOR)) {
+                a.add(i);
+            }
+        }
+        int windows = a.size() - bpl;
+        if (windows < 2) {
+            return false;
+        }
+        long[] sizes = new long[windows];
+        for (int j = 0; j < windows; j++) {
+            for (int i = a.get(j); i < a.get(j + bpl); i++) {
+                sizes[j] += Rows.is(open.get(i), Rows.KERNEL) ? 1 : 0;
+            }
+        }
+        long medianSize = Rows.median(sizes);
+        long[] gaps = new long[open.size() - 1];
+        for (int i = 1; i < open.size(); i++) {
+            gaps[i - 1] = open.get(i)[Rows.GAP];
+        }
+        long threshold = Math.max(config.resyncFloorNs(), (long) (config.resyncFactor() * Rows.median(gaps)));
+        int split = -1;
+        long splitGap = -1;
+        int j = 0;
+        for (int g = a.get(0) + 1; g <= a.get(a.size() - 1); g++) {
+            while (j + 1 < a.size() && a.get(j + 1) < g) {
+                j++;
+            }
+            long gap = open.get(g)[Rows.GAP];
+            if (j < windows && gap >= threshold && sizes[j] > MISALIGNED_BLOCK_RATIO * medianSize && gap > splitGap) {
+                split = g;
+                splitGap = gap;
+            }
+        }
+        if (split < 0) {
+            return false;
+        }
+        List<long[]> head = new ArrayList<>(open.subList(0, split));
+        List<long[]> rest = new ArrayList<>(open.subList(split, open.size()));
+        int headAnchors =
+                (int) head.stream().filter(x -> Rows.is(x, Rows.ANCHOR)).count();
+        String why = "the trace started inside a pass: idle gap of " + micros(splitGap)
+                + " us in an oversized layer after " + headAnchors + " of " + anchorsPerPass() + " anchors";
+        closePass(head, false, RESYNC, List.of(why), out);
+        out.anomaly(AnomalyKind.RESYNC, "pass " + (nextPassIndex - 1) + ": " + why + "; closed incomplete");
+        resetOpen(true);
+        rest.forEach(x -> count(x, out));
+        return true;
+    }
+
+    private int lastAnchorIndex() {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            if (Rows.is(open.get(i), Rows.ANCHOR)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private void closeAtEnd(String reason, Out out) {
+        if (open.isEmpty() || numLayers == null) {
+            resetOpen(false);
+            return;
+        }
+        int b = anchorsPerPass();
+        if (openAnchors == 0) {
+            if (nextPassIndex == 0) {
+                out.anomaly(
+                        AnomalyKind.NO_ANCHOR,
+                        "anchor " + anchor + " matched none of the last " + open.size() + " GPU events before " + reason
+                                + "; no pass");
+            }
+            pendingNotes.add(
+                    reason + ": " + open.size() + " GPU event(s) with no anchor after the last pass belong to no pass");
+            resetOpen(false);
+            return;
+        }
+        if (openAnchors >= b && splitMisalignedFirstPass(out)) {
+            closeAtEnd(reason, out);
+            return;
+        }
+        if (openAnchors >= b) {
+            List<String> notes = new ArrayList<>();
+            int from = lastAnchorIndex() + 1;
+            int cut = largestGapCut(from, open.size(), null);
+            if (cut < open.size() && open.get(cut)[Rows.GAP] >= leadThresholdNs()) {
+                notes.add(reason + ": " + (open.size() - cut) + " GPU event(s) after an idle gap of "
+                        + micros(open.get(cut)[Rows.GAP]) + " us following the last anchor belong to no pass");
+                open.subList(cut, open.size()).clear();
+            }
+            closePass(new ArrayList<>(open), true, reason, notes, out);
+        } else {
+            String why = reason + " after " + openAnchors + " of " + b + " anchors";
+            closePass(new ArrayList<>(open), false, reason, List.of(why), out);
+            out.anomaly(AnomalyKind.INCOMPLETE_PASS, "pass " + (nextPassIndex - 1) + ": " + why);
+        }
+        resetOpen(false);
+    }
+
+    private void resetOpen(boolean predecessor) {
+        open.clear();
+        openAnchors = 0;
+        hasPredecessor = predecessor;
+    }
+
+    private void closePass(List<long[]> rows, boolean complete, String closedBy, List<String> extraNotes, Out out) {
+        if (rows.isEmpty()) {
+            return;
+        }
+        List<String> notes = new ArrayList<>(pendingNotes);
+        notes.addAll(extraNotes);
+        pendingNotes.clear();
+        if (complete && !armed()) {
+            long maxGap = 0;
+            for (int i = 1; i < rows.size(); i++) {
+                maxGap = Math.max(maxGap, rows.get(i)[Rows.GAP]);
+            }
+            if (maxGap >= config.resyncFloorNs()) {
+                notes.add("idle gap of " + micros(maxGap)
+                        + " us inside the pass (resync not armed before the first complete pass)");
+            }
+        }
+        PassAssembler.Header h = new PassAssembler.Header(
+                job,
+                run,
+                rank,
+                config.profileName(),
+                anchor,
+                numLayers,
+                nextPassIndex++,
+                complete,
+                false,
+                closedBy,
+                notes);
+        ClosedPass c = PassAssembler.assemble(h, config, rows, categories);
+        if (complete) {
+            boolean steady = steady(c.pass().wallNs(), c.pass().kernels());
+            recentComplete.add(new long[] {c.pass().wallNs(), c.pass().kernels()});
+            while (recentComplete.size() > config.steadyWindow()) {
+                recentComplete.remove(0);
+            }
+            long[] gaps = new long[Math.max(0, rows.size() - 1)];
+            for (int i = 1; i < rows.size(); i++) {
+                gaps[i - 1] = rows.get(i)[Rows.GAP];
+            }
+            gapMedians.add(Rows.median(gaps));
+            while (gapMedians.size() > GAP_MEDIANS_KEPT) {
+                gapMedians.remove(0);
+            }
+            if (steady) {
+                c = PassAssembler.withSteady(c, true);
+            }
+        }
+        out.passes.add(c);
+    }
+
+    /** Within tolerance of the median wall of the previous complete passes, with the same kernel count. */
+    private boolean steady(long wallNs, int kernels) {
+        if (recentComplete.size() < config.steadyWindow()) {
+            return false;
+        }
+        long[] walls = new long[recentComplete.size()];
+        for (int i = 0; i < walls.length; i++) {
+            long[] p = recentComplete.get(i);
+            if (p[1] != kernels) {
+                return false;
+            }
+            walls[i] = p[0];
+        }
+        long med = Rows.median(walls);
+        return Math.abs(wallNs - med) <= config.steadyTolerance() * med;
+    }
+
+    private boolean armed() {
+        return !gapMedians.isEmpty();
+    }
+
+    long resyncThresholdNs() {
+        long[] m = gapMedians.stream().mapToLong(Long::longValue).toArray();
+        return Math.max(config.resyncFloorNs(), (long) (config.resyncFactor() * Rows.median(m)));
+    }
+
+    private long leadThresholdNs() {
+        return armed() ? resyncThresholdNs() : config.resyncFloorNs();
+    }
+
+    // ---------------------------------------------------------------- detection
+
+    private void finishWarmup(Out out, boolean atEnd) {
+        AnchorDetector.Result r =
+                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer());
+        List<long[]> buffered = new ArrayList<>(warmup);
+        List<String> names = new ArrayList<>(warmupNames);
+        warmup.clear();
+        warmupNames.clear();
+        warmupIds.clear();
+        if (!r.ok()) {
+            out.anomaly(AnomalyKind.NO_ANCHOR, r.failure() + (atEnd ? "" : "; trying again on the next window"));
+            return; // the window belongs to no pass; detection retries on the next one
+        }
+        setAnchor(r.anchor());
+        numLayers = r.numLayers();
+        detecting = false;
+        pendingNotes.addAll(r.notes());
+        for (long[] w : buffered) {
+            TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) w[Rows.W_KIND]];
+            count(row(kind, names.get((int) w[Rows.W_NAME]), w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP]), out);
+        }
+    }
+
+    private String canonical(String name) {
+        return canonicalCache.computeIfAbsent(name, KernelNames::canonical);
+    }
+
+    static String micros(long ns) {
+        return io.llmprof.events.view.Micros.of(ns).toPlainString();
+    }
+
+    /** Collects one step's outputs. */
+    private final class Out {
+        final List<ClosedPass> passes = new ArrayList<>();
+        final List<Anomaly> anomalies = new ArrayList<>();
+
+        void anomaly(AnomalyKind kind, String message) {
+            anomalies.add(
+                    new Anomaly(job, rank, kind, "rank " + rank + ": " + message, "run " + run + ", rank " + rank));
+        }
+
+        Emitted emitted() {
+            return passes.isEmpty() && anomalies.isEmpty() ? Emitted.NONE : new Emitted(passes, anomalies);
+        }
     }
 }

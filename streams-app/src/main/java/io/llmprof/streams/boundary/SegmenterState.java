@@ -1,4 +1,59 @@
 package io.llmprof.streams.boundary;
 
-/** Serializable state of a {@link PassSegmenter} (the analysis-core work defines its fields). */
-public record SegmenterState(String job, String run, String rank) {}
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
+
+/**
+ * Serializable state of a {@link PassSegmenter}: bounded by the open pass and the warm-up window. Rows
+ * are compact arrays so that a state-store value stays small.
+ *
+ * @param anchor resolved anchor regex (configured or detected); null while detecting
+ * @param numLayers resolved layer count; null while detecting
+ * @param detecting true while the warm-up window is being buffered for detection
+ * @param nextPassIndex index the next closed pass gets
+ * @param seenAny whether any GPU event was seen (the first one has no idle gap before it)
+ * @param maxEndNs max end of all GPU events seen (idle gaps are measured from it)
+ * @param lastStartNs start of the latest event (order check)
+ * @param warmupNames canonical names referenced by warmup rows
+ * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs}
+ * @param categories category names referenced by open rows
+ * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags}
+ * @param hasPredecessor whether the open pass follows a pass closed at a next_pass cut
+ * @param gapMedians median idle gap of each of the latest complete passes (resync threshold)
+ * @param recentComplete {wallNs, kernels} of the latest complete passes (steady detection)
+ * @param pendingNotes notes for the next pass emitted
+ */
+public record SegmenterState(
+        @JsonProperty("job") String job,
+        @JsonProperty("run") String run,
+        @JsonProperty("rank") String rank,
+        @JsonProperty("anchor") String anchor,
+        @JsonProperty("num_layers") Integer numLayers,
+        @JsonProperty("detecting") boolean detecting,
+        @JsonProperty("next_pass_index") long nextPassIndex,
+        @JsonProperty("seen_any") boolean seenAny,
+        @JsonProperty("max_end_ns") long maxEndNs,
+        @JsonProperty("last_start_ns") long lastStartNs,
+        @JsonProperty("warmup_names") List<String> warmupNames,
+        @JsonProperty("warmup") List<long[]> warmup,
+        @JsonProperty("categories") List<String> categories,
+        @JsonProperty("open") List<long[]> open,
+        @JsonProperty("has_predecessor") boolean hasPredecessor,
+        @JsonProperty("gap_medians") List<Long> gapMedians,
+        @JsonProperty("recent_complete") List<long[]> recentComplete,
+        @JsonProperty("pending_notes") List<String> pendingNotes) {
+
+    public SegmenterState {
+        warmupNames = warmupNames == null ? List.of() : List.copyOf(warmupNames);
+        warmup = copyRows(warmup);
+        categories = categories == null ? List.of() : List.copyOf(categories);
+        open = copyRows(open);
+        gapMedians = gapMedians == null ? List.of() : List.copyOf(gapMedians);
+        recentComplete = copyRows(recentComplete);
+        pendingNotes = pendingNotes == null ? List.of() : List.copyOf(pendingNotes);
+    }
+
+    private static List<long[]> copyRows(List<long[]> rows) {
+        return rows == null ? List.of() : rows.stream().map(long[]::clone).toList();
+    }
+}

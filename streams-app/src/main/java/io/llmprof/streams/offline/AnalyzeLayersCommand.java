@@ -1,0 +1,287 @@
+package io.llmprof.streams.offline;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.KinetoReader;
+import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.agent.kineto.ReadSummary;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.llmprof.streams.boundary.ClosedPass;
+import io.llmprof.streams.boundary.Emitted;
+import io.llmprof.streams.boundary.PassSegmenter;
+import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.profile.ProfileCatalog;
+import io.llmprof.streams.report.LayersJsonWriter;
+import io.llmprof.streams.report.TextReport;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code llmprof analyze layers}: forward passes and layers of a Kineto trace, per rank. Streams the file
+ * through the agent's reader into one {@link PassSegmenter} per rank (GPU lane): memory is bounded by the
+ * reader's reorder window, the open passes and the closed-pass output, never by the trace size.
+ */
+@Command(
+        name = "layers",
+        description = {
+            "Forward passes and per-layer timing of a PyTorch-profiler (Kineto) trace, per rank.",
+            "Passes are found by counting an anchor kernel: layers x blocks-per-layer anchors make one pass."
+        },
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class AnalyzeLayersCommand implements Callable<Integer> {
+    /** Output format. */
+    public enum Format {
+        text,
+        json
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Kineto trace (.json or .json.gz).")
+    Path trace;
+
+    @Option(
+            names = "--config",
+            paramLabel = "FILE",
+            description = "Model config.json: profile, layer count and layer types.")
+    Path config;
+
+    @Option(
+            names = "--profile",
+            paramLabel = "NAME",
+            description =
+                    "Profile (dsv4_csa_hca, dsv3_mla, generic, or one from --profiles); default: inferred from --config, else generic.")
+    String profile;
+
+    @Option(
+            names = "--anchor-kernel",
+            paramLabel = "REGEX",
+            description = "Anchor kernel regex on the canonical kernel name; default: the profile's, or auto-detected.")
+    String anchorKernel;
+
+    @Option(
+            names = "--num-layers",
+            paramLabel = "N",
+            description = "Layer count; default: config num_hidden_layers, else detected.")
+    Integer numLayers;
+
+    @Option(
+            names = "--show-all-passes",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description =
+                    "List every pass (default). --no-show-all-passes lists non-steady passes and the first and last ten.")
+    boolean showAllPasses;
+
+    @Option(
+            names = "--fwd-pass",
+            paramLabel = "N",
+            description = "Pass whose per-layer table is shown; default: the first steady pass.")
+    Long fwdPass;
+
+    @Option(
+            names = "--format",
+            defaultValue = "text",
+            paramLabel = "FORMAT",
+            description = "text or json (default: ${DEFAULT-VALUE}).")
+    Format format;
+
+    @Option(
+            names = "--profiles",
+            paramLabel = "FILE",
+            description = "Extra profiles file (or directory of *.json) extending or overriding the built-in ones.")
+    Path profilesFile;
+
+    public AnalyzeLayersCommand() {}
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (!Files.isRegularFile(trace)) {
+            err.println("analyze layers: trace file " + trace + " does not exist or is not a file");
+            return 2;
+        }
+        if (numLayers != null && numLayers < 1) {
+            err.println("analyze layers: --num-layers must be >= 1, not " + numLayers);
+            return 2;
+        }
+        ProfileCatalog catalog;
+        SegmenterConfig segmenterConfig;
+        try {
+            catalog = ProfileCatalog.withUserProfiles(profilesFile);
+            segmenterConfig = SegmenterConfig.resolve(config, profile, anchorKernel, numLayers, catalog);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            err.println("analyze layers: " + e.getMessage());
+            return 2;
+        }
+        Run run = new Run(segmenterConfig, TraceFiles.jobName(trace), TraceFiles.runName(trace), catalog);
+        ReadSummary summary;
+        try (LayersJsonWriter json = new LayersJsonWriter()) {
+            run.json = format == Format.json ? json : null;
+            try {
+                summary = KinetoReader.read(trace, ReaderOptions.defaults(), run);
+            } catch (NoSuchFileException e) {
+                err.println("analyze layers: cannot open " + trace);
+                return 2;
+            }
+            run.finishAll();
+            String anchor = run.anchor();
+            Integer layers = run.numLayers();
+            if (format == Format.json) {
+                json.writeDocument(
+                        out, segmenterConfig.profileName(), anchor, layers, segmenterConfig.blocksPerLayer());
+            } else {
+                List<String> header = new ArrayList<>();
+                header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
+                        + " kernels, ranks " + summary.ranks() + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
+                header.add("profile: " + segmenterConfig.profileName() + ", " + (layers == null ? "?" : layers)
+                        + " layers x " + segmenterConfig.blocksPerLayer() + " block(s), anchor role "
+                        + segmenterConfig.role().wire()
+                        + (segmenterConfig.anchor() == null ? ", anchor auto-detected" : ""));
+                segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
+                run.notices.forEach(n -> header.add("notice: " + n));
+                run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
+            }
+        }
+        if (run.gpuEvents == 0) {
+            err.println("analyze layers: " + trace + " has no GPU kernels, memcpy or memset: no passes");
+        }
+        return 0;
+    }
+
+    /** The reader's sink: routes GPU events to one segmenter per rank and their output to the report. */
+    private final class Run implements OrderedSink {
+        final SegmenterConfig config;
+        final String job;
+        final String runName;
+        final Map<String, PassSegmenter> segmenters = new TreeMap<>();
+        final Set<String> ended = new LinkedHashSet<>();
+        final TextReport text;
+        final List<String> notices = new ArrayList<>();
+        LayersJsonWriter json;
+        long firstEventNs = Long.MAX_VALUE;
+        long gpuEvents;
+
+        Run(SegmenterConfig config, String job, String runName, ProfileCatalog catalog) {
+            this.config = config;
+            this.job = job;
+            this.runName = runName;
+            this.text = new TextReport(fwdPass, showAllPasses, catalog.displayNames());
+        }
+
+        @Override
+        public void event(String rank, TraceBatch.Lane lane, long index, TraceEvent e) {
+            if (index == 0) {
+                firstEventNs = Math.min(firstEventNs, e.startNs()); // each lane is in start order
+            }
+            if (lane != TraceBatch.Lane.GPU || !e.kind().isGpuActivity()) {
+                return;
+            }
+            gpuEvents++;
+            route(rank, segmenter(rank).accept(e));
+        }
+
+        @Override
+        public void endOfTrace(String rank, TraceBatch.Lane lane) {
+            if (lane == TraceBatch.Lane.GPU && segmenters.containsKey(rank) && ended.add(rank)) {
+                route(rank, segmenters.get(rank).endOfTrace(PassSegmenter.END_OF_TRACE));
+            }
+        }
+
+        @Override
+        public void problem(InputProblem p) {
+            text.anomaly(new Anomaly(job, null, p.kind(), p.message(), p.where()));
+        }
+
+        PassSegmenter segmenter(String rank) {
+            return segmenters.computeIfAbsent(rank, r -> {
+                text.rank(r);
+                if (json != null) {
+                    json.rank(r);
+                }
+                return new PassSegmenter(config, job, runName, r);
+            });
+        }
+
+        void route(String rank, Emitted emitted) {
+            for (ClosedPass c : emitted.passes()) {
+                text.pass(rank, c);
+                if (json != null) {
+                    json.pass(rank, c);
+                }
+            }
+            emitted.anomalies().forEach(text::anomaly);
+        }
+
+        void finishAll() {
+            segmenters.forEach((rank, s) -> {
+                if (ended.add(rank)) {
+                    route(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
+                }
+            });
+            if (gpuEvents == 0) {
+                text.anomaly(new Anomaly(
+                        job, null, AnomalyKind.NO_KERNELS, "no GPU activity in " + trace, trace.toString()));
+            }
+            Set<String> anchors = new LinkedHashSet<>();
+            Set<Integer> counts = new LinkedHashSet<>();
+            segmenters.values().forEach(s -> {
+                if (s.anchor() != null) {
+                    anchors.add(s.anchor());
+                }
+                if (s.numLayers() != null) {
+                    counts.add(s.numLayers());
+                }
+            });
+            if (anchors.size() > 1 || counts.size() > 1) {
+                notices.add("ranks detected different anchors or layer counts: " + anchors + " " + counts
+                        + "; the top-level values are the first rank's");
+            }
+        }
+
+        /** The configured anchor, else the first rank's detected one. */
+        String anchor() {
+            if (config.anchor() != null) {
+                return config.anchor();
+            }
+            return segmenters.values().stream()
+                    .map(PassSegmenter::anchor)
+                    .filter(a -> a != null)
+                    .findFirst()
+                    .orElse(null);
+        }
+
+        Integer numLayers() {
+            if (config.numLayers() != null) {
+                return config.numLayers();
+            }
+            return segmenters.values().stream()
+                    .map(PassSegmenter::numLayers)
+                    .filter(n -> n != null)
+                    .findFirst()
+                    .orElse(null);
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.llmprof.streams.report;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.events.view.PassView;
+import io.llmprof.streams.boundary.ClosedPass;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The `analyze layers --format json` document. Field names are a contract: passes are {@link PassView}s,
+ * exactly what {@code GET /api/ranks/{rank}/passes/{index}} returns, in the trace's own µs timebase.
+ */
+@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "ranks"})
+public record LayersDocument(
+        @JsonProperty("profile") String profile,
+        @JsonProperty("anchor") @JsonInclude(JsonInclude.Include.ALWAYS) String anchor,
+        @JsonProperty("num_layers") @JsonInclude(JsonInclude.Include.ALWAYS) Integer numLayers,
+        @JsonProperty("blocks_per_layer") int blocksPerLayer,
+        @JsonProperty("ranks") List<RankPasses> ranks) {
+
+    /** One rank's passes in index order. */
+    @JsonPropertyOrder({"rank", "passes"})
+    public record RankPasses(@JsonProperty("rank") String rank, @JsonProperty("passes") List<PassView> passes) {
+        public RankPasses {
+            passes = List.copyOf(passes);
+        }
+    }
+
+    public LayersDocument {
+        ranks = List.copyOf(ranks);
+    }
+
+    /** In-memory build (tests, small traces); the CLI streams the same shape with {@link LayersJsonWriter}. */
+    public static LayersDocument of(
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            Map<String, List<ClosedPass>> byRank) {
+        return new LayersDocument(
+                profile,
+                anchor,
+                numLayers,
+                blocksPerLayer,
+                byRank.entrySet().stream()
+                        .map(e -> new RankPasses(
+                                e.getKey(),
+                                e.getValue().stream().map(LayersDocument::view).toList()))
+                        .toList());
+    }
+
+    public static PassView view(ClosedPass c) {
+        return PassView.of(c.pass(), c.layers());
+    }
+}

@@ -1,0 +1,96 @@
+package io.llmprof.streams.report;
+
+import io.llmprof.events.Json;
+import io.llmprof.streams.boundary.ClosedPass;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Writes the {@link LayersDocument} shape with bounded memory: each closed pass is serialized as it comes
+ * into a per-rank spill file, and the document is assembled from them at the end (ranks can interleave in
+ * a trace, passes of one rank cannot). Same bytes as serializing a {@link LayersDocument} with
+ * {@code Json.mapper()}.
+ */
+public final class LayersJsonWriter implements AutoCloseable {
+    private final Map<String, Spill> spills = new TreeMap<>();
+
+    private static final class Spill {
+        final Path file;
+        final BufferedWriter out;
+        boolean first = true;
+
+        Spill(String rank) throws IOException {
+            this.file = Files.createTempFile("llmprof-layers-", ".json");
+            this.out = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Declares a rank (so that a rank without passes still appears with an empty list). */
+    public void rank(String rank) {
+        spill(rank);
+    }
+
+    public void pass(String rank, ClosedPass pass) {
+        Spill s = spill(rank);
+        try {
+            if (!s.first) {
+                s.out.write(',');
+            }
+            s.first = false;
+            s.out.write(Json.mapper().writeValueAsString(LayersDocument.view(pass)));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot spill passes of rank " + rank, e);
+        }
+    }
+
+    private Spill spill(String rank) {
+        return spills.computeIfAbsent(rank, r -> {
+            try {
+                return new Spill(r);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a spill file for rank " + r, e);
+            }
+        });
+    }
+
+    /** Writes the whole document (one line, then a newline). */
+    public void writeDocument(Writer out, String profile, String anchor, Integer numLayers, int blocksPerLayer)
+            throws IOException {
+        var m = Json.mapper();
+        out.write("{\"profile\":" + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
+                + ",\"num_layers\":" + m.writeValueAsString(numLayers) + ",\"blocks_per_layer\":" + blocksPerLayer
+                + ",\"ranks\":[");
+        boolean firstRank = true;
+        for (Map.Entry<String, Spill> e : spills.entrySet()) {
+            e.getValue().out.flush();
+            out.write((firstRank ? "" : ",") + "{\"rank\":" + m.writeValueAsString(e.getKey()) + ",\"passes\":[");
+            firstRank = false;
+            try (var in = Files.newBufferedReader(e.getValue().file, StandardCharsets.UTF_8)) {
+                in.transferTo(out);
+            }
+            out.write("]}");
+        }
+        out.write("]}\n");
+        out.flush();
+    }
+
+    @Override
+    public void close() {
+        for (Spill s : spills.values()) {
+            try {
+                s.out.close();
+                Files.deleteIfExists(s.file);
+            } catch (IOException e) {
+                // a leftover temp file is harmless; nothing to report to the user
+            }
+        }
+        spills.clear();
+    }
+}

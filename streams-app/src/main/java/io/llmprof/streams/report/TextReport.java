@@ -1,0 +1,293 @@
+package io.llmprof.streams.report;
+
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
+import io.llmprof.streams.boundary.ClosedPass;
+import io.llmprof.streams.boundary.PassSegmenter;
+import io.llmprof.streams.category.DisplayNames;
+import java.io.PrintWriter;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The `analyze layers` text tables: every pass of every rank (Fwd#, Start(s), End(s) relative to the
+ * trace's first event, Duration(ms), Avg Layer(ms), First Layer(ms), Notes), then the per-layer table of
+ * the chosen pass. Keeps one small row per pass and the layers of at most three passes per rank, never
+ * the events.
+ */
+public final class TextReport {
+    /** What the all-passes table shows of one pass. */
+    public record PassRow(PassRecord pass, long avgLayerNs, long firstLayerNs) {}
+
+    private static final int HEAD_TAIL = 10;
+    private static final int TOP_CATEGORIES = 3;
+
+    private final Long fwdPass;
+    private final boolean showAllPasses;
+    private final DisplayNames displayNames;
+    private final Map<String, RankRows> ranks = new TreeMap<>();
+    private final List<Anomaly> anomalies = new ArrayList<>();
+    private long anomalyCount;
+
+    private static final class RankRows {
+        final List<PassRow> rows = new ArrayList<>();
+        ClosedPass requested;
+        ClosedPass firstSteady;
+        ClosedPass firstComplete;
+        ClosedPass first;
+    }
+
+    /**
+     * @param fwdPass pass index whose layers to show; null = the first steady pass (else the first complete,
+     *     else the first pass)
+     * @param showAllPasses list every pass; false lists non-steady passes plus the first and last ten
+     */
+    public TextReport(Long fwdPass, boolean showAllPasses, DisplayNames displayNames) {
+        this.fwdPass = fwdPass;
+        this.showAllPasses = showAllPasses;
+        this.displayNames = displayNames;
+    }
+
+    public void rank(String rank) {
+        ranks.computeIfAbsent(rank, r -> new RankRows());
+    }
+
+    public void pass(String rank, ClosedPass c) {
+        RankRows r = ranks.computeIfAbsent(rank, k -> new RankRows());
+        List<LayerRecord> layers = c.layers();
+        long avg = layers.isEmpty()
+                ? 0
+                : layers.stream().mapToLong(LayerRecord::wallNs).sum() / layers.size();
+        long first = layers.isEmpty() ? 0 : layers.get(0).wallNs();
+        r.rows.add(new PassRow(c.pass(), avg, first));
+        if (fwdPass != null && c.pass().index() == fwdPass) {
+            r.requested = c;
+        }
+        if (r.firstSteady == null && c.pass().steady()) {
+            r.firstSteady = c;
+        }
+        if (r.firstComplete == null && c.pass().complete()) {
+            r.firstComplete = c;
+        }
+        if (r.first == null) {
+            r.first = c;
+        }
+    }
+
+    /** Anomalies are counted and the first 20 listed. */
+    public void anomaly(Anomaly a) {
+        anomalyCount++;
+        if (anomalies.size() < 20) {
+            anomalies.add(a);
+        }
+    }
+
+    /**
+     * @param firstEventNs start of the trace's first event (any lane): the zero of Start(s) / End(s)
+     * @param header lines printed first (trace, profile, notices)
+     */
+    public void render(PrintWriter out, long firstEventNs, String anchor, List<String> header) {
+        header.forEach(out::println);
+        if (anchor != null) {
+            out.println("anchor: " + displayAnchor(anchor) + "   (regex " + abbreviate(anchor, 160) + ")");
+        }
+        for (Map.Entry<String, RankRows> e : ranks.entrySet()) {
+            renderRank(out, e.getKey(), e.getValue(), firstEventNs);
+        }
+        if (anomalyCount > 0) {
+            out.println();
+            out.println("Anomalies: " + anomalyCount);
+            anomalies.forEach(a -> out.println("  " + a.kind().tag() + ": " + a.message()));
+            if (anomalyCount > anomalies.size()) {
+                out.println("  ... " + (anomalyCount - anomalies.size()) + " more");
+            }
+        }
+        out.flush();
+    }
+
+    private void renderRank(PrintWriter out, String rank, RankRows r, long t0) {
+        long complete = r.rows.stream().filter(x -> x.pass().complete()).count();
+        long steady = r.rows.stream().filter(x -> x.pass().steady()).count();
+        out.println();
+        out.printf(
+                Locale.ROOT, "Rank %s: %d pass(es), %d complete, %d steady%n", rank, r.rows.size(), complete, steady);
+        if (r.rows.isEmpty()) {
+            return;
+        }
+        out.printf(
+                Locale.ROOT,
+                "%6s %12s %12s %13s %14s %16s  %s%n",
+                "Fwd#",
+                "Start(s)",
+                "End(s)",
+                "Duration(ms)",
+                "Avg Layer(ms)",
+                "First Layer(ms)",
+                "Notes");
+        int omitted = 0;
+        List<String> longNotes = new ArrayList<>();
+        for (int i = 0; i < r.rows.size(); i++) {
+            PassRow row = r.rows.get(i);
+            PassRecord p = row.pass();
+            boolean show = showAllPasses || !p.steady() || i < HEAD_TAIL || i >= r.rows.size() - HEAD_TAIL;
+            if (!show) {
+                omitted++;
+                continue;
+            }
+            if (omitted > 0) {
+                out.printf(
+                        Locale.ROOT,
+                        "%6s %d steady pass(es) not listed (--show-all-passes lists them)%n",
+                        "...",
+                        omitted);
+                omitted = 0;
+            }
+            out.printf(
+                    Locale.ROOT,
+                    "%6d %12s %12s %13s %14s %16s  %s%n",
+                    p.index(),
+                    seconds(p.startNs() - t0),
+                    seconds(p.endNs() - t0),
+                    ms(p.wallNs()),
+                    ms(row.avgLayerNs()),
+                    ms(row.firstLayerNs()),
+                    flags(p));
+            p.notes().forEach(n -> longNotes.add("  #" + p.index() + ": " + abbreviate(n, 300)));
+        }
+        if (omitted > 0) {
+            out.printf(
+                    Locale.ROOT, "%6s %d steady pass(es) not listed (--show-all-passes lists them)%n", "...", omitted);
+        }
+        if (!longNotes.isEmpty()) {
+            out.println("Notes:");
+            longNotes.forEach(out::println);
+        }
+        ClosedPass chosen;
+        String why;
+        if (fwdPass != null) {
+            chosen = r.requested;
+            why = "--fwd-pass " + fwdPass;
+            if (chosen == null) {
+                out.println();
+                out.println("Rank " + rank + " has no pass " + fwdPass + " (passes 0.." + (r.rows.size() - 1) + ")");
+                return;
+            }
+        } else if (r.firstSteady != null) {
+            chosen = r.firstSteady;
+            why = "first steady pass";
+        } else if (r.firstComplete != null) {
+            chosen = r.firstComplete;
+            why = "first complete pass; no steady pass";
+        } else {
+            chosen = r.first;
+            why = "first pass; none is complete";
+        }
+        renderLayers(out, rank, chosen, why, t0);
+    }
+
+    private void renderLayers(PrintWriter out, String rank, ClosedPass c, String why, long t0) {
+        PassRecord p = c.pass();
+        out.println();
+        out.printf(
+                Locale.ROOT,
+                "Rank %s, pass %d (%s): %s .. %s s, wall %s ms, busy %s ms, sum %s ms (sum double-counts concurrent streams), %d kernels%n",
+                rank,
+                p.index(),
+                why,
+                seconds(p.startNs() - t0),
+                seconds(p.endNs() - t0),
+                ms(p.wallNs()),
+                ms(p.busyNs()),
+                ms(p.sumNs()),
+                p.kernels());
+        out.printf(
+                Locale.ROOT,
+                "  prologue: %d kernels, wall %s ms; epilogue: %d kernels, wall %s ms%n",
+                p.prologue().kernels(),
+                ms(p.prologue().wallNs()),
+                p.epilogue().kernels(),
+                ms(p.epilogue().wallNs()));
+        out.printf(
+                Locale.ROOT,
+                "%5s %-11s %12s %9s %9s %11s %5s %4s  %s%n",
+                "L",
+                "Type",
+                "Start(s)",
+                "Wall(ms)",
+                "Busy(ms)",
+                "SumDur(ms)",
+                "K#",
+                "AR#",
+                "Top categories");
+        for (LayerRecord l : c.layers()) {
+            out.printf(
+                    Locale.ROOT,
+                    "%5d %-11s %12s %9s %9s %11s %5d %4d  %s%n",
+                    l.layer(),
+                    l.type(),
+                    seconds(l.startNs() - t0),
+                    ms(l.wallNs()),
+                    ms(l.busyNs()),
+                    ms(l.sumNs()),
+                    l.kernels(),
+                    l.allreduceCount(),
+                    topCategories(l));
+        }
+    }
+
+    static String topCategories(LayerRecord l) {
+        if (l.sumNs() <= 0) {
+            return "";
+        }
+        return l.categories().entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue(Comparator.reverseOrder())
+                        .thenComparing(Map.Entry.comparingByKey()))
+                .limit(TOP_CATEGORIES)
+                .map(e -> e.getKey() + " " + Math.round(100.0 * e.getValue() / l.sumNs()) + "%")
+                .reduce((a, b) -> a + ", " + b)
+                .orElse("");
+    }
+
+    private static String flags(PassRecord p) {
+        List<String> f = new ArrayList<>();
+        if (!p.complete()) {
+            f.add("INCOMPLETE (" + p.closedBy() + ", " + p.layerCount() + "/" + p.numLayers() + " layers)");
+        } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy())) {
+            f.add("closed by " + p.closedBy());
+        }
+        if (p.steady()) {
+            f.add("steady");
+        }
+        f.add(p.kernels() + " kernels");
+        return String.join(", ", f);
+    }
+
+    /** ns as seconds with microsecond precision (a layer is far shorter than a millisecond). */
+    static String seconds(long ns) {
+        return BigDecimal.valueOf(ns, 9).setScale(6, RoundingMode.HALF_UP).toPlainString();
+    }
+
+    static String ms(long ns) {
+        return BigDecimal.valueOf(ns, 6).setScale(3, RoundingMode.HALF_UP).toPlainString();
+    }
+
+    /** An exact-name anchor regex shown as the kernel's short name; any other regex as is. */
+    String displayAnchor(String regex) {
+        if (regex.startsWith("^") && regex.endsWith("$")) {
+            String literal = regex.substring(1, regex.length() - 1).replaceAll("\\\\(.)", "$1");
+            return displayNames.simplify(literal);
+        }
+        return regex;
+    }
+
+    static String abbreviate(String s, int max) {
+        return s.length() <= max ? s : s.substring(0, max - 1) + "…";
+    }
+}

@@ -1,0 +1,179 @@
+package io.llmprof.streams.offline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.events.Json;
+import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.report.LayersDocument;
+import io.llmprof.streams.support.SharedData;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class AnalyzeLayersCommandTest {
+    static final Path SGLANG = SharedData.file("tracelens/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz");
+    static final Path QWEN3 = SharedData.file("model-configs/Qwen--Qwen3-8B_config.json");
+
+    record Out(int code, String out, String err) {}
+
+    static Out analyze(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        int code = cli.execute(args);
+        return new Out(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void jsonHasExactlyTheContractNamesAndPassViewsOfTheSegmenter() throws Exception {
+        Out o = analyze("layers", "--trace", SGLANG.toString(), "--config", QWEN3.toString(), "--format", "json");
+        assertThat(o.code()).isZero();
+        JsonNode doc = Json.mapper().readTree(o.out());
+        assertThat(doc.fieldNames())
+                .toIterable()
+                .containsExactly("profile", "anchor", "num_layers", "blocks_per_layer", "ranks");
+        assertThat(doc.get("profile").asText()).isEqualTo("generic");
+        assertThat(doc.get("num_layers").asInt()).isEqualTo(36);
+        assertThat(doc.get("blocks_per_layer").asInt()).isEqualTo(1);
+        assertThat(doc.get("anchor").asText()).startsWith("^Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_");
+        JsonNode rank = doc.get("ranks").get(0);
+        assertThat(rank.fieldNames()).toIterable().containsExactly("rank", "passes");
+        assertThat(rank.get("rank").asText()).isEqualTo("0");
+        JsonNode pass = rank.get("passes").get(0);
+        assertThat(pass.fieldNames())
+                .toIterable()
+                .containsExactly(
+                        "index",
+                        "start_us",
+                        "end_us",
+                        "wall_us",
+                        "busy_us",
+                        "sum_us",
+                        "kernels",
+                        "complete",
+                        "steady",
+                        "prologue",
+                        "epilogue",
+                        "layers");
+        assertThat(pass.get("wall_us").decimalValue()).isEqualByComparingTo("10450.292");
+        assertThat(pass.get("start_us").decimalValue()).isEqualByComparingTo("4909914679584.875");
+        assertThat(pass.get("layers")).hasSize(36);
+        assertThat(pass.get("layers").get(0).fieldNames())
+                .toIterable()
+                .containsExactly(
+                        "layer",
+                        "type",
+                        "start_us",
+                        "end_us",
+                        "wall_us",
+                        "busy_us",
+                        "sum_us",
+                        "kernels",
+                        "allreduce_count",
+                        "categories");
+
+        // Byte for byte what the REST API serves for the same pass (PassView.of over the segmenter's output).
+        var r = RealTracesTest.analyze(SGLANG, SegmenterConfig.resolve(QWEN3, null, null, null));
+        String expected = Json.mapper()
+                .writeValueAsString(
+                        LayersDocument.of("generic", r.segmenter().anchor(), 36, 1, Map.of("0", r.passes())));
+        assertThat(o.out()).isEqualTo(expected + "\n");
+    }
+
+    @Test
+    void textListsEveryPassAndTheLayersOfTheChosenPass() {
+        Out o = analyze("layers", "--trace", SGLANG.toString(), "--config", QWEN3.toString());
+        assertThat(o.code()).isZero();
+        assertThat(o.out())
+                .contains("Fwd#", "Start(s)", "End(s)", "Duration(ms)", "Avg Layer(ms)", "First Layer(ms)", "Notes")
+                .contains("L Type", "Wall(ms)", "Busy(ms)", "SumDur(ms)", "K#", "AR#", "Top categories")
+                .contains("pass 0 (first complete pass; no steady pass)")
+                .contains("     0     0.463380     0.473831        10.450")
+                .contains("   35 FINAL  ");
+        long layerRows = o.out()
+                .lines()
+                .filter(l -> l.matches("\\s+\\d+ (FIRST|LAYER|FINAL)\\s.*"))
+                .count();
+        assertThat(layerRows).isEqualTo(36);
+    }
+
+    @Test
+    void fwdPassChoosesThePassAndAMissingOneIsSaid() {
+        Out o = analyze("layers", "--trace", SGLANG.toString(), "--config", QWEN3.toString(), "--fwd-pass", "3");
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).contains("Rank 0 has no pass 3 (passes 0..0)");
+        Out h100 = analyze(
+                "layers",
+                "--trace",
+                SharedData.file("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+                        .toString(),
+                "--fwd-pass",
+                "1",
+                "--num-layers",
+                "24");
+        assertThat(h100.out()).contains("pass 1 (--fwd-pass 1)");
+    }
+
+    @Test
+    void optionsOverrideAnchorAndLayers() throws Exception {
+        Out o = analyze(
+                "layers",
+                "--trace",
+                SGLANG.toString(),
+                "--anchor-kernel",
+                "rotary_embedding_kernel",
+                "--num-layers",
+                "36",
+                "--format",
+                "json");
+        JsonNode doc = Json.mapper().readTree(o.out());
+        assertThat(doc.get("anchor").asText()).isEqualTo("rotary_embedding_kernel");
+        JsonNode pass = doc.get("ranks").get(0).get("passes").get(0);
+        assertThat(pass.get("complete").asBoolean()).isTrue();
+        assertThat(pass.get("layers")).hasSize(36);
+    }
+
+    @Test
+    void aFragmentWithoutAnchorSaysSoAndExitsCleanly() {
+        Out o = analyze(
+                "layers",
+                "--trace",
+                SharedData.file("nano-vllm/profile_results/decode_gpu_0.json").toString());
+        assertThat(o.code()).isZero();
+        assertThat(o.out())
+                .contains("Rank 0: 0 pass(es)")
+                .contains("no_anchor:")
+                .contains("--anchor-kernel");
+    }
+
+    @Test
+    void badInputIsAnErrorAPersonCanActOn() {
+        assertThat(analyze("layers", "--trace", "/no/such/file.json").err()).contains("does not exist");
+        Out bad = analyze("layers", "--trace", SGLANG.toString(), "--profile", "nope");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("unknown profile nope");
+        assertThat(analyze("layers", "--help").out())
+                .contains("show-all-passes", "--fwd-pass", "--profiles", "--format");
+        assertThat(analyze("--help").out()).contains("layers");
+    }
+
+    @Test
+    void showAllPassesCanBeTurnedOff() {
+        Path h100 = SharedData.file("tracelens/h100/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz");
+        Out o = analyze("layers", "--trace", h100.toString(), "--no-show-all-passes");
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).contains("Rank pid0: 2 pass(es), 1 complete, 0 steady");
+        List<String> rows = o.out()
+                .lines()
+                .filter(l -> l.matches("\\s+[01]\\s+\\d+\\.\\d{6}.*"))
+                .toList();
+        assertThat(rows).hasSize(2);
+    }
+}
