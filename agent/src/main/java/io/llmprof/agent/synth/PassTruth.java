@@ -1,0 +1,19 @@
+package io.llmprof.agent.synth;
+
+/**
+ * One pass of one rank. Times are ns in the trace's timebase (Kineto µs x 1000).
+ *
+ * @param index pass index, 0-based; also N of ProfilerStep#N
+ * @param hostStartNs start of the host step (ProfilerStep#N starts here); the host gap comes first
+ * @param hostEndNs end of the host step (after the sampled tokens' copy and stream sync)
+ * @param firstKernelStartNs start of the pass's first kernel
+ * @param lastKernelEndNs largest end of the pass's kernels (any stream)
+ * @param hostGapNs the host's scheduling time at the start of the step (idle growth included)
+ */
+public record PassTruth(
+        int index, long hostStartNs, long hostEndNs, long firstKernelStartNs, long lastKernelEndNs, long hostGapNs) {
+    /** max(end) - min(start) over the pass's kernels. */
+    public long kernelWallNs() {
+        return lastKernelEndNs - firstKernelStartNs;
+    }
+}
