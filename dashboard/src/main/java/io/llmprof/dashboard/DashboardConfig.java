@@ -1,0 +1,100 @@
+package io.llmprof.dashboard;
+
+import io.llmprof.dashboard.store.StoreLimits;
+import java.util.Objects;
+
+/**
+ * Settings of a {@link DashboardServer}.
+ *
+ * @param bootstrapServers Kafka to read from
+ * @param host address the HTTP server binds to; loopback by default (the API has no authentication)
+ * @param httpPort HTTP port; 0 picks a free one
+ * @param maxPassesPerRank passes kept in memory per rank; also the largest {@code ?limit=}
+ * @param maxRanks ranks kept in memory, and (job, rank) pairs with their own {@code llmprof.pass.wall}
+ *     series
+ * @param topicPartitions partitions of llmprof's topics when the dashboard creates them
+ * @param topicReplicationFactor replication factor of llmprof's topics when the dashboard creates them
+ */
+public record DashboardConfig(
+        String bootstrapServers,
+        String host,
+        int httpPort,
+        int maxPassesPerRank,
+        int maxRanks,
+        int topicPartitions,
+        short topicReplicationFactor) {
+
+    public static final String DEFAULT_HOST = "127.0.0.1";
+    public static final int DEFAULT_HTTP_PORT = 8080;
+
+    public DashboardConfig {
+        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+        if (bootstrapServers.isBlank()) {
+            throw new IllegalArgumentException("bootstrapServers must not be blank");
+        }
+        host = host == null || host.isBlank() ? DEFAULT_HOST : host;
+        if (httpPort < 0 || httpPort > 65_535) {
+            throw new IllegalArgumentException("httpPort must be 0 (any free port) or 1-65535, got " + httpPort);
+        }
+        if (topicPartitions < 1) {
+            throw new IllegalArgumentException("topicPartitions must be >= 1, got " + topicPartitions);
+        }
+        if (topicReplicationFactor < 1) {
+            throw new IllegalArgumentException("topicReplicationFactor must be >= 1, got " + topicReplicationFactor);
+        }
+        new StoreLimits(maxPassesPerRank, maxRanks); // validates both
+    }
+
+    /** Port 8080 on 127.0.0.1, 1000 passes per rank, 256 ranks, topics created with 1 partition, rf 1. */
+    public static DashboardConfig defaults(String bootstrapServers) {
+        return new DashboardConfig(
+                bootstrapServers,
+                DEFAULT_HOST,
+                DEFAULT_HTTP_PORT,
+                StoreLimits.DEFAULT_MAX_PASSES_PER_RANK,
+                StoreLimits.DEFAULT_MAX_RANKS,
+                1,
+                (short) 1);
+    }
+
+    public StoreLimits storeLimits() {
+        return new StoreLimits(maxPassesPerRank, maxRanks);
+    }
+
+    public DashboardConfig withHost(String newHost) {
+        return new DashboardConfig(
+                bootstrapServers,
+                newHost,
+                httpPort,
+                maxPassesPerRank,
+                maxRanks,
+                topicPartitions,
+                topicReplicationFactor);
+    }
+
+    public DashboardConfig withHttpPort(int newHttpPort) {
+        return new DashboardConfig(
+                bootstrapServers,
+                host,
+                newHttpPort,
+                maxPassesPerRank,
+                maxRanks,
+                topicPartitions,
+                topicReplicationFactor);
+    }
+
+    public DashboardConfig withMaxPassesPerRank(int newMax) {
+        return new DashboardConfig(
+                bootstrapServers, host, httpPort, newMax, maxRanks, topicPartitions, topicReplicationFactor);
+    }
+
+    public DashboardConfig withMaxRanks(int newMax) {
+        return new DashboardConfig(
+                bootstrapServers, host, httpPort, maxPassesPerRank, newMax, topicPartitions, topicReplicationFactor);
+    }
+
+    public DashboardConfig withTopics(int partitions, short replicationFactor) {
+        return new DashboardConfig(
+                bootstrapServers, host, httpPort, maxPassesPerRank, maxRanks, partitions, replicationFactor);
+    }
+}

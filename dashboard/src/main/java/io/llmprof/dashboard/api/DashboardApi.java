@@ -1,0 +1,54 @@
+package io.llmprof.dashboard.api;
+
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.json.JavalinJackson;
+import io.llmprof.dashboard.feed.FeedStatus;
+import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.events.Json;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP API. Routes:
+ *
+ * <ul>
+ *   <li>{@code GET /api/ranks[?job=J]}
+ *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
+ *   <li>{@code GET /health}: 200 UP or 503 DOWN
+ *   <li>{@code GET /metrics}: Prometheus text format
+ * </ul>
+ */
+public final class DashboardApi {
+    static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+    private DashboardApi() {}
+
+    /** A configured, not yet started, Javalin app. */
+    public static Javalin create(PassStore store, PrometheusMeterRegistry registry, Supplier<FeedStatus> feed) {
+        Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(registry, "registry");
+        Objects.requireNonNull(feed, "feed");
+        RankController ranks = new RankController(store);
+        Javalin app = Javalin.create(config -> {
+            config.showJavalinBanner = false;
+            config.startupWatcherEnabled = false;
+            config.jsonMapper(new JavalinJackson(Json.mapper(), false));
+            config.router.mount(router -> {
+                router.get("/api/ranks", ranks::ranks);
+                router.get("/api/ranks/{rank}/passes", ranks::passes);
+                router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
+                router.get("/health", ctx -> health(ctx, feed.get()));
+                router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
+            });
+        });
+        ErrorMapper.register(app);
+        return app;
+    }
+
+    private static void health(Context ctx, FeedStatus status) {
+        ctx.status(status.up() ? 200 : 503).json(HealthResponse.of(status));
+    }
+}

@@ -1,0 +1,95 @@
+package io.llmprof.dashboard.api;
+
+import io.javalin.http.Context;
+import io.llmprof.dashboard.store.PassLookup;
+import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.StoredPass;
+import io.llmprof.events.RankKey;
+import io.llmprof.events.view.PassView;
+import java.util.List;
+
+/** Ranks and passes: reads parameters, asks the store, writes JSON. */
+final class RankController {
+    static final int DEFAULT_LIMIT = 100;
+    private static final int MAX_RANK_LENGTH = 256;
+
+    private final PassStore store;
+    private final RankResolver resolver;
+
+    RankController(PassStore store) {
+        this.store = store;
+        this.resolver = new RankResolver(store);
+    }
+
+    /** {@code GET /api/ranks[?job=]}. */
+    void ranks(Context ctx) {
+        String job = ctx.queryParam("job");
+        ctx.json(new RanksResponse(store.ranks().stream()
+                .filter(r -> job == null || r.job().equals(job))
+                .map(RankView::of)
+                .toList()));
+    }
+
+    /** {@code GET /api/ranks/{rank}/passes[?job=][&limit=]}. */
+    void passes(Context ctx) {
+        String rank = rank(ctx);
+        int max = store.limits().maxPassesPerRank();
+        int limit = ctx.queryParamAsClass("limit", Integer.class)
+                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
+                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        String key = resolver.resolve(rank, ctx.queryParam("job"));
+        List<PassView> passes = store.passes(key, limit).stream()
+                .map(RankController::withoutLayers)
+                .toList();
+        ctx.json(new PassesResponse(key, RankKey.job(key), RankKey.rank(key), passes));
+    }
+
+    /** {@code GET /api/ranks/{rank}/passes/{index}[?job=]}: the same JSON as `analyze layers`. */
+    void pass(Context ctx) {
+        String rank = rank(ctx);
+        long index = ctx.pathParamAsClass("index", Long.class)
+                .check(i -> i >= 0, "must be 0 or more")
+                .get();
+        String key = resolver.resolve(rank, ctx.queryParam("job"));
+        PassLookup lookup = store.pass(key, index);
+        if (lookup instanceof PassLookup.Found found) {
+            StoredPass pass = found.pass();
+            ctx.json(PassView.of(pass.pass(), pass.layers()));
+        } else if (lookup instanceof PassLookup.Pending pending) {
+            throw ApiException.notFound(
+                    "pass_pending",
+                    "pass " + index + " of " + key + " has not arrived yet (" + pending.layersReceived()
+                            + " of its layers have); retry shortly");
+        } else {
+            throw ApiException.notFound(
+                    "unknown_pass",
+                    "pass " + index + " of " + key + " is not held (never seen, or older than the last "
+                            + store.limits().maxPassesPerRank() + " passes); "
+                            + RankView.passesUrl(RankKey.job(key), RankKey.rank(key))
+                            + " lists the passes held");
+        }
+    }
+
+    private static String rank(Context ctx) {
+        return ctx.pathParamAsClass("rank", String.class)
+                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
+                .get();
+    }
+
+    private static PassView withoutLayers(StoredPass stored) {
+        PassView v = PassView.of(stored.pass(), List.of());
+        return new PassView(
+                v.index(),
+                v.startUs(),
+                v.endUs(),
+                v.wallUs(),
+                v.busyUs(),
+                v.sumUs(),
+                v.kernels(),
+                v.complete(),
+                v.steady(),
+                v.prologue(),
+                v.epilogue(),
+                null);
+    }
+}

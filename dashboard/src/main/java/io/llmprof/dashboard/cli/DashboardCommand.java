@@ -1,0 +1,118 @@
+package io.llmprof.dashboard.cli;
+
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.dashboard.store.StoreLimits;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** `llmprof dashboard`: the REST API and /metrics over llmprof's topics, until Ctrl-C. */
+@Command(
+        name = "dashboard",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Serves passes, layers and metrics read from llmprof's Kafka topics, until Ctrl-C.",
+            "Reads every topic from its beginning at start: what Kafka retains is what it shows."
+        })
+public final class DashboardCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
+    String bootstrapServers;
+
+    @Option(
+            names = "--port",
+            defaultValue = "" + DashboardConfig.DEFAULT_HTTP_PORT,
+            description = "HTTP port (0 = any free port). Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(
+            names = "--host",
+            defaultValue = DashboardConfig.DEFAULT_HOST,
+            description = "Address to bind; the API has no authentication, widen with care. Default: ${DEFAULT-VALUE}.")
+    String host;
+
+    @Option(
+            names = "--max-passes-per-rank",
+            defaultValue = "" + StoreLimits.DEFAULT_MAX_PASSES_PER_RANK,
+            description = "Passes kept in memory per rank. Default: ${DEFAULT-VALUE}.")
+    int maxPassesPerRank;
+
+    @Option(
+            names = "--max-ranks",
+            defaultValue = "" + StoreLimits.DEFAULT_MAX_RANKS,
+            description = "Ranks kept in memory (least recently updated dropped). Default: ${DEFAULT-VALUE}.")
+    int maxRanks;
+
+    @Option(
+            names = "--topic-partitions",
+            defaultValue = "1",
+            description = "Partitions of llmprof's topics if the dashboard creates them. Default: ${DEFAULT-VALUE}.")
+    int topicPartitions;
+
+    @Option(
+            names = "--topic-replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of llmprof's topics if the dashboard creates them."
+                    + " Default: ${DEFAULT-VALUE}.")
+    short topicReplicationFactor;
+
+    public DashboardCommand() {}
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new ClassLoaderMetrics().bindTo(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        DashboardServer server;
+        try {
+            DashboardConfig config = new DashboardConfig(
+                    bootstrapServers, host, port, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor);
+            server = DashboardServer.start(config, registry);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            // Bad option, Kafka unreachable, port taken: the message says which; a stack trace would bury it.
+            spec.commandLine().getErr().println("llmprof dashboard: " + e.getMessage());
+            registry.close();
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            registry.close();
+                            stopped.countDown();
+                        },
+                        "llmprof-dashboard-shutdown"));
+        String url = server.url();
+        out.printf(
+                "llmprof dashboard reading %s%n  ranks:   %s/api/ranks%n  health:  %s/health%n  metrics: %s/metrics%n"
+                        + "Ctrl-C to stop.%n",
+                bootstrapServers, url, url, url);
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,2 @@
+/** The `dashboard` subcommand. */
+package io.llmprof.dashboard.cli;

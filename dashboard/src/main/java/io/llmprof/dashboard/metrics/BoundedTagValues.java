@@ -1,0 +1,39 @@
+package io.llmprof.dashboard.metrics;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Keeps a tag's cardinality bounded: the first {@code limit} distinct values pass through, later ones
+ * become {@link #OTHER}. A scrape with one series per value stays small whatever the input.
+ */
+final class BoundedTagValues {
+    static final String OTHER = "other";
+    static final String UNKNOWN = "unknown";
+
+    private final int limit;
+    private final Set<String> admitted = ConcurrentHashMap.newKeySet();
+
+    BoundedTagValues(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, got " + limit);
+        }
+        this.limit = limit;
+    }
+
+    String admit(String value) {
+        if (value == null || value.isBlank()) {
+            return UNKNOWN;
+        }
+        if (admitted.contains(value)) {
+            return value;
+        }
+        synchronized (this) {
+            if (admitted.size() < limit) {
+                admitted.add(value);
+                return value;
+            }
+        }
+        return admitted.contains(value) ? value : OTHER;
+    }
+}

@@ -1,0 +1,212 @@
+package io.llmprof.dashboard.store;
+
+import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankKey;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Passes per rank with their layers, bounded by {@link StoreLimits}. Passes and layers come on different
+ * topics, so either may arrive first: both land in one slot keyed by (job, rank, pass index), and a pass
+ * read before all its layers arrived shows the ones present.
+ *
+ * <p>One writer (the feed) and many readers (HTTP threads); every method is synchronized and readers get
+ * immutable copies.
+ */
+public final class PassStore {
+    private static final Comparator<RankSummary> RANK_ORDER =
+            Comparator.comparing(RankSummary::job).thenComparing(RankSummary::rank, PassStore::compareRanks);
+
+    private final StoreLimits limits;
+    /** Least recently updated first: every write moves its rank to the end. */
+    private final LinkedHashMap<String, RankHistory> ranks = new LinkedHashMap<>();
+
+    public PassStore(StoreLimits limits) {
+        this.limits = Objects.requireNonNull(limits, "limits");
+    }
+
+    public StoreLimits limits() {
+        return limits;
+    }
+
+    public synchronized void addPass(PassRecord pass) {
+        RankHistory history = touch(pass.job(), pass.rank());
+        history.passesSeen++;
+        history.lastPass = pass;
+        history.slotFor(pass.index(), pass.run()).pass = pass;
+        history.evict(limits.maxPassesPerRank());
+    }
+
+    public synchronized void addLayer(LayerRecord layer) {
+        RankHistory history = touch(layer.job(), layer.rank());
+        history.slotFor(layer.passIndex(), layer.run()).layers.put(layer.layer(), layer);
+        history.evict(limits.maxPassesPerRank());
+    }
+
+    /** Every rank held, by job then rank (numeric ranks in numeric order). */
+    public synchronized List<RankSummary> ranks() {
+        return ranks.entrySet().stream()
+                .map(e -> e.getValue().summary(e.getKey()))
+                .sorted(RANK_ORDER)
+                .toList();
+    }
+
+    public synchronized Optional<RankSummary> rank(String key) {
+        RankHistory history = ranks.get(key);
+        return history == null ? Optional.empty() : Optional.of(history.summary(key));
+    }
+
+    /** Keys ({@code job/rank}) of every job that has this rank, sorted. */
+    public synchronized List<String> keysOfRank(String rank) {
+        return ranks.entrySet().stream()
+                .filter(e -> e.getValue().rank.equals(rank))
+                .map(Map.Entry::getKey)
+                .sorted()
+                .toList();
+    }
+
+    /** Up to {@code limit} passes of the rank whose record arrived, most recent first. */
+    public synchronized List<StoredPass> passes(String key, int limit) {
+        RankHistory history = ranks.get(key);
+        if (history == null || limit <= 0) {
+            return List.of();
+        }
+        List<Slot> slots = new ArrayList<>(history.slots.values());
+        List<StoredPass> out = new ArrayList<>(Math.min(limit, slots.size()));
+        for (int i = slots.size() - 1; i >= 0 && out.size() < limit; i--) {
+            Slot slot = slots.get(i);
+            if (slot.pass != null) {
+                out.add(slot.toStoredPass());
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    public synchronized PassLookup pass(String key, long index) {
+        RankHistory history = ranks.get(key);
+        Slot slot = history == null ? null : history.slots.get(index);
+        if (slot == null) {
+            return new PassLookup.Missing();
+        }
+        if (slot.pass == null) {
+            return new PassLookup.Pending(slot.layers.size());
+        }
+        return new PassLookup.Found(slot.toStoredPass());
+    }
+
+    private RankHistory touch(String job, String rank) {
+        if (job == null || rank == null) {
+            throw new IllegalArgumentException(
+                    "a record without job or rank cannot be stored (job=" + job + ", rank=" + rank + ")");
+        }
+        String key = RankKey.of(job, rank);
+        RankHistory history = ranks.remove(key);
+        if (history == null) {
+            history = new RankHistory(job, rank);
+        }
+        ranks.put(key, history);
+        Iterator<RankHistory> oldest = ranks.values().iterator();
+        while (ranks.size() > limits.maxRanks()) {
+            oldest.next();
+            oldest.remove();
+        }
+        return history;
+    }
+
+    /** Numeric ranks compare as numbers ("2" before "10"), then everything else as text. */
+    static int compareRanks(String a, String b) {
+        boolean numA = isDigits(a);
+        boolean numB = isDigits(b);
+        if (numA && numB) {
+            int byLength = Integer.compare(a.length(), b.length());
+            return byLength != 0 ? byLength : a.compareTo(b);
+        }
+        if (numA != numB) {
+            return numA ? -1 : 1;
+        }
+        return a.compareTo(b);
+    }
+
+    private static boolean isDigits(String s) {
+        if (s.isEmpty() || s.length() > 1 && s.charAt(0) == '0') {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            if (!Character.isDigit(s.charAt(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static final class RankHistory {
+        final String job;
+        final String rank;
+        long passesSeen;
+        PassRecord lastPass;
+        /** Pass index -> slot, in order of first arrival (pass or layer). */
+        final LinkedHashMap<Long, Slot> slots = new LinkedHashMap<>();
+
+        RankHistory(String job, String rank) {
+            this.job = job;
+            this.rank = rank;
+        }
+
+        /**
+         * The slot of this pass index and run. A slot holding another run's pass under the same index (the
+         * job was profiled again and indexes restarted) is replaced, and the new slot is the newest.
+         */
+        Slot slotFor(long index, String run) {
+            Slot slot = slots.get(index);
+            if (slot != null && !Objects.equals(slot.run, run)) {
+                slots.remove(index);
+                slot = null;
+            }
+            if (slot == null) {
+                slot = new Slot(run);
+                slots.put(index, slot);
+            }
+            return slot;
+        }
+
+        void evict(int max) {
+            Iterator<Slot> oldest = slots.values().iterator();
+            while (slots.size() > max) {
+                oldest.next();
+                oldest.remove();
+            }
+        }
+
+        RankSummary summary(String key) {
+            int held = 0;
+            for (Slot slot : slots.values()) {
+                if (slot.pass != null) {
+                    held++;
+                }
+            }
+            return new RankSummary(key, job, rank, passesSeen, held, Optional.ofNullable(lastPass));
+        }
+    }
+
+    private static final class Slot {
+        final String run;
+        PassRecord pass;
+        final TreeMap<Integer, LayerRecord> layers = new TreeMap<>();
+
+        Slot(String run) {
+            this.run = run;
+        }
+
+        StoredPass toStoredPass() {
+            return new StoredPass(pass, List.copyOf(layers.values()));
+        }
+    }
+}

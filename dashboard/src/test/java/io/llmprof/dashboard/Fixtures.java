@@ -1,0 +1,68 @@
+package io.llmprof.dashboard;
+
+import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
+import io.llmprof.events.Segment;
+import java.util.List;
+import java.util.Map;
+
+/** Wire records for tests, with fixed, readable numbers. */
+public final class Fixtures {
+    private Fixtures() {}
+
+    /** A complete pass of 2 layers; times are ns, wall = 2 ms + index µs. */
+    public static PassRecord pass(String job, String rank, long index) {
+        return pass(job, "run-1", rank, index, true);
+    }
+
+    public static PassRecord pass(String job, String run, String rank, long index, boolean complete) {
+        long start = 1_000_000_000L + index * 10_000_000L;
+        long wall = 2_000_000L + index * 1_000L;
+        return new PassRecord(
+                job,
+                run,
+                rank,
+                "llama",
+                "flash_fwd",
+                2,
+                1,
+                index,
+                start,
+                start + wall,
+                wall,
+                wall - 100_000L,
+                wall + 50_000L,
+                40,
+                complete,
+                true,
+                new Segment(10_500L, 9_000L, 2),
+                new Segment(20_250L, 18_000L, 3),
+                2,
+                complete ? "next_pass" : "resync",
+                List.of());
+    }
+
+    /** Layer {@code layer} of pass {@code index}: 800.123 µs of wall. */
+    public static LayerRecord layer(String job, String rank, long index, int layer) {
+        return layer(job, "run-1", rank, index, layer);
+    }
+
+    public static LayerRecord layer(String job, String run, String rank, long index, int layer) {
+        long start = 1_000_000_000L + index * 10_000_000L + layer * 900_000L;
+        return new LayerRecord(
+                job,
+                run,
+                rank,
+                index,
+                layer,
+                "decoder",
+                start,
+                start + 800_123L,
+                800_123L,
+                700_000L,
+                750_000L,
+                20,
+                1,
+                Map.of("gemm", 500_000L, "attention", 250_000L));
+    }
+}

@@ -1,0 +1,44 @@
+package io.llmprof.dashboard.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class DashboardCommandTest {
+    @Test
+    void defaultsToLocalKafkaAndPort8080OnLoopback() {
+        DashboardCommand command = new DashboardCommand();
+        new CommandLine(command).parseArgs();
+
+        assertThat(command.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(command.port).isEqualTo(8080);
+        assertThat(command.host).isEqualTo("127.0.0.1");
+        assertThat(command.maxPassesPerRank).isEqualTo(1000);
+    }
+
+    @Test
+    void helpListsEveryOption() {
+        StringWriter out = new StringWriter();
+        int exit = new CommandLine(new DashboardCommand())
+                .setOut(new PrintWriter(out))
+                .execute("--help");
+
+        assertThat(exit).isZero();
+        assertThat(out.toString())
+                .contains("--bootstrap-servers", "--port", "--host", "--max-passes-per-rank", "--max-ranks");
+    }
+
+    @Test
+    void anUnusableOptionExitsWithOneAndSaysWhich() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new DashboardCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--port", "70000");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("httpPort must be 0 (any free port) or 1-65535, got 70000");
+    }
+}

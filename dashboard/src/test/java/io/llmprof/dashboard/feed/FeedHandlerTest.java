@@ -1,0 +1,133 @@
+package io.llmprof.dashboard.feed;
+
+import static io.llmprof.dashboard.Fixtures.layer;
+import static io.llmprof.dashboard.Fixtures.pass;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.dashboard.metrics.DashboardMeters;
+import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
+import io.llmprof.dashboard.store.PassLookup;
+import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.StoreLimits;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.Topic;
+import io.llmprof.events.Topics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class FeedHandlerTest {
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final PassStore store = new PassStore(StoreLimits.defaults());
+    private final FeedHandler handler = new FeedHandler(store, new DashboardMeters(registry, 8));
+
+    @Test
+    void appliesPassesLayersAndAnomaliesToStoreAndMeters() {
+        assertThat(handler.handle(record(Topics.LAYERS, layer("job", "0", 3, 0))))
+                .isTrue();
+        assertThat(handler.handle(record(Topics.PASSES, pass("job", "0", 3)))).isTrue();
+        assertThat(handler.handle(
+                        record(Topics.ANOMALIES, new Anomaly("job", "0", AnomalyKind.RESYNC, "gap of 2 s", "pass 3"))))
+                .isTrue();
+
+        assertThat(store.pass("job/0", 3)).isInstanceOf(PassLookup.Found.class);
+        assertThat(registry.get(DashboardMeters.PASSES_CLOSED).counter().count())
+                .isEqualTo(1);
+        assertThat(registry.get(DashboardMeters.LAYERS_CLOSED).counter().count())
+                .isEqualTo(1);
+        assertThat(registry.get(DashboardMeters.ANOMALIES)
+                        .tags("kind", "resync", "severity", "warn")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"{not json", "{\"kind\":\"NO_SUCH_KIND\",\"message\":\"m\"}", "{\"message\":\"m\"}"})
+    void countsAnUnreadableAnomalyAndGoesOn(String value) {
+        assertThat(handler.handle(raw(Topics.ANOMALIES.name(), value))).isFalse();
+
+        assertThat(badRecords(Topics.ANOMALIES.name())).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"llmprof.passes", "llmprof.layers"})
+    void countsPassesAndLayersWithoutRankOrValueAsUnreadable(String topic) {
+        assertThat(handler.handle(raw(topic, "{\"job\":\"job\",\"index\":1,\"passIndex\":1}")))
+                .isFalse();
+        assertThat(handler.handle(raw(topic, null))).isFalse();
+
+        assertThat(badRecords(topic)).isEqualTo(2);
+        assertThat(store.ranks()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "llmprof.errors.source, trace.json:120, AGENT",
+        "__streams.errors.topic, llmprof.trace-events, STREAMS",
+        "unrelated, x, UNKNOWN"
+    })
+    void countsDeadLettersByWhoSentThem(String header, String value, DeadLetterOrigin origin) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(header, value.getBytes(StandardCharsets.UTF_8));
+        headers.add(DeadLetterHeaders.MESSAGE, "cannot parse".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(handler.handle(new ConsumerRecord<>(
+                        Topics.DLQ.name(),
+                        0,
+                        5L,
+                        0L,
+                        TimestampType.CREATE_TIME,
+                        0,
+                        4,
+                        "key".getBytes(StandardCharsets.UTF_8),
+                        "garbage that is not JSON".getBytes(StandardCharsets.UTF_8),
+                        headers,
+                        Optional.empty())))
+                .isTrue();
+
+        assertThat(registry.get(DashboardMeters.DEAD_LETTERS)
+                        .tags("origin", origin.tag())
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
+
+    private double badRecords(String topic) {
+        return registry.get(DashboardMeters.BAD_RECORDS)
+                .tags("topic", topic)
+                .counter()
+                .count();
+    }
+
+    static <V> ConsumerRecord<byte[], byte[]> record(Topic<String, V> topic, V value) {
+        return record(topic, value, 0);
+    }
+
+    static <V> ConsumerRecord<byte[], byte[]> record(Topic<String, V> topic, V value, long offset) {
+        return new ConsumerRecord<>(
+                topic.name(),
+                0,
+                offset,
+                "job/0".getBytes(StandardCharsets.UTF_8),
+                topic.valueSerde().serializer().serialize(topic.name(), value));
+    }
+
+    static ConsumerRecord<byte[], byte[]> raw(String topic, String value) {
+        return new ConsumerRecord<>(
+                topic,
+                0,
+                0L,
+                "job/0".getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8));
+    }
+}

@@ -1,0 +1,86 @@
+package io.llmprof.deploy.broker;
+
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** `llmprof broker`: a local single-node Kafka until Ctrl-C. */
+@Command(
+        name = "broker",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs a single-node Kafka broker (KRaft, broker and controller in one process) until Ctrl-C.",
+            "For a laptop or a demo; use a real cluster for anything shared."
+        })
+public final class BrokerCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--port",
+            defaultValue = "9092",
+            description = "Client port (0 = any free port). Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(
+            names = "--controller-port",
+            defaultValue = "0",
+            description = "KRaft controller port (0 = any free port). Default: ${DEFAULT-VALUE}.")
+    int controllerPort;
+
+    @Option(
+            names = "--data-dir",
+            description =
+                    "Log and metadata directory, kept across restarts. Default: a temp directory deleted" + " on exit.")
+    Path dataDir;
+
+    @Option(
+            names = "--host",
+            defaultValue = BrokerConfig.DEFAULT_HOST,
+            description = "Address to bind and advertise. Default: ${DEFAULT-VALUE}.")
+    String host;
+
+    public BrokerCommand() {}
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        EmbeddedKafka kafka;
+        try {
+            BrokerConfig config = BrokerConfig.defaults()
+                    .withPort(port)
+                    .withControllerPort(controllerPort)
+                    .withDataDir(dataDir)
+                    .withHost(host);
+            kafka = new EmbeddedKafka(config).start();
+        } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
+            // Bad option, port taken, data directory unusable: the message says which; a stack trace would
+            // bury it.
+            spec.commandLine().getErr().println("llmprof broker: " + e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            kafka.close();
+                            stopped.countDown();
+                        },
+                        "llmprof-broker-shutdown"));
+        out.printf(
+                "Kafka broker ready in %d ms%n  bootstrap servers: %s%n  data directory:    %s%s%nCtrl-C to stop.%n",
+                kafka.startDuration().toMillis(),
+                kafka.bootstrapServers(),
+                kafka.dataDir(),
+                dataDir == null ? " (temporary)" : "");
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,300 @@
+package io.llmprof.deploy.broker;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A single-node Kafka (KRaft, combined broker and controller) in this JVM, run by Kafka's own server
+ * classes: the production code path, not a mock. Storage is formatted in code on first use; a given data
+ * directory keeps its topics and offsets across restarts.
+ *
+ * <pre>{@code
+ * try (EmbeddedKafka kafka = new EmbeddedKafka(BrokerConfig.defaults()).start()) {
+ *     String bootstrap = kafka.bootstrapServers();
+ * }
+ * }</pre>
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
+    private static final int NODE_ID = 1;
+    private static final String BROKER_LISTENER = "PLAINTEXT";
+    private static final String CONTROLLER_LISTENER = "CONTROLLER";
+    private static final int BIND_ATTEMPTS = 3;
+
+    private final BrokerConfig config;
+    private Path dataDir;
+    private boolean temporaryDir;
+    private KafkaRaftServer server;
+    private int port;
+    private int controllerPort;
+    private Duration startDuration;
+    private boolean closed;
+
+    public EmbeddedKafka(BrokerConfig config) {
+        this.config = Objects.requireNonNull(config, "config");
+    }
+
+    /**
+     * Formats the data directory when it is new, starts the broker and returns once an admin client sees
+     * it in the cluster metadata.
+     *
+     * @throws IllegalStateException when the broker cannot start or is not reachable within the start
+     *     timeout
+     */
+    public synchronized EmbeddedKafka start() {
+        if (server != null || closed) {
+            throw new IllegalStateException("an EmbeddedKafka starts once; create a new one to restart");
+        }
+        long begin = System.nanoTime();
+        try {
+            prepareDataDir();
+            startServer();
+            awaitReachable(begin);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        startDuration = Duration.ofNanos(System.nanoTime() - begin);
+        LOG.debug(
+                "Kafka broker ready at {} in {} ms (data in {})",
+                bootstrapServers(),
+                startDuration.toMillis(),
+                dataDir);
+        return this;
+    }
+
+    /** {@code host:port} for clients; valid after {@link #start()}. */
+    public String bootstrapServers() {
+        requireStarted();
+        return config.host() + ":" + port;
+    }
+
+    public int port() {
+        requireStarted();
+        return port;
+    }
+
+    public int controllerPort() {
+        requireStarted();
+        return controllerPort;
+    }
+
+    public Path dataDir() {
+        requireStarted();
+        return dataDir;
+    }
+
+    /** Time {@link #start()} took, formatting included. */
+    public Duration startDuration() {
+        requireStarted();
+        return startDuration;
+    }
+
+    /** Shuts the broker down, waits for it, and deletes the data directory if it was a temp one. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (server != null) {
+            try {
+                server.shutdown();
+                server.awaitShutdown();
+            } catch (RuntimeException e) {
+                LOG.warn("Kafka broker on port {} did not shut down cleanly: {}", port, e.toString());
+            }
+        }
+        if (temporaryDir && dataDir != null) {
+            try {
+                Utils.delete(dataDir.toFile());
+            } catch (IOException e) {
+                LOG.warn("cannot delete temp Kafka data directory {}: {}", dataDir, e.toString());
+            }
+        }
+    }
+
+    private void requireStarted() {
+        if (startDuration == null) {
+            throw new IllegalStateException("the broker is not started: call start() first");
+        }
+    }
+
+    private void prepareDataDir() {
+        try {
+            if (config.dataDir() == null) {
+                dataDir = Files.createTempDirectory("llmprof-kafka-");
+                temporaryDir = true;
+            } else {
+                dataDir = Files.createDirectories(config.dataDir().toAbsolutePath());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the Kafka data directory " + config.dataDir(), e);
+        }
+        if (Files.exists(dataDir.resolve("meta.properties"))) {
+            LOG.info("reusing formatted Kafka data directory {}", dataDir);
+            return;
+        }
+        // Static quorum (controller.quorum.voters), so kraft.version 0: a restart may pick another
+        // controller port, since the voter set comes from the config and not from the log.
+        Formatter formatter = new Formatter()
+                .setPrintStream(new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8))
+                .setNodeId(NODE_ID)
+                .setClusterId(Uuid.randomUuid().toString())
+                .addDirectory(dataDir.toString())
+                .setMetadataLogDirectory(dataDir.toString())
+                .setControllerListenerName(CONTROLLER_LISTENER);
+        try {
+            formatter.run();
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot format Kafka storage in " + dataDir + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void startServer() {
+        for (int attempt = 1; ; attempt++) {
+            port = config.port() == 0 ? freePort() : config.port();
+            controllerPort = config.controllerPort() == 0 ? freePort(port) : config.controllerPort();
+            KafkaRaftServer candidate = new KafkaRaftServer(new KafkaConfig(brokerProperties(), false), Time.SYSTEM);
+            try {
+                candidate.startup();
+                server = candidate;
+                return;
+            } catch (RuntimeException e) {
+                shutdownQuietly(candidate);
+                // A free port found by probing can be taken by another process before the broker binds it;
+                // a port the caller chose stays taken, so only a clash on a probed one is worth a retry.
+                if (attempt < BIND_ATTEMPTS && clashedOnProbedPort(e)) {
+                    LOG.warn("port {} or {} was taken meanwhile, retrying with other ports", port, controllerPort);
+                    continue;
+                }
+                throw new IllegalStateException(
+                        "Kafka broker failed to start on " + config.host() + ":" + port + " (controller port "
+                                + controllerPort + ", data " + dataDir + "): " + e.getMessage(),
+                        e);
+            }
+        }
+    }
+
+    private Map<String, Object> brokerProperties() {
+        String host = config.host();
+        Map<String, Object> p = new HashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", Integer.toString(NODE_ID));
+        p.put("controller.quorum.voters", NODE_ID + "@" + host + ":" + controllerPort);
+        p.put("controller.listener.names", CONTROLLER_LISTENER);
+        p.put(
+                "listeners",
+                BROKER_LISTENER + "://" + host + ":" + port + "," + CONTROLLER_LISTENER + "://" + host + ":"
+                        + controllerPort);
+        p.put("advertised.listeners", BROKER_LISTENER + "://" + host + ":" + port);
+        p.put("inter.broker.listener.name", BROKER_LISTENER);
+        p.put("listener.security.protocol.map", BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+        p.put("log.dirs", dataDir.toString());
+        p.put("metadata.log.dir", dataDir.toString());
+        // One node: internal topics default to replication 3 and consumer groups or transactions hang.
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("default.replication.factor", "1");
+        p.put("min.insync.replicas", "1");
+        // Faster start and first poll on one node.
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("offsets.topic.num.partitions", "1");
+        p.put("transaction.state.log.num.partitions", "1");
+        p.put("num.partitions", "1");
+        p.put("log.cleaner.dedupe.buffer.size", Integer.toString(2 * 1024 * 1024));
+        p.putAll(config.overrides());
+        return p;
+    }
+
+    private void awaitReachable(long beginNanos) {
+        long deadline = beginNanos + config.startTimeout().toNanos();
+        Map<String, Object> adminProps = Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.host() + ":" + port,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000);
+        try (Admin admin = Admin.create(adminProps)) {
+            Exception last = null;
+            while (System.nanoTime() < deadline) {
+                long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+                try {
+                    if (!admin.describeCluster()
+                            .nodes()
+                            .get(Math.min(leftMs, 5_000), TimeUnit.MILLISECONDS)
+                            .isEmpty()) {
+                        return;
+                    }
+                } catch (ExecutionException | TimeoutException e) {
+                    last = e;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted while waiting for the Kafka broker", e);
+                }
+                // Each failed describeCluster already waited for its request timeout: no extra sleep.
+            }
+            throw new IllegalStateException("Kafka broker at " + config.host() + ":" + port + " not reachable within "
+                    + config.startTimeout() + (last == null ? "" : ": " + last));
+        }
+    }
+
+    private static void shutdownQuietly(KafkaRaftServer candidate) {
+        try {
+            candidate.shutdown();
+            candidate.awaitShutdown();
+        } catch (RuntimeException e) {
+            LOG.debug("shutdown after failed start", e);
+        }
+    }
+
+    private boolean clashedOnProbedPort(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            String message = t.getMessage();
+            if (message != null && message.contains("Address already in use")) {
+                return (config.port() == 0 && message.contains(":" + port + ":"))
+                        || (config.controllerPort() == 0 && message.contains(":" + controllerPort + ":"));
+            }
+        }
+        return false;
+    }
+
+    private int freePort(int... exclude) {
+        for (int i = 0; i < 10; i++) {
+            try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(config.host()))) {
+                int candidate = socket.getLocalPort();
+                if (exclude.length == 0 || candidate != exclude[0]) {
+                    return candidate;
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot find a free port on " + config.host(), e);
+            }
+        }
+        throw new IllegalStateException("cannot find a free port on " + config.host());
+    }
+}
