@@ -1,0 +1,168 @@
+package io.llmprof.streams.cli;
+
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.streams.KafkaStreams;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code llmprof streams}: runs the streams app until Ctrl-C. */
+@Command(
+        name = "streams",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Run the streams app: reads llmprof.trace-events, writes passes, layers and anomalies"
+                    + " (llmprof.passes, llmprof.layers, llmprof.anomalies); bad records go to llmprof.dlq.",
+            "Runs until Ctrl-C."
+        })
+public class StreamsCommand implements Callable<Integer> {
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(names = "--config", paramLabel = "CONFIG_JSON", description = "The model's config.json.")
+    Path modelConfig;
+
+    @Option(names = "--profile", description = "Model profile: dsv4_csa_hca, dsv3_mla, generic (default: inferred).")
+    String profile;
+
+    @Option(
+            names = "--anchor-kernel",
+            paramLabel = "REGEX",
+            description = "Anchor kernel regex (overrides the profile's).")
+    String anchorKernel;
+
+    @Option(
+            names = "--num-layers",
+            paramLabel = "N",
+            description = "Number of layers (default: config, else detected).")
+    Integer numLayers;
+
+    @Option(
+            names = "--application-id",
+            defaultValue = StreamsAppConfig.DEFAULT_APPLICATION_ID,
+            description = "Kafka Streams application id (default: ${DEFAULT-VALUE}).")
+    String applicationId;
+
+    @Option(
+            names = "--state-dir",
+            paramLabel = "DIR",
+            description = "Kafka Streams state directory (default: a new temporary directory; state is then"
+                    + " restored from Kafka at start).")
+    Path stateDir;
+
+    @Option(
+            names = "--metrics-port",
+            paramLabel = "PORT",
+            description = "Serve Prometheus metrics at http://<host>:PORT/metrics (default: not served).")
+    Integer metricsPort;
+
+    @Option(
+            names = "--idle-timeout",
+            converter = DurationConverter.class,
+            paramLabel = "DURATION",
+            description =
+                    "Close a rank's open pass after this much stream time without GPU events" + " (default: 60s).")
+    Duration idleTimeout;
+
+    @Option(names = "--processing-guarantee", description = "exactly_once_v2 (default) or at_least_once.")
+    String processingGuarantee;
+
+    @Option(
+            names = "--replication-factor",
+            description = "Replication factor of topics the app creates (default: 1, a single broker).")
+    Integer replicationFactor;
+
+    @Option(names = "--partitions", description = "Partitions of llmprof topics created when missing (default: 1).")
+    Integer partitions;
+
+    public StreamsCommand() {}
+
+    StreamsAppConfig config() {
+        return StreamsAppConfig.builder(bootstrapServers)
+                .applicationId(applicationId)
+                .stateDir(stateDir)
+                .modelConfig(modelConfig)
+                .profile(profile)
+                .anchorKernel(anchorKernel)
+                .numLayers(numLayers)
+                .idleTimeout(idleTimeout)
+                .processingGuarantee(processingGuarantee)
+                .replicationFactor(replicationFactor)
+                .partitions(partitions)
+                .build();
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        StreamsAppConfig config;
+        try {
+            config = config();
+        } catch (IllegalArgumentException e) {
+            err.println("llmprof streams: " + e.getMessage());
+            return 2;
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        MetricsEndpoint endpoint = metricsPort == null ? null : MetricsEndpoint.start(metricsPort, registry);
+        StreamsApp app;
+        try {
+            app = StreamsApp.start(config, registry);
+        } catch (RuntimeException e) {
+            if (endpoint != null) {
+                endpoint.close();
+            }
+            // Typically: no broker at --bootstrap-servers, or a bad --config / --profile.
+            err.println("llmprof streams: cannot start: " + e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Thread hook = new Thread(
+                () -> {
+                    app.close(CLOSE_TIMEOUT);
+                    if (endpoint != null) {
+                        endpoint.close();
+                    }
+                    stopped.countDown();
+                },
+                "llmprof-streams-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        out.printf(
+                "llmprof streams: application %s on %s%s; Ctrl-C to stop%n",
+                config.effectiveApplicationId(),
+                config.bootstrapServers(),
+                endpoint == null ? "" : ", metrics at http://localhost:" + endpoint.port() + "/metrics");
+        out.flush();
+        while (!stopped.await(1, TimeUnit.SECONDS)) {
+            KafkaStreams.State state = app.state();
+            if (state == KafkaStreams.State.ERROR || state == KafkaStreams.State.NOT_RUNNING) {
+                Runtime.getRuntime().removeShutdownHook(hook);
+                app.close(CLOSE_TIMEOUT);
+                if (endpoint != null) {
+                    endpoint.close();
+                }
+                err.println("llmprof streams: Kafka Streams stopped (" + state + "); see the log above");
+                return 1;
+            }
+        }
+        return 0;
+    }
+}

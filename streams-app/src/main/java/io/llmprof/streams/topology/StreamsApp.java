@@ -1,0 +1,172 @@
+package io.llmprof.streams.topology;
+
+import io.llmprof.events.TopicBootstrap;
+import io.llmprof.streams.metrics.StreamsMeters;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running streams app: the one-JVM demo and {@code llmprof streams} start it through {@link #start}.
+ * Closing it closes Kafka Streams and unbinds its metrics; a state directory it created itself is deleted.
+ */
+public final class StreamsApp implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamsApp.class);
+    private static final Set<KafkaStreams.State> TERMINAL =
+            Set.of(KafkaStreams.State.PENDING_SHUTDOWN, KafkaStreams.State.NOT_RUNNING, KafkaStreams.State.ERROR);
+
+    private final KafkaStreams streams;
+    private final KafkaStreamsMetrics metrics;
+    private final Path ownStateDir;
+    private final Object stateLock = new Object();
+
+    private StreamsApp(KafkaStreams streams, KafkaStreamsMetrics metrics, Path ownStateDir) {
+        this.streams = streams;
+        this.metrics = metrics;
+        this.ownStateDir = ownStateDir;
+    }
+
+    /**
+     * Creates llmprof's topics when missing, builds the topology and starts Kafka Streams. Returns once
+     * started, not once running: see {@link #awaitRunning}.
+     */
+    public static StreamsApp start(StreamsAppConfig config, MeterRegistry registry) {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(registry, "registry");
+        StreamsMeters meters = new StreamsMeters(registry);
+        // First: a bad --config / --profile fails here at once, not after waiting for a broker.
+        Topology topology = TopologyFactory.build(config, meters);
+        TopicBootstrap.ensureTopics(
+                config.bootstrapServers(), config.effectivePartitions(), config.effectiveReplicationFactor());
+        Path ownStateDir = null;
+        StreamsAppConfig effective = config;
+        if (config.stateDir() == null) {
+            try {
+                ownStateDir = Files.createTempDirectory("llmprof-streams-");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot create a temporary state directory", e);
+            }
+            effective = config.toBuilder().stateDir(ownStateDir).build();
+        }
+        KafkaStreams streams;
+        try {
+            streams = new KafkaStreams(topology, TopologyFactory.streamsProperties(effective, meters));
+        } catch (RuntimeException e) {
+            if (ownStateDir != null) {
+                deleteRecursively(ownStateDir);
+            }
+            throw e;
+        }
+        streams.setUncaughtExceptionHandler(e -> {
+            // Record-level errors never get here (they are dead-lettered); this is a bug or an outage.
+            LOG.error("stream thread died; replacing it", e);
+            return StreamThreadExceptionResponse.REPLACE_THREAD;
+        });
+        KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams);
+        StreamsApp app = new StreamsApp(streams, metrics, ownStateDir);
+        streams.setStateListener((newState, oldState) -> {
+            LOG.info("streams app {} -> {}", oldState, newState);
+            synchronized (app.stateLock) {
+                app.stateLock.notifyAll();
+            }
+        });
+        metrics.bindTo(registry);
+        try {
+            streams.start();
+        } catch (RuntimeException e) {
+            app.close(Duration.ofSeconds(10));
+            throw e;
+        }
+        LOG.info(
+                "streams app {} started against {} (state dir {})",
+                effective.effectiveApplicationId(),
+                effective.bootstrapServers(),
+                effective.stateDir());
+        return app;
+    }
+
+    public KafkaStreams.State state() {
+        return streams.state();
+    }
+
+    /**
+     * Waits until Kafka Streams is RUNNING.
+     *
+     * @return true when running, false when the timeout passed first
+     * @throws IllegalStateException when the app stopped or failed instead
+     */
+    public boolean awaitRunning(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (stateLock) {
+            while (true) {
+                KafkaStreams.State s = streams.state();
+                if (s == KafkaStreams.State.RUNNING) {
+                    return true;
+                }
+                if (TERMINAL.contains(s)) {
+                    throw new IllegalStateException("streams app is " + s + ", it will not run");
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                // Bounded wait: the listener notifies, the bound guards against a missed notification.
+                stateLock.wait(Math.max(1, Math.min(Duration.ofNanos(left).toMillis(), 200)));
+            }
+        }
+    }
+
+    /**
+     * Closes Kafka Streams (committing what was processed) and unbinds its metrics.
+     *
+     * @return true when Kafka Streams shut down within the timeout
+     */
+    public boolean close(Duration timeout) {
+        boolean closed = streams.close(timeout);
+        metrics.close();
+        if (ownStateDir != null && closed) {
+            // Only a directory this app created: a configured state dir keeps its state for a restart.
+            deleteRecursively(ownStateDir);
+        }
+        return closed;
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(30));
+    }
+
+    private static void deleteRecursively(Path dir) {
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                    Files.deleteIfExists(d);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            LOG.warn("could not delete temporary state directory {}", dir, e);
+        }
+    }
+}

@@ -1,0 +1,310 @@
+package io.llmprof.streams.topology;
+
+import io.llmprof.events.Topics;
+import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
+import io.llmprof.streams.error.DeadLetteringProcessingHandler;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * Configuration of the streams app. Null optional values mean "default": read them through the
+ * {@code effectiveX()} methods.
+ *
+ * @param bootstrapServers Kafka bootstrap servers
+ * @param applicationId Streams application id (consumer group, internal topic prefix); default {@value
+ *     #DEFAULT_APPLICATION_ID}
+ * @param stateDir Streams state directory; null = a fresh temporary directory per start (state is then
+ *     restored from the changelog topic)
+ * @param modelConfig model config.json for {@code SegmenterConfig.resolve}, or null
+ * @param profile model profile name, or null to infer it
+ * @param anchorKernel anchor kernel regex overriding the profile's, or null
+ * @param numLayers layer count overriding config and detection, or null
+ * @param idleTimeout stream time without GPU-lane records after which a rank's open pass is closed
+ *     ("idle"); default 60 s
+ * @param punctuationInterval stream-time interval of the idle check; default 5 s
+ * @param stateRetention stream time after a run's last record (once it ended or was flushed idle) before
+ *     its de-duplication cursor is forgotten; default 1 h
+ * @param commitInterval Streams commit interval; default 100 ms (also the latency of exactly-once output)
+ * @param processingGuarantee {@code exactly_once_v2} (default) or {@code at_least_once}
+ * @param replicationFactor replication factor of llmprof and internal topics; default 1 (single broker)
+ * @param partitions partitions of llmprof topics created at start; default 1
+ * @param overrides extra Streams properties, applied last
+ */
+public record StreamsAppConfig(
+        String bootstrapServers,
+        String applicationId,
+        Path stateDir,
+        Path modelConfig,
+        String profile,
+        String anchorKernel,
+        Integer numLayers,
+        Duration idleTimeout,
+        Duration punctuationInterval,
+        Duration stateRetention,
+        Duration commitInterval,
+        String processingGuarantee,
+        Integer replicationFactor,
+        Integer partitions,
+        Map<String, String> overrides) {
+
+    public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
+    public static final Duration DEFAULT_PUNCTUATION_INTERVAL = Duration.ofSeconds(5);
+    public static final Duration DEFAULT_STATE_RETENTION = Duration.ofHours(1);
+    public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofMillis(100);
+
+    /**
+     * Largest record the app writes. A segmenter state holds up to 65,536 rows of an open pass (about
+     * 2.3 MB of JSON when a wrong anchor matches nothing), more than Kafka's 1 MB default.
+     */
+    public static final int MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+    private static final Set<String> GUARANTEES = Set.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
+
+    public StreamsAppConfig {
+        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+        if (bootstrapServers.isBlank()) {
+            throw new IllegalArgumentException("bootstrap servers must not be blank");
+        }
+        if (applicationId != null && applicationId.isBlank()) {
+            throw new IllegalArgumentException("application id must not be blank");
+        }
+        if (numLayers != null && numLayers < 1) {
+            throw new IllegalArgumentException("number of layers must be at least 1, got " + numLayers);
+        }
+        requirePositive("idle timeout", idleTimeout);
+        requirePositive("punctuation interval", punctuationInterval);
+        requirePositive("state retention", stateRetention);
+        requirePositive("commit interval", commitInterval);
+        if (processingGuarantee != null && !GUARANTEES.contains(processingGuarantee)) {
+            throw new IllegalArgumentException(
+                    "processing guarantee must be one of " + GUARANTEES + ", got " + processingGuarantee);
+        }
+        if (replicationFactor != null && (replicationFactor < 1 || replicationFactor > Short.MAX_VALUE)) {
+            throw new IllegalArgumentException("replication factor must be at least 1, got " + replicationFactor);
+        }
+        if (partitions != null && partitions < 1) {
+            throw new IllegalArgumentException("partitions must be at least 1, got " + partitions);
+        }
+        overrides = overrides == null ? Map.of() : Map.copyOf(overrides);
+        Duration retention = stateRetention == null ? DEFAULT_STATE_RETENTION : stateRetention;
+        Duration idle = idleTimeout == null ? DEFAULT_IDLE_TIMEOUT : idleTimeout;
+        if (retention.compareTo(idle) <= 0) {
+            // A run's cursor must outlive its idle flush, or a late re-send would be processed twice.
+            throw new IllegalArgumentException(
+                    "state retention (" + retention + ") must be longer than the idle timeout (" + idle + ")");
+        }
+    }
+
+    /** Defaults everywhere except the bootstrap servers. */
+    public static StreamsAppConfig of(String bootstrapServers) {
+        return builder(bootstrapServers).build();
+    }
+
+    private static void requirePositive(String what, Duration d) {
+        if (d != null && (d.isZero() || d.isNegative())) {
+            throw new IllegalArgumentException(what + " must be positive, got " + d);
+        }
+    }
+
+    public String effectiveApplicationId() {
+        return applicationId == null ? DEFAULT_APPLICATION_ID : applicationId;
+    }
+
+    public Duration effectiveIdleTimeout() {
+        return idleTimeout == null ? DEFAULT_IDLE_TIMEOUT : idleTimeout;
+    }
+
+    public Duration effectivePunctuationInterval() {
+        return punctuationInterval == null ? DEFAULT_PUNCTUATION_INTERVAL : punctuationInterval;
+    }
+
+    public Duration effectiveStateRetention() {
+        return stateRetention == null ? DEFAULT_STATE_RETENTION : stateRetention;
+    }
+
+    public Duration effectiveCommitInterval() {
+        return commitInterval == null ? DEFAULT_COMMIT_INTERVAL : commitInterval;
+    }
+
+    public String effectiveProcessingGuarantee() {
+        return processingGuarantee == null ? StreamsConfig.EXACTLY_ONCE_V2 : processingGuarantee;
+    }
+
+    public short effectiveReplicationFactor() {
+        return replicationFactor == null ? 1 : replicationFactor.shortValue();
+    }
+
+    public int effectivePartitions() {
+        return partitions == null ? 1 : partitions;
+    }
+
+    /**
+     * Streams properties of this configuration, without any object the app adds at start (the meters).
+     * {@code state.dir} is set only when {@link #stateDir} is.
+     */
+    public Properties streamsProperties() {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, effectiveApplicationId());
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        if (stateDir != null) {
+            p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        }
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, effectiveProcessingGuarantee());
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, effectiveCommitInterval().toMillis());
+        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) effectiveReplicationFactor());
+        // Auto-generated names change when the topology changes, and the state behind them is lost.
+        p.put(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true);
+        // Bad records go to the dead-letter topic with the __streams.errors.* headers and are skipped.
+        p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DLQ.name());
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringDeserializationHandler.class);
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class);
+        // No global stores today; set so that adding one keeps the same error handling (Kafka 5 default).
+        p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+        p.putAll(overrides);
+        return p;
+    }
+
+    public static Builder builder(String bootstrapServers) {
+        return new Builder(bootstrapServers);
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder(bootstrapServers);
+        b.applicationId = applicationId;
+        b.stateDir = stateDir;
+        b.modelConfig = modelConfig;
+        b.profile = profile;
+        b.anchorKernel = anchorKernel;
+        b.numLayers = numLayers;
+        b.idleTimeout = idleTimeout;
+        b.punctuationInterval = punctuationInterval;
+        b.stateRetention = stateRetention;
+        b.commitInterval = commitInterval;
+        b.processingGuarantee = processingGuarantee;
+        b.replicationFactor = replicationFactor;
+        b.partitions = partitions;
+        b.overrides = overrides;
+        return b;
+    }
+
+    /** Fluent construction; unset values keep their defaults. */
+    public static final class Builder {
+        private final String bootstrapServers;
+        private String applicationId;
+        private Path stateDir;
+        private Path modelConfig;
+        private String profile;
+        private String anchorKernel;
+        private Integer numLayers;
+        private Duration idleTimeout;
+        private Duration punctuationInterval;
+        private Duration stateRetention;
+        private Duration commitInterval;
+        private String processingGuarantee;
+        private Integer replicationFactor;
+        private Integer partitions;
+        private Map<String, String> overrides;
+
+        private Builder(String bootstrapServers) {
+            this.bootstrapServers = bootstrapServers;
+        }
+
+        public Builder applicationId(String v) {
+            applicationId = v;
+            return this;
+        }
+
+        public Builder stateDir(Path v) {
+            stateDir = v;
+            return this;
+        }
+
+        public Builder modelConfig(Path v) {
+            modelConfig = v;
+            return this;
+        }
+
+        public Builder profile(String v) {
+            profile = v;
+            return this;
+        }
+
+        public Builder anchorKernel(String v) {
+            anchorKernel = v;
+            return this;
+        }
+
+        public Builder numLayers(Integer v) {
+            numLayers = v;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration v) {
+            idleTimeout = v;
+            return this;
+        }
+
+        public Builder punctuationInterval(Duration v) {
+            punctuationInterval = v;
+            return this;
+        }
+
+        public Builder stateRetention(Duration v) {
+            stateRetention = v;
+            return this;
+        }
+
+        public Builder commitInterval(Duration v) {
+            commitInterval = v;
+            return this;
+        }
+
+        public Builder processingGuarantee(String v) {
+            processingGuarantee = v;
+            return this;
+        }
+
+        public Builder replicationFactor(Integer v) {
+            replicationFactor = v;
+            return this;
+        }
+
+        public Builder partitions(Integer v) {
+            partitions = v;
+            return this;
+        }
+
+        public Builder overrides(Map<String, String> v) {
+            overrides = v;
+            return this;
+        }
+
+        public StreamsAppConfig build() {
+            return new StreamsAppConfig(
+                    bootstrapServers,
+                    applicationId,
+                    stateDir,
+                    modelConfig,
+                    profile,
+                    anchorKernel,
+                    numLayers,
+                    idleTimeout,
+                    punctuationInterval,
+                    stateRetention,
+                    commitInterval,
+                    processingGuarantee,
+                    replicationFactor,
+                    partitions,
+                    overrides);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.llmprof.streams.topology;
+
+import io.llmprof.events.JsonSerde;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.processor.PassSegmenterProcessor;
+import io.llmprof.streams.processor.RunKey;
+import io.llmprof.streams.processor.RunState;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * Builds the streams app's topology:
+ *
+ * <pre>
+ * llmprof.trace-events -> trace-events-source -> pass-segmenter [segmenter-state] -> passes-sink    -> llmprof.passes
+ *                                                                                  -> layers-sink    -> llmprof.layers
+ *                                                                                  -> anomalies-sink -> llmprof.anomalies
+ * </pre>
+ *
+ * Every node and the store are named explicitly: renaming one loses the state behind it.
+ */
+public final class TopologyFactory {
+    public static final String SOURCE = "trace-events-source";
+    public static final String SEGMENTER = "pass-segmenter";
+    public static final String STORE = "segmenter-state";
+    public static final String PASSES_SINK = "passes-sink";
+    public static final String LAYERS_SINK = "layers-sink";
+    public static final String ANOMALIES_SINK = "anomalies-sink";
+
+    private TopologyFactory() {}
+
+    /** The topology, with meters that go nowhere (for {@code describe()} and tools). */
+    public static Topology build(StreamsAppConfig config) {
+        return build(config, new StreamsMeters(new SimpleMeterRegistry()));
+    }
+
+    /** The topology, with the segmenter configured from {@code config}'s model options. */
+    public static Topology build(StreamsAppConfig config, StreamsMeters meters) {
+        return build(
+                config,
+                SegmenterConfig.resolve(
+                        config.modelConfig(), config.profile(), config.anchorKernel(), config.numLayers()),
+                meters);
+    }
+
+    /** The topology with an already resolved segmenter configuration (config's model options are ignored). */
+    public static Topology build(StreamsAppConfig config, SegmenterConfig segmenterConfig, StreamsMeters meters) {
+        PassSegmenterProcessor.Sinks sinks = new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK);
+        StoreBuilder<KeyValueStore<RunKey, RunState>> store = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(STORE),
+                        new JsonSerde<>(RunKey.class),
+                        new JsonSerde<>(RunState.class))
+                // The changelog carries whole segmenter states: allow what the producer may send.
+                .withLoggingEnabled(Map.of(
+                        TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
+        ProcessorSupplier<String, TraceBatch, String, Object> segmenter = new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, TraceBatch, String, Object> get() {
+                return new PassSegmenterProcessor(
+                        segmenterConfig,
+                        meters,
+                        STORE,
+                        sinks,
+                        config.effectivePunctuationInterval(),
+                        config.effectiveIdleTimeout(),
+                        config.effectiveStateRetention());
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(store);
+            }
+        };
+
+        Topology topology = new Topology();
+        topology.addSource(
+                SOURCE,
+                Topics.TRACE_EVENTS.keySerde().deserializer(),
+                Topics.TRACE_EVENTS.valueSerde().deserializer(),
+                Topics.TRACE_EVENTS.name());
+        topology.addProcessor(SEGMENTER, segmenter, SOURCE);
+        topology.addSink(
+                PASSES_SINK,
+                Topics.PASSES.name(),
+                Topics.PASSES.keySerde().serializer(),
+                Topics.PASSES.valueSerde().serializer(),
+                SEGMENTER);
+        topology.addSink(
+                LAYERS_SINK,
+                Topics.LAYERS.name(),
+                Topics.LAYERS.keySerde().serializer(),
+                Topics.LAYERS.valueSerde().serializer(),
+                SEGMENTER);
+        topology.addSink(
+                ANOMALIES_SINK,
+                Topics.ANOMALIES.name(),
+                Topics.ANOMALIES.keySerde().serializer(),
+                Topics.ANOMALIES.valueSerde().serializer(),
+                SEGMENTER);
+        return topology;
+    }
+
+    /** Streams properties of {@code config}, plus the meters the exception handlers count with. */
+    public static Properties streamsProperties(StreamsAppConfig config, StreamsMeters meters) {
+        Properties p = config.streamsProperties();
+        p.put(StreamsMeters.CONFIG_KEY, meters);
+        return p;
+    }
+}

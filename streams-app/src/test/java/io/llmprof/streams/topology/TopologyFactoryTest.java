@@ -1,0 +1,89 @@
+package io.llmprof.streams.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.llmprof.events.Topics;
+import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
+import io.llmprof.streams.error.DeadLetteringProcessingHandler;
+import io.llmprof.streams.metrics.StreamsMeters;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TopologyDescription;
+import org.junit.jupiter.api.Test;
+
+class TopologyFactoryTest {
+    private final StreamsAppConfig config = StreamsAppConfig.builder("localhost:9092")
+            .profile("generic")
+            .anchorKernel("fused_add_rmsnorm")
+            .numLayers(2)
+            .build();
+
+    @Test
+    void every_node_and_the_store_have_explicit_names() {
+        TopologyDescription d = TopologyFactory.build(config).describe();
+        assertThat(d.subtopologies()).hasSize(1);
+        Set<String> nodes = d.subtopologies().iterator().next().nodes().stream()
+                .map(TopologyDescription.Node::name)
+                .collect(Collectors.toSet());
+        assertThat(nodes)
+                .containsExactlyInAnyOrder(
+                        TopologyFactory.SOURCE,
+                        TopologyFactory.SEGMENTER,
+                        TopologyFactory.PASSES_SINK,
+                        TopologyFactory.LAYERS_SINK,
+                        TopologyFactory.ANOMALIES_SINK);
+        TopologyDescription.Processor segmenter =
+                (TopologyDescription.Processor) d.subtopologies().iterator().next().nodes().stream()
+                        .filter(n -> n.name().equals(TopologyFactory.SEGMENTER))
+                        .findFirst()
+                        .orElseThrow();
+        assertThat(segmenter.stores()).containsExactly(TopologyFactory.STORE);
+        assertThat(d.toString()).doesNotContain("KSTREAM-", "KTABLE-");
+    }
+
+    @Test
+    void sinks_write_the_three_output_topics() {
+        String d = TopologyFactory.build(config).describe().toString();
+        assertThat(d)
+                .contains("topics: [" + Topics.TRACE_EVENTS.name() + "]")
+                .contains("topic: " + Topics.PASSES.name())
+                .contains("topic: " + Topics.LAYERS.name())
+                .contains("topic: " + Topics.ANOMALIES.name());
+    }
+
+    @Test
+    void streams_properties_make_bad_records_dead_letters_and_names_explicit() {
+        StreamsMeters meters = new StreamsMeters(new SimpleMeterRegistry());
+        Properties p = TopologyFactory.streamsProperties(config, meters);
+        assertThat(p)
+                .containsEntry(StreamsConfig.APPLICATION_ID_CONFIG, "llmprof-streams")
+                .containsEntry(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092")
+                .containsEntry(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2)
+                .containsEntry(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DLQ.name())
+                .containsEntry(
+                        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG,
+                        DeadLetteringDeserializationHandler.class)
+                .containsEntry(
+                        StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class)
+                .containsEntry(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true)
+                .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1)
+                .containsEntry(StreamsMeters.CONFIG_KEY, meters)
+                .doesNotContainKey(StreamsConfig.STATE_DIR_CONFIG);
+        // Kafka accepts the whole set (the meters object is passed through to the handlers).
+        StreamsConfig parsed = new StreamsConfig(p);
+        assertThat(parsed.getString(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG))
+                .isEqualTo(Topics.DLQ.name());
+        assertThat(parsed.getBoolean(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG))
+                .isTrue();
+    }
+
+    @Test
+    void an_unknown_profile_fails_when_the_topology_is_built() {
+        StreamsAppConfig bad = config.toBuilder().profile("no-such-profile").build();
+        assertThatThrownBy(() -> TopologyFactory.build(bad)).hasMessageContaining("no-such-profile");
+    }
+}
