@@ -81,9 +81,11 @@ public final class WatchCommand implements Callable<Integer> {
 
     @Option(
             names = "--checkpoint-every",
-            defaultValue = "64",
-            description = "Also checkpoint inside a file after this many acknowledged records (default:"
-                    + " ${DEFAULT-VALUE}; 0 = at the end of each file only).")
+            defaultValue = "1",
+            description = "Checkpoint inside a file after this many acknowledged records (default:"
+                    + " ${DEFAULT-VALUE}: a killed agent re-sends nothing; larger values trade re-sent"
+                    + " records, which the streams app drops by index, for fewer flushes; 0 = at the end"
+                    + " of each file only).")
     int checkpointEvery;
 
     @Option(

@@ -97,7 +97,8 @@ public final class Watcher implements AutoCloseable {
                     null,
                     null,
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    64,
+                    // Checkpoint after every acknowledged batch: a killed agent then re-sends nothing.
+                    1,
                     4,
                     ReaderOptions.defaults(),
                     "localhost:9092",

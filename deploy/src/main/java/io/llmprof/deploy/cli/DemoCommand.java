@@ -1,0 +1,314 @@
+package io.llmprof.deploy.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.broker.BrokerConfig;
+import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.events.Json;
+import io.llmprof.events.TopicBootstrap;
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Broker, streams app and dashboard in one JVM, fed by a replay of a (generated) sample trace. */
+@Command(
+        name = "demo",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs everything in one JVM: an embedded Kafka broker (or --bootstrap-servers), the streams app and",
+            "the dashboard; generates the sample with synth if absent and replays it. Ctrl-C stops it cleanly."
+        })
+public final class DemoCommand implements Callable<Integer> {
+    private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
+    private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
+    private static final String JOB = "demo";
+
+    @Option(
+            names = "--bootstrap-servers",
+            description = "Use this Kafka cluster instead of starting the embedded broker.")
+    String bootstrapServers;
+
+    @Option(
+            names = "--kafka-port",
+            defaultValue = "9092",
+            description = "Port of the embedded broker (0: any free port). Default: ${DEFAULT-VALUE}.")
+    int kafkaPort;
+
+    @Option(
+            names = "--http-port",
+            defaultValue = "8080",
+            description = "Dashboard port (0: any free port). Default: ${DEFAULT-VALUE}.")
+    int httpPort;
+
+    @Option(
+            names = "--sample",
+            defaultValue = "samples/demo",
+            description =
+                    "Directory of the sample trace; generated with synth when it holds none. Default: ${DEFAULT-VALUE}.")
+    Path sampleDir;
+
+    @Option(
+            names = "--config",
+            description = "Model config.json for synth and the streams app. Default: the bundled 16-layer demo model.")
+    Path modelConfig;
+
+    @Option(
+            names = "--passes",
+            defaultValue = "300",
+            description = "Passes per rank when generating. Default: ${DEFAULT-VALUE}.")
+    int passes;
+
+    @Option(names = "--ranks", defaultValue = "2", description = "Ranks when generating. Default: ${DEFAULT-VALUE}.")
+    int ranks;
+
+    @Option(
+            names = "--speed",
+            defaultValue = "1",
+            description = "Replay speed: a factor of trace time (1 = as recorded) or 'max'. Default: ${DEFAULT-VALUE}.")
+    String speed;
+
+    @Option(
+            names = "--exit-after-replay",
+            description = "Stop once the replay is done and its passes are in the API (scripts, measurements).")
+    boolean exitAfterReplay;
+
+    @Option(names = "--data-dir", description = "Embedded broker data directory. Default: a temporary directory.")
+    Path dataDir;
+
+    private final PrintStream out = System.out;
+
+    @Override
+    public Integer call() throws Exception {
+        long t0 = System.nanoTime();
+        Speed replaySpeed = Speed.parse(speed);
+        Path config = modelConfig != null ? modelConfig : bundledModel();
+        List<Path> sample = sample(config);
+        if (sample.isEmpty()) {
+            System.err.println("demo: no trace files (*.json, *.json.gz) in " + sampleDir);
+            return 2;
+        }
+
+        List<AutoCloseable> open = new ArrayList<>();
+        CountDownLatch stop = new CountDownLatch(1);
+        CountDownLatch closed = new CountDownLatch(1);
+        Thread hook = new Thread(
+                () -> {
+                    stop.countDown();
+                    try {
+                        closed.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "llmprof-demo-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            String bootstrap = bootstrapServers;
+            if (bootstrap == null) {
+                BrokerConfig brokerConfig = BrokerConfig.defaults().withPort(kafkaPort);
+                if (dataDir != null) {
+                    brokerConfig = brokerConfig.withDataDir(dataDir);
+                }
+                EmbeddedKafka broker = new EmbeddedKafka(brokerConfig).start();
+                open.add(broker);
+                bootstrap = broker.bootstrapServers();
+                out.printf("Kafka broker (embedded, KRaft) at %s, ready in %.1f s%n", bootstrap, seconds(t0));
+            } else {
+                out.printf("Kafka cluster at %s%n", bootstrap);
+            }
+            TopicBootstrap.ensureTopics(bootstrap, 2, (short) 1);
+
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            StreamsApp streams = StreamsApp.start(
+                    StreamsAppConfig.builder(bootstrap).modelConfig(config).build(), registry);
+            open.add(streams);
+            DashboardServer dashboard = DashboardServer.start(
+                    new DashboardConfig(bootstrap, DashboardConfig.DEFAULT_HOST, httpPort, 1000, 256, 2, (short) 1),
+                    registry);
+            open.add(dashboard);
+            if (!streams.awaitRunning(Duration.ofSeconds(60))) {
+                throw new IllegalStateException(
+                        "the streams app did not reach RUNNING within 60 s: " + streams.state());
+            }
+            out.printf("Dashboard  %s/api/ranks%n", dashboard.url());
+            out.printf("Metrics    %s/metrics%n", dashboard.url());
+            out.printf("Health     %s/health%n", dashboard.url());
+            out.printf(
+                    "Replaying %d file(s) from %s at speed %s; Ctrl-C stops.%n", sample.size(), sampleDir, replaySpeed);
+
+            Replayer replayer = new Replayer(
+                    Replayer.Options.defaults(bootstrap)
+                            .withJob(JOB)
+                            // A fresh run id per start: the streams app drops indexes a run already sent.
+                            .withRun("demo-" + System.currentTimeMillis() / 1000)
+                            .withSpeed(replaySpeed)
+                            .withProgress(false),
+                    registry);
+            Thread replay = new Thread(
+                    () -> {
+                        try {
+                            Replayer.Summary s = replayer.replay(sample);
+                            out.printf(
+                                    "Replay done: %,d events, %.1f MB in %.1f s%n",
+                                    s.events(), s.bytes() / 1e6, s.seconds());
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        } catch (RuntimeException e) {
+                            LOG.error("replay failed: {}", e.getMessage(), e);
+                        }
+                    },
+                    "llmprof-demo-replay");
+            replay.setDaemon(true);
+            replay.start();
+
+            HttpClient http = HttpClient.newBuilder()
+                    .connectTimeout(Duration.ofSeconds(5))
+                    .build();
+            URI ranksUri = URI.create(dashboard.url() + "/api/ranks");
+            long firstPassDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+            while (passesVisible(http, ranksUri) == 0) {
+                if (stop.await(100, TimeUnit.MILLISECONDS) || System.nanoTime() > firstPassDeadline) {
+                    break;
+                }
+            }
+            if (stop.getCount() > 0 && passesVisible(http, ranksUri) > 0) {
+                out.printf("First pass visible in the API %.1f s after start%n", seconds(t0));
+            }
+            if (exitAfterReplay) {
+                replay.join(TimeUnit.MINUTES.toMillis(30));
+                long expected = (long) passes * sample.size();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+                long seen;
+                while ((seen = passesVisible(http, ranksUri)) < expected && System.nanoTime() < deadline) {
+                    if (stop.await(200, TimeUnit.MILLISECONDS)) {
+                        break;
+                    }
+                }
+                out.printf("Passes in the API: %d (expected %d) after %.1f s%n", seen, expected, seconds(t0));
+                return seen >= expected ? 0 : 1;
+            }
+            stop.await();
+            out.println("Stopping...");
+            return 0;
+        } finally {
+            for (int i = open.size() - 1; i >= 0; i--) {
+                try {
+                    open.get(i).close();
+                } catch (Exception e) {
+                    LOG.warn("closing {} failed: {}", open.get(i).getClass().getSimpleName(), e.toString());
+                }
+            }
+            closed.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // Ctrl-C: the hook is running and waits for `closed`.
+            }
+        }
+    }
+
+    private List<Path> sample(Path config) throws IOException {
+        List<Path> existing = traceFiles(sampleDir);
+        if (!existing.isEmpty()) {
+            return existing;
+        }
+        Files.createDirectories(sampleDir);
+        long t = System.nanoTime();
+        SynthResult result = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(passes)
+                        .ranks(ranks)
+                        .gzip(true)
+                        .build(),
+                sampleDir);
+        out.printf(
+                "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
+                result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
+        return traceFiles(sampleDir);
+    }
+
+    private static List<Path> traceFiles(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(p -> {
+                        String n = p.getFileName().toString();
+                        return n.endsWith(".json") && !n.equals("demo-model.json") || n.endsWith(".json.gz");
+                    })
+                    .sorted()
+                    .toList();
+        }
+    }
+
+    private Path bundledModel() throws IOException {
+        Path target = sampleDir.resolve("demo-model.json");
+        if (!Files.exists(target)) {
+            Files.createDirectories(sampleDir);
+            try (InputStream in = DemoCommand.class.getResourceAsStream(DEMO_MODEL)) {
+                if (in == null) {
+                    throw new IllegalStateException("bundled demo model " + DEMO_MODEL + " is missing from the jar");
+                }
+                Files.copy(in, target);
+            }
+        }
+        return target;
+    }
+
+    /** Total passes the API reports over all ranks; 0 while it cannot be reached. */
+    static long passesVisible(HttpClient http, URI ranksUri) {
+        try {
+            HttpResponse<byte[]> r = http.send(
+                    HttpRequest.newBuilder(ranksUri)
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                return 0;
+            }
+            JsonNode body = Json.mapper().readTree(r.body());
+            JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
+            long total = 0;
+            for (JsonNode rank : ranks) {
+                total += rank.path("passes_seen").asLong(0);
+            }
+            return total;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        }
+    }
+
+    private static double seconds(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+}

@@ -1,0 +1,2 @@
+/** Deployment: the embedded broker, the llmprof CLI and the one-command demo. */
+package io.llmprof.deploy;

@@ -1,0 +1,61 @@
+package io.llmprof.deploy.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+class LlmprofCliTest {
+
+    record Result(int exit, String out, String err) {}
+
+    static Result run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cli = Llmprof.commandLine();
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        int exit = cli.execute(args);
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    @ParameterizedTest(name = "llmprof {0} --help")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "demo|--bootstrap-servers",
+                "broker|--port",
+                "agent replay|--speed",
+                "agent watch|--checkpoint",
+                "agent bench|FILE",
+                "streams|--anchor-kernel",
+                "dashboard|--port",
+                "analyze layers|--fwd-pass",
+                "synth|--passes"
+            })
+    void everyCommandExplainsItselfWithHelp(String command, String mentions) {
+        String[] words = (command + " --help").split(" ");
+        Result r = run(words);
+        assertThat(r.exit())
+                .as("exit of llmprof %s --help; stderr: %s", command, r.err())
+                .isZero();
+        assertThat(r.out()).contains("Usage: llmprof " + command).contains(mentions);
+    }
+
+    @org.junit.jupiter.api.Test
+    void anUnknownCommandIsAUsageErrorNotACrash() {
+        Result r = run("frobnicate");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("frobnicate");
+    }
+
+    @org.junit.jupiter.api.Test
+    void noArgumentsPrintsTheCommandList() {
+        Result r = run();
+        assertThat(r.exit()).isZero();
+        assertThat(r.out()).contains("demo", "broker", "agent", "streams", "dashboard", "analyze", "synth");
+    }
+}

@@ -1,0 +1,205 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.kineto.KinetoReader;
+import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.agent.watch.Checkpoint;
+import io.llmprof.agent.watch.Watcher;
+import io.llmprof.events.JsonSerde;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * `agent watch` killed in the middle of a file and started again: through a real broker, every event
+ * arrives, none twice, and the streams app shows exactly the passes of the offline analysis.
+ */
+class AgentRestartIT {
+    private static final String JOB = "restart";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void watcherKilledMidFileAndRestartedNeitherLosesNorResendsEvents() throws Exception {
+        Path config = tmp.resolve("model.json");
+        Files.writeString(
+                config,
+                """
+                {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 1024,
+                 "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4,
+                 "vocab_size": 32000}
+                """);
+        Path dir = tmp.resolve("traces");
+        Files.createDirectories(dir);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config).passes(20).ranks(1).seed(3).build(), dir);
+        Path trace = synth.files().get(0);
+        Map<String, Long> expected = eventsPerRankLane(trace);
+        long total = expected.values().stream().mapToLong(Long::longValue).sum();
+        assertThat(total).isGreaterThan(2_000);
+
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
+            Watcher.Options options = Watcher.Options.defaults(dir)
+                    .withBootstrapServers(h.bootstrap())
+                    .withJob(JOB)
+                    .withSettle(Duration.ZERO)
+                    .withBatchEvents(64)
+                    .withFlushEveryBatches(1);
+
+            // First agent: its process "dies" at the 11th send; it is never closed, as a killed process is not.
+            AtomicInteger sends = new AtomicInteger();
+            Watcher killed = new Watcher(
+                    options, new SimpleMeterRegistry(), () -> dyingAfter(h.bootstrap(), 10, sends), Clock.systemUTC());
+            await().atMost(PipelineHarness.DEADLINE)
+                    .until(() -> !killed.pollOnce().failed().isEmpty());
+            String key = killed.pollOnce().failed().get(0);
+            Checkpoint.FileEntry atKill = killed.checkpoint().get(key);
+            assertThat(atKill).as("progress was checkpointed before the kill").isNotNull();
+            assertThat(atKill.complete()).isFalse();
+
+            // Second agent, same checkpoint: finishes the file.
+            try (Watcher restarted = new Watcher(options, new SimpleMeterRegistry())) {
+                await().atMost(PipelineHarness.DEADLINE).until(() -> {
+                    restarted.pollOnce();
+                    Checkpoint.FileEntry e = restarted.checkpoint().get(key);
+                    return e != null && e.complete();
+                });
+            }
+
+            Map<String, List<Long>> received = indexesOnTopic(h.bootstrap(), total);
+            for (Map.Entry<String, Long> e : expected.entrySet()) {
+                List<Long> indexes = received.getOrDefault(e.getKey(), List.of());
+                Set<Long> distinct = new TreeSet<>(indexes);
+                assertThat(distinct)
+                        .as("no event of %s lost", e.getKey())
+                        .hasSize(e.getValue().intValue());
+                assertThat(indexes)
+                        .as("no event of %s sent twice", e.getKey())
+                        .hasSize(e.getValue().intValue());
+            }
+
+            JsonNode offline = PipelineHarness.analyzeLayers(trace, config);
+            JsonNode passes = offline.at("/ranks/0/passes");
+            assertThat(passes).hasSize(20);
+            String rank = offline.at("/ranks/0/rank").asText();
+            await().atMost(PipelineHarness.DEADLINE).untilAsserted(() -> {
+                JsonNode list = h.get("/api/ranks/" + rank + "/passes?job=" + JOB + "&limit=100");
+                assertThat(list.get("passes")).hasSize(20);
+            });
+            for (JsonNode pass : passes) {
+                JsonNode api = h.get(
+                        "/api/ranks/" + rank + "/passes/" + pass.get("index").asLong() + "?job=" + JOB);
+                assertThat(api).isEqualTo(pass);
+            }
+        }
+    }
+
+    /** A real producer whose process dies at send number {@code limit + 1}, after its acks arrived. */
+    @SuppressWarnings("unchecked")
+    private static Producer<byte[], byte[]> dyingAfter(String bootstrap, int limit, AtomicInteger sends) {
+        KafkaProducer<byte[], byte[]> real =
+                new KafkaProducer<>(TraceProducer.producerConfig(bootstrap, "llmprof-agent-it"));
+        return (Producer<byte[], byte[]>) Proxy.newProxyInstance(
+                AgentRestartIT.class.getClassLoader(), new Class<?>[] {Producer.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("send")
+                            && ((org.apache.kafka.clients.producer.ProducerRecord<?, ?>) args[0])
+                                    .topic()
+                                    .equals(Topics.TRACE_EVENTS.name())
+                            && sends.incrementAndGet() > limit) {
+                        // Worst case for duplicates: the broker acknowledged everything sent so far, then the
+                        // process died before it could write another checkpoint.
+                        real.flush();
+                        real.close(Duration.ZERO);
+                        throw new KafkaException("simulated kill of the agent process");
+                    }
+                    try {
+                        return method.invoke(real, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    private static Map<String, Long> eventsPerRankLane(Path trace) throws Exception {
+        Map<String, Long> counts = new HashMap<>();
+        KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
+            @Override
+            public void event(String rank, TraceBatch.Lane lane, long index, TraceEvent event) {
+                counts.merge(rank + "/" + lane, 1L, Long::sum);
+            }
+
+            @Override
+            public void endOfTrace(String rank, TraceBatch.Lane lane) {}
+        });
+        return counts;
+    }
+
+    /** Every (rank/lane -> event indexes) on llmprof.trace-events, read until {@code total} events arrived. */
+    private static Map<String, List<Long>> indexesOnTopic(String bootstrap, long total) {
+        Map<String, List<Long>> out = new HashMap<>();
+        JsonSerde<TraceBatch> serde = new JsonSerde<>(TraceBatch.class);
+        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
+                Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrap,
+                        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                        "read_committed"),
+                new StringDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            List<TopicPartition> parts = consumer.partitionsFor(Topics.TRACE_EVENTS.name()).stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition()))
+                    .toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = consumer.endOffsets(parts);
+            long deadline = System.nanoTime() + PipelineHarness.DEADLINE.toNanos();
+            while (parts.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
+                assertThat(System.nanoTime())
+                        .as("read the topic to its end in time")
+                        .isLessThan(deadline);
+                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    TraceBatch b = serde.read(r.value());
+                    List<Long> list = out.computeIfAbsent(b.rank() + "/" + b.lane(), k -> new java.util.ArrayList<>());
+                    for (int i = 0; i < b.events().size(); i++) {
+                        list.add(b.firstIndex() + i);
+                    }
+                }
+            }
+        }
+        long received = out.values().stream().mapToLong(List::size).sum();
+        assertThat(received).as("events on the topic").isGreaterThanOrEqualTo(total);
+        return out;
+    }
+}

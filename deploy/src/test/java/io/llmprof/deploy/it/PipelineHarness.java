@@ -1,0 +1,128 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.broker.BrokerConfig;
+import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.events.Json;
+import io.llmprof.streams.offline.AnalyzeCommand;
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine;
+
+/** Broker + streams app + dashboard in this JVM, all on random ports, sharing one registry. */
+final class PipelineHarness implements AutoCloseable {
+    static final Duration DEADLINE = Duration.ofSeconds(120);
+
+    final EmbeddedKafka kafka;
+    final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    final StreamsApp streams;
+    final DashboardServer dashboard;
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    PipelineHarness(Path stateDir, Path modelConfig) throws InterruptedException {
+        kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
+        streams = StreamsApp.start(
+                StreamsAppConfig.builder(kafka.bootstrapServers())
+                        .stateDir(stateDir)
+                        .modelConfig(modelConfig)
+                        .build(),
+                registry);
+        dashboard = DashboardServer.start(
+                DashboardConfig.defaults(kafka.bootstrapServers()).withHttpPort(0), registry);
+        assertThat(streams.awaitRunning(DEADLINE)).as("streams app RUNNING").isTrue();
+    }
+
+    String bootstrap() {
+        return kafka.bootstrapServers();
+    }
+
+    JsonNode get(String pathAndQuery) {
+        try {
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(dashboard.url() + pathAndQuery))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as("GET %s: %s", pathAndQuery, r.body()).isEqualTo(200);
+            return Json.mapper().readTree(r.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    String metrics() {
+        try {
+            return http.send(
+                            HttpRequest.newBuilder(URI.create(dashboard.url() + "/metrics"))
+                                    .timeout(Duration.ofSeconds(10))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Sum of every sample of a Prometheus counter or gauge family, e.g. {@code llmprof_passes_closed_total}. */
+    static double sum(String metrics, String name) {
+        double total = 0;
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return total;
+    }
+
+    /** `llmprof analyze layers --format json` on the same file, as the user would run it. */
+    static JsonNode analyzeLayers(Path trace, Path modelConfig) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        List<String> args = new ArrayList<>(List.of("layers", "--trace", trace.toString(), "--format", "json"));
+        if (modelConfig != null) {
+            args.addAll(List.of("--config", modelConfig.toString()));
+        }
+        int exit = new CommandLine(new AnalyzeCommand())
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args.toArray(String[]::new));
+        assertThat(exit).as("analyze layers exit code; stderr: %s", err).isZero();
+        try {
+            return Json.mapper().readTree(out.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        dashboard.close();
+        streams.close(Duration.ofSeconds(30));
+        kafka.close();
+    }
+}

@@ -1,0 +1,159 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A trace replayed through the real in-process broker, the streams app and the dashboard shows exactly
+ * the passes and layers `analyze layers --format json` finds in the same file, in the API and in /metrics.
+ */
+class PipelineIT {
+
+    @TempDir
+    Path tmp;
+
+    static Path sharedData() {
+        String dir = System.getProperty("llmprof.shared.data", "../../shared/data");
+        Path p = Paths.get(dir);
+        assertThat(p)
+                .as("shared test data (system property llmprof.shared.data)")
+                .isDirectory();
+        return p;
+    }
+
+    @Test
+    void realSglangDecodeStepShowsTheSamePassesAndLayersAsTheOfflineAnalysis() throws Exception {
+        Path trace = sharedData().resolve("tracelens/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz");
+        Path config = sharedData().resolve("model-configs/Qwen--Qwen3-8B_config.json");
+        JsonNode offline = PipelineHarness.analyzeLayers(trace, config);
+        // Hand-checked against the file: one decode step of 36 layers, 554 kernels in the pass.
+        assertThat(offline.get("num_layers").asInt()).isEqualTo(36);
+        assertThat(offline.get("ranks")).hasSize(1);
+        assertThat(offline.at("/ranks/0/passes")).hasSize(1);
+        assertThat(offline.at("/ranks/0/passes/0/layers")).hasSize(36);
+        assertThat(offline.at("/ranks/0/passes/0/kernels").asInt()).isEqualTo(554);
+
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
+            replay(h, "sglang", List.of(trace));
+            assertApiAndMetricsMatch(h, "sglang", offline);
+        }
+    }
+
+    @Test
+    void synthMultiRankTraceShowsTheSamePassesAndLayersAsTheOfflineAnalysis() throws Exception {
+        Path config = tmp.resolve("model.json");
+        Files.writeString(
+                config,
+                """
+                {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 1024,
+                 "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4,
+                 "vocab_size": 32000}
+                """);
+        Path dir = tmp.resolve("synth");
+        Files.createDirectories(dir);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(12)
+                        .ranks(2)
+                        .seed(7)
+                        .job("synth")
+                        .build(),
+                dir);
+        assertThat(synth.files()).hasSize(2);
+
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
+            replay(h, "synth", synth.files());
+            for (Path file : synth.files()) {
+                JsonNode offline = PipelineHarness.analyzeLayers(file, config);
+                assertThat(offline.get("num_layers").asInt()).isEqualTo(4);
+                JsonNode passes = offline.at("/ranks/0/passes");
+                assertThat(passes).as("passes of %s", file).hasSize(12);
+                for (JsonNode pass : passes) {
+                    assertThat(pass.get("complete").asBoolean()).isTrue();
+                    assertThat(pass.get("layers")).hasSize(4);
+                }
+                assertApiShows(h, "synth", offline);
+            }
+            String metrics = h.metrics();
+            assertThat(PipelineHarness.sum(metrics, "llmprof_passes_closed_total"))
+                    .isEqualTo(24.0);
+            assertThat(PipelineHarness.sum(metrics, "llmprof_layers_closed_total"))
+                    .isEqualTo(96.0);
+        }
+    }
+
+    private static void replay(PipelineHarness h, String job, List<Path> files) throws InterruptedException {
+        Replayer.Summary summary = new Replayer(
+                        Replayer.Options.defaults(h.bootstrap()).withJob(job).withProgress(false), h.registry)
+                .replay(files);
+        assertThat(summary.ok()).as("replay of %s", files).isTrue();
+        assertThat(summary.events()).isPositive();
+    }
+
+    /** Every pass of the offline document is in the API, field for field, with its layers. */
+    private static void assertApiShows(PipelineHarness h, String job, JsonNode offline) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode expected = rank.get("passes");
+            await().atMost(PipelineHarness.DEADLINE).untilAsserted(() -> {
+                JsonNode ranks = h.get("/api/ranks").get("ranks");
+                JsonNode mine = null;
+                for (JsonNode k : ranks) {
+                    if (k.get("key").asText().equals(job + "/" + r)) {
+                        mine = k;
+                    }
+                }
+                assertThat(mine)
+                        .as("rank %s/%s in /api/ranks %s", job, r, ranks)
+                        .isNotNull();
+                assertThat(mine.get("passes_seen").asLong()).isEqualTo(expected.size());
+            });
+            for (JsonNode pass : expected) {
+                long index = pass.get("index").asLong();
+                await().atMost(PipelineHarness.DEADLINE).untilAsserted(() -> {
+                    JsonNode api = h.get("/api/ranks/" + r + "/passes/" + index + "?job=" + job);
+                    assertThat(api.get("layers")).hasSameSizeAs(pass.get("layers"));
+                    assertThat(api).isEqualTo(pass);
+                });
+            }
+        }
+    }
+
+    private static void assertApiAndMetricsMatch(PipelineHarness h, String job, JsonNode offline) {
+        assertApiShows(h, job, offline);
+        long passes = 0;
+        long layers = 0;
+        for (JsonNode rank : offline.get("ranks")) {
+            for (JsonNode pass : rank.get("passes")) {
+                passes++;
+                layers += pass.get("layers").size();
+            }
+        }
+        long expectedPasses = passes;
+        long expectedLayers = layers;
+        await().atMost(PipelineHarness.DEADLINE).untilAsserted(() -> {
+            String metrics = h.metrics();
+            assertThat(PipelineHarness.sum(metrics, "llmprof_passes_closed_total"))
+                    .isEqualTo(expectedPasses);
+            assertThat(PipelineHarness.sum(metrics, "llmprof_layers_closed_total"))
+                    .isEqualTo(expectedLayers);
+            assertThat(PipelineHarness.sum(metrics, "llmprof_pass_wall_seconds_count"))
+                    .isEqualTo(expectedPasses);
+            assertThat(PipelineHarness.sum(metrics, "llmprof_trace_events_ingested_total"))
+                    .isPositive();
+            assertThat(metrics).contains("kafka_stream_");
+        });
+    }
+}
