@@ -242,12 +242,7 @@ public final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(sampleDir);
         long t = System.nanoTime();
         SynthResult result = SynthTrace.write(
-                SynthSpec.builder(config)
-                        .passes(passes)
-                        .ranks(ranks)
-                        .gzip(true)
-                        .build(),
-                sampleDir);
+                SynthSpec.builder(config).passes(passes).ranks(ranks).gzip(true).build(), sampleDir);
         out.printf(
                 "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
                 result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
