@@ -21,6 +21,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -97,6 +98,19 @@ final class PipelineHarness implements AutoCloseable {
             }
         }
         return total;
+    }
+
+    /** A 4-layer Llama-shaped config.json, small enough for fast exact-answer tests. */
+    static Path tinyModel(Path dir) throws IOException {
+        Path config = dir.resolve("model.json");
+        Files.writeString(
+                config,
+                """
+                {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 1024,
+                 "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4,
+                 "vocab_size": 32000}
+                """);
+        return config;
     }
 
     /** `llmprof analyze layers --format json` on the same file, as the user would run it. */

@@ -53,14 +53,7 @@ class PipelineIT {
 
     @Test
     void synthMultiRankTraceShowsTheSamePassesAndLayersAsTheOfflineAnalysis() throws Exception {
-        Path config = tmp.resolve("model.json");
-        Files.writeString(
-                config,
-                """
-                {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 1024,
-                 "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4,
-                 "vocab_size": 32000}
-                """);
+        Path config = PipelineHarness.tinyModel(tmp);
         Path dir = tmp.resolve("synth");
         Files.createDirectories(dir);
         SynthResult synth = SynthTrace.write(
