@@ -46,6 +46,9 @@ public final class PassSegmenter {
         }
     };
 
+    /** {categoryIndex, flags} per canonical kernel name: two regexes per kernel otherwise. Depends on the anchor. */
+    private final Map<String, long[]> kernelColumns = new HashMap<>();
+
     private String anchor;
     private Pattern anchorPattern;
     private Integer numLayers;
@@ -80,6 +83,7 @@ public final class PassSegmenter {
     private void setAnchor(String regex) {
         this.anchor = regex;
         this.anchorPattern = regex == null ? null : Pattern.compile(regex);
+        kernelColumns.clear();
     }
 
     /** Feeds one kernel / memcpy / memset (other kinds are ignored). */
@@ -210,22 +214,32 @@ public final class PassSegmenter {
     }
 
     private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap) {
-        String cat = categorizer.categoryOf(kind, canonical);
-        int catId = categoryIds.computeIfAbsent(cat, c -> {
-            categories.add(c);
-            return categories.size() - 1;
-        });
-        long flags = 0;
-        if (kind == TraceEvent.Kind.KERNEL) {
-            flags |= Rows.KERNEL;
+        if (kind != TraceEvent.Kind.KERNEL) {
+            return new long[] {start, dur, gap, categoryId(categorizer.categoryOf(kind, canonical)), 0};
+        }
+        long[] columns = kernelColumns.get(canonical);
+        if (columns == null) {
+            long flags = Rows.KERNEL;
             if (anchorPattern.matcher(canonical).find()) {
                 flags |= Rows.ANCHOR;
             }
             if (categorizer.isAllReduce(canonical)) {
                 flags |= Rows.ALLREDUCE;
             }
+            columns = new long[] {categoryId(categorizer.categoryOf(kind, canonical)), flags};
+            if (kernelColumns.size() >= NAME_CACHE) {
+                kernelColumns.clear();
+            }
+            kernelColumns.put(canonical, columns);
         }
-        return new long[] {start, dur, gap, catId, flags};
+        return new long[] {start, dur, gap, columns[0], columns[1]};
+    }
+
+    private int categoryId(String category) {
+        return categoryIds.computeIfAbsent(category, c -> {
+            categories.add(c);
+            return categories.size() - 1;
+        });
     }
 
     private void count(long[] r, Out out) {

@@ -10,10 +10,13 @@ import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.metrics.StreamsMeters;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -26,7 +29,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Adapts the per-rank {@link PassSegmenter} to Kafka Streams: one store entry per (job, rank, run),
+ * Adapts the per-rank {@link PassSegmenter} to Kafka Streams: per (job, rank, run) a small run-store entry
+ * (cursors, clocks; touched by every batch) and a segmenter-store entry (touched by GPU-lane batches only),
  * de-duplication by (source, lane) index, and a stream-time punctuator that closes idle ranks.
  *
  * <p>A record is all or nothing: the store is written and outputs are forwarded only after every event of
@@ -45,28 +49,49 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         }
     }
 
+    /** Live segmenters kept per task; beyond this many runs the least recently used is reloaded when needed. */
+    static final int LIVE_SEGMENTERS = 64;
+
     private final SegmenterConfig segmenterConfig;
     private final StreamsMeters meters;
-    private final String storeName;
+    private final String runStoreName;
+    private final String segmenterStoreName;
     private final Sinks sinks;
     private final Duration punctuationInterval;
     private final long idleTimeoutMs;
     private final long retentionMs;
 
+    /**
+     * The segmenters of the stores' latest values, so a batch does not decode the state the previous batch
+     * wrote. The stores stay the truth: every batch still writes them (exactly-once needs the write in the
+     * same transaction as the outputs), an entry is dropped whenever processing fails (its object may be
+     * half-way through a batch), and the whole map is dropped on init and close (a task revived after a
+     * failed commit, or moved, restores its stores and must not see what this instance had).
+     */
+    private final Map<RunKey, PassSegmenter> live = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<RunKey, PassSegmenter> eldest) {
+            return size() > LIVE_SEGMENTERS;
+        }
+    };
+
     private ProcessorContext<String, Object> context;
-    private KeyValueStore<RunKey, RunState> store;
+    private KeyValueStore<RunKey, RunState> runs;
+    private KeyValueStore<RunKey, SegmenterState> segmenters;
 
     public PassSegmenterProcessor(
             SegmenterConfig segmenterConfig,
             StreamsMeters meters,
-            String storeName,
+            String runStoreName,
+            String segmenterStoreName,
             Sinks sinks,
             Duration punctuationInterval,
             Duration idleTimeout,
             Duration retention) {
         this.segmenterConfig = Objects.requireNonNull(segmenterConfig, "segmenterConfig");
         this.meters = Objects.requireNonNull(meters, "meters");
-        this.storeName = Objects.requireNonNull(storeName, "storeName");
+        this.runStoreName = Objects.requireNonNull(runStoreName, "runStoreName");
+        this.segmenterStoreName = Objects.requireNonNull(segmenterStoreName, "segmenterStoreName");
         this.sinks = Objects.requireNonNull(sinks, "sinks");
         this.punctuationInterval = Objects.requireNonNull(punctuationInterval, "punctuationInterval");
         this.idleTimeoutMs = idleTimeout.toMillis();
@@ -75,9 +100,16 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
 
     @Override
     public void init(ProcessorContext<String, Object> context) {
+        live.clear();
         this.context = context;
-        this.store = context.getStateStore(storeName);
+        this.runs = context.getStateStore(runStoreName);
+        this.segmenters = context.getStateStore(segmenterStoreName);
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
+    }
+
+    @Override
+    public void close() {
+        live.clear();
     }
 
     @Override
@@ -93,7 +125,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                     "record key " + record.key() + " does not match the batch's rank key " + batch.key());
         }
         RunKey key = RunKey.of(batch);
-        RunState prior = store.get(key);
+        RunState prior = runs.get(key);
         RunState state = (prior == null ? RunState.fresh() : prior).seen(batch.lane(), record.timestamp());
 
         long next = state.next(batch.source(), batch.lane());
@@ -107,28 +139,54 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         long ingested = 0;
         long droppedAfterEnd = 0;
         boolean finished = false;
-        if (batch.lane() == TraceBatch.Lane.HOST) {
-            ingested = fresh.size(); // host-side analysis is not wired yet: counted only
-        } else if (state.ended()) {
-            droppedAfterEnd = fresh.size();
-        } else {
-            PassSegmenter segmenter = state.segmenter() == null
-                    ? new PassSegmenter(segmenterConfig, batch.job(), batch.run(), batch.rank())
-                    : PassSegmenter.fromState(segmenterConfig, state.segmenter());
-            for (TraceEvent event : fresh) {
-                out.add(segmenter.accept(event));
-            }
-            ingested = fresh.size();
-            if (batch.endOfTrace()) {
-                out.add(segmenter.endOfTrace(PassSegmenter.END_OF_TRACE));
-                state = state.markEnded();
-                finished = true;
+        PassSegmenter segmenter = null;
+        try {
+            if (batch.lane() == TraceBatch.Lane.HOST) {
+                ingested = fresh.size(); // host-side analysis is not wired yet: counted only
+            } else if (state.ended()) {
+                droppedAfterEnd = fresh.size();
             } else {
-                state = state.withSegmenter(segmenter.state(), state.pending() || !fresh.isEmpty());
+                segmenter = segmenter(key, batch);
+                for (TraceEvent event : fresh) {
+                    Emitted e = segmenter.accept(event);
+                    if (!e.isEmpty()) {
+                        out.add(e);
+                    }
+                }
+                ingested = fresh.size();
+                if (batch.endOfTrace()) {
+                    out.add(segmenter.endOfTrace(PassSegmenter.END_OF_TRACE));
+                    state = state.markEnded();
+                    finished = true;
+                } else {
+                    state = state.withPending(state.pending() || !fresh.isEmpty());
+                }
+            }
+            runs.put(key, state);
+        } catch (RuntimeException e) {
+            // The live object may be half-way through this batch; the stores still hold the state before it.
+            live.remove(key);
+            throw e;
+        }
+        if (segmenter != null) {
+            try {
+                if (finished) {
+                    live.remove(key);
+                    segmenters.delete(key);
+                } else {
+                    segmenters.put(key, segmenter.state());
+                }
+            } catch (RuntimeException e) {
+                // Two stores, one record: undo the run store's write so that neither moved.
+                live.remove(key);
+                if (prior == null) {
+                    runs.delete(key);
+                } else {
+                    runs.put(key, prior);
+                }
+                throw e;
             }
         }
-
-        store.put(key, state);
         for (Emitted emitted : out) {
             forward(emitted, record.timestamp(), key);
         }
@@ -160,10 +218,23 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         }
     }
 
+    /** The run's live segmenter: cached, else decoded from the store, else a new one. */
+    private PassSegmenter segmenter(RunKey key, TraceBatch batch) {
+        PassSegmenter segmenter = live.get(key);
+        if (segmenter == null) {
+            SegmenterState saved = segmenters.get(key);
+            segmenter = saved == null
+                    ? new PassSegmenter(segmenterConfig, batch.job(), batch.run(), batch.rank())
+                    : PassSegmenter.fromState(segmenterConfig, saved);
+            live.put(key, segmenter);
+        }
+        return segmenter;
+    }
+
     /** Closes runs idle for the timeout and forgets runs that ended (or went idle) long ago. */
     private void punctuate(long streamTimeMs) {
         List<KeyValue<RunKey, RunState>> entries = new ArrayList<>();
-        try (KeyValueIterator<RunKey, RunState> it = store.all()) {
+        try (KeyValueIterator<RunKey, RunState> it = runs.all()) {
             it.forEachRemaining(entries::add);
         }
         for (KeyValue<RunKey, RunState> entry : entries) {
@@ -172,7 +243,9 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             if (state.pending() && streamTimeMs - state.lastGpuRecordMs() >= idleTimeoutMs) {
                 flushIdle(key, state, streamTimeMs);
             } else if (!state.pending() && streamTimeMs - state.lastRecordMs() >= retentionMs) {
-                store.delete(key);
+                live.remove(key);
+                segmenters.delete(key);
+                runs.delete(key);
             }
         }
     }
@@ -180,15 +253,24 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private void flushIdle(RunKey key, RunState state, long streamTimeMs) {
         Emitted emitted;
         try {
-            PassSegmenter segmenter = PassSegmenter.fromState(segmenterConfig, state.segmenter());
+            PassSegmenter segmenter = live.remove(key);
+            if (segmenter == null) {
+                SegmenterState saved = segmenters.get(key);
+                if (saved == null) {
+                    throw new IllegalStateException("pending run without a segmenter state");
+                }
+                segmenter = PassSegmenter.fromState(segmenterConfig, saved);
+            }
             emitted = segmenter.endOfTrace(PassSegmenter.IDLE);
             // The segmenter state after the flush is kept: if the rank resumes, pass numbering goes on.
-            store.put(key, state.withSegmenter(segmenter.state(), false));
+            segmenters.put(key, segmenter.state());
+            runs.put(key, state.withPending(false));
         } catch (RuntimeException e) {
             // One rank's failure must not stop the others' flushes, nor repeat every punctuation.
             LOG.warn("idle flush of {} run {} failed; its open pass is dropped", key.rankKey(), key.run(), e);
             meters.error(StreamsMeters.Stage.PUNCTUATION);
-            store.put(key, state.withSegmenter(null, false));
+            segmenters.delete(key);
+            runs.put(key, state.withPending(false));
             send(
                     sinks.anomalies(),
                     key.rankKey(),

@@ -1,36 +1,30 @@
 package io.llmprof.streams.processor;
 
 import io.llmprof.events.TraceBatch;
-import io.llmprof.streams.boundary.SegmenterState;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * State-store value of one (job, rank, run). Bounded: a cursor per (source, lane) and the segmenter's
- * own bounded state.
+ * Run-store value of one (job, rank, run): everything but the segmenter, so that every batch (host lane
+ * included) reads and writes a few hundred bytes. The segmenter's state lives in its own store, touched by
+ * GPU-lane batches only. Bounded: a cursor per (source, lane).
  *
  * @param cursors next expected index per (source, lane), for de-duplication
- * @param segmenter the pass segmenter's state; null before the first GPU-lane event and after the trace
- *     ended (only the cursors are kept then, so a re-sent last batch is still recognized)
  * @param pending GPU-lane events were accepted since the last flush, so an idle flush has work to do
- * @param ended the GPU lane's end of trace was processed; later GPU events of this run are dropped
+ * @param ended the GPU lane's end of trace was processed; later GPU events of this run are dropped (the
+ *     segmenter state is deleted then; only the cursors are kept, so a re-sent last batch is still recognized)
  * @param lastGpuRecordMs record timestamp of the latest GPU-lane record, null before any
  * @param lastRecordMs record timestamp of the latest record of either lane
  */
 public record RunState(
-        List<LaneCursor> cursors,
-        SegmenterState segmenter,
-        boolean pending,
-        boolean ended,
-        Long lastGpuRecordMs,
-        long lastRecordMs) {
+        List<LaneCursor> cursors, boolean pending, boolean ended, Long lastGpuRecordMs, long lastRecordMs) {
 
     public RunState {
         cursors = cursors == null ? List.of() : List.copyOf(cursors);
     }
 
     public static RunState fresh() {
-        return new RunState(List.of(), null, false, false, null, 0);
+        return new RunState(List.of(), false, false, null, 0);
     }
 
     /** Next expected index of (source, lane); 0 when nothing was seen. */
@@ -51,15 +45,15 @@ public record RunState(
             }
         }
         out.add(new LaneCursor(source, lane, next));
-        return new RunState(out, segmenter, pending, ended, lastGpuRecordMs, lastRecordMs);
+        return new RunState(out, pending, ended, lastGpuRecordMs, lastRecordMs);
     }
 
-    public RunState withSegmenter(SegmenterState s, boolean pendingWork) {
-        return new RunState(cursors, s, pendingWork, ended, lastGpuRecordMs, lastRecordMs);
+    public RunState withPending(boolean pendingWork) {
+        return new RunState(cursors, pendingWork, ended, lastGpuRecordMs, lastRecordMs);
     }
 
     public RunState markEnded() {
-        return new RunState(cursors, null, false, true, lastGpuRecordMs, lastRecordMs);
+        return new RunState(cursors, false, true, lastGpuRecordMs, lastRecordMs);
     }
 
     public RunState seen(TraceBatch.Lane lane, long timestampMs) {
@@ -67,6 +61,6 @@ public record RunState(
         Long gpu = lane == TraceBatch.Lane.GPU
                 ? Long.valueOf(lastGpuRecordMs == null ? timestampMs : Math.max(lastGpuRecordMs, timestampMs))
                 : lastGpuRecordMs;
-        return new RunState(cursors, segmenter, pending, ended, gpu, last);
+        return new RunState(cursors, pending, ended, gpu, last);
     }
 }

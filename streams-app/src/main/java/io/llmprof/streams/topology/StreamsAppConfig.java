@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -64,6 +65,9 @@ public record StreamsAppConfig(
      * 2.3 MB of JSON when a wrong anchor matches nothing), more than Kafka's 1 MB default.
      */
     public static final int MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+    /** Bytes the consumer fetches per partition and request: about 80 trace batches. */
+    public static final int MAX_PARTITION_FETCH_BYTES = 8 * 1024 * 1024;
 
     private static final Set<String> GUARANTEES = Set.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
 
@@ -165,6 +169,9 @@ public record StreamsAppConfig(
         p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DLQ.name());
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        // A trace batch is ~100 KB: the 1 MB default returns ~10 per partition and fetch, which starved the
+        // stream thread (measured: docs/benchmarks.md).
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES);
         p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringDeserializationHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class);
         // No global stores today; set so that adding one keeps the same error handling (Kafka 5 default).

@@ -4,10 +4,12 @@ import io.llmprof.events.JsonSerde;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.llmprof.streams.processor.PassSegmenterProcessor;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
+import io.llmprof.streams.processor.SegmenterStateSerde;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Map;
 import java.util.Properties;
@@ -24,17 +26,23 @@ import org.apache.kafka.streams.state.Stores;
  * Builds the streams app's topology:
  *
  * <pre>
- * llmprof.trace-events -> trace-events-source -> pass-segmenter [segmenter-state] -> passes-sink    -> llmprof.passes
- *                                                                                  -> layers-sink    -> llmprof.layers
- *                                                                                  -> anomalies-sink -> llmprof.anomalies
+ * llmprof.trace-events -> trace-events-source -> pass-segmenter -> passes-sink    -> llmprof.passes
+ *                                                      |         -> layers-sink    -> llmprof.layers
+ *                                                      |         -> anomalies-sink -> llmprof.anomalies
+ *                                   [run-state] [segmenter-snapshots]
  * </pre>
  *
- * Every node and the store are named explicitly: renaming one loses the state behind it.
+ * Every node and store is named explicitly: renaming one loses the state behind it. Both stores are cached
+ * (one RocksDB write and one changelog record per key and commit, not per batch) and logged.
  */
 public final class TopologyFactory {
     public static final String SOURCE = "trace-events-source";
     public static final String SEGMENTER = "pass-segmenter";
-    public static final String STORE = "segmenter-state";
+    /** Cursors and clocks per run, written by every batch. */
+    public static final String RUN_STORE = "run-state";
+    /** The segmenter's state per run (binary), written by GPU-lane batches only. */
+    public static final String SEGMENTER_STORE = "segmenter-snapshots";
+
     public static final String PASSES_SINK = "passes-sink";
     public static final String LAYERS_SINK = "layers-sink";
     public static final String ANOMALIES_SINK = "anomalies-sink";
@@ -58,10 +66,17 @@ public final class TopologyFactory {
     /** The topology with an already resolved segmenter configuration (config's model options are ignored). */
     public static Topology build(StreamsAppConfig config, SegmenterConfig segmenterConfig, StreamsMeters meters) {
         PassSegmenterProcessor.Sinks sinks = new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK);
-        StoreBuilder<KeyValueStore<RunKey, RunState>> store = Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(STORE),
+        StoreBuilder<KeyValueStore<RunKey, RunState>> runStore = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(RUN_STORE),
                         new JsonSerde<>(RunKey.class),
                         new JsonSerde<>(RunState.class))
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of());
+        StoreBuilder<KeyValueStore<RunKey, SegmenterState>> segmenterStore = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(SEGMENTER_STORE),
+                        new JsonSerde<>(RunKey.class),
+                        new SegmenterStateSerde())
+                .withCachingEnabled()
                 // The changelog carries whole segmenter states: allow what the producer may send.
                 .withLoggingEnabled(Map.of(
                         TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
@@ -71,7 +86,8 @@ public final class TopologyFactory {
                 return new PassSegmenterProcessor(
                         segmenterConfig,
                         meters,
-                        STORE,
+                        RUN_STORE,
+                        SEGMENTER_STORE,
                         sinks,
                         config.effectivePunctuationInterval(),
                         config.effectiveIdleTimeout(),
@@ -80,7 +96,7 @@ public final class TopologyFactory {
 
             @Override
             public Set<StoreBuilder<?>> stores() {
-                return Set.of(store);
+                return Set.of(runStore, segmenterStore);
             }
         };
 

@@ -185,6 +185,26 @@ class PassSegmenterTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void snapshotThroughTheBinaryCodecAndRestoreMidwayGivesIdenticalOutput(
+            String behaviour, SegmenterConfig config, String script, List<String> passes, List<AnomalyKind> anomalies)
+            throws IOException {
+        List<TraceEvent> events = Script.parse(script);
+        for (int split = 1; split < events.size(); split += Math.max(1, events.size() / 7)) {
+            PassSegmenter first = new PassSegmenter(config, "job", "run", "0");
+            List<Emitted> out = new ArrayList<>();
+            events.subList(0, split).forEach(e -> out.add(first.accept(e)));
+            SegmenterState restored = SegmenterStateCodec.decode(SegmenterStateCodec.encode(first.state()));
+            assertThat(Json.mapper().writeValueAsString(restored))
+                    .isEqualTo(Json.mapper().writeValueAsString(first.state()));
+            PassSegmenter second = PassSegmenter.fromState(config, restored);
+            events.subList(split, events.size()).forEach(e -> out.add(second.accept(e)));
+            out.add(second.endOfTrace(PassSegmenter.END_OF_TRACE));
+            assertThat(json(out)).as(behaviour + " split at " + split).isEqualTo(json(all(config, events)));
+        }
+    }
+
     static List<Emitted> all(SegmenterConfig config, List<TraceEvent> events) {
         PassSegmenter s = new PassSegmenter(config, "job", "run", "0");
         List<Emitted> out = new ArrayList<>();

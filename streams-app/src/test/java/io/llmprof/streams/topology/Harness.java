@@ -9,6 +9,7 @@ import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
@@ -84,8 +85,12 @@ final class Harness implements AutoCloseable {
         records.forEach(this::pipe);
     }
 
-    KeyValueStore<RunKey, RunState> store() {
-        return driver.getKeyValueStore(TopologyFactory.STORE);
+    KeyValueStore<RunKey, RunState> runStore() {
+        return driver.getKeyValueStore(TopologyFactory.RUN_STORE);
+    }
+
+    KeyValueStore<RunKey, SegmenterState> segmenterStore() {
+        return driver.getKeyValueStore(TopologyFactory.SEGMENTER_STORE);
     }
 
     double count(String meter, String... tags) {

@@ -113,17 +113,21 @@ class IdleFlushTest {
             long last = golden.records().get(golden.records().size() - 1).timestampMs();
             h.traceEvents.pipeInput(
                     open.key(), open, last + Duration.ofMinutes(5).toMillis());
-            assertThat(h.store().get(ended)).isNotNull();
+            assertThat(h.runStore().get(ended)).isNotNull();
 
             tick(h, last + Duration.ofMinutes(10).toMillis() - 1);
-            assertThat(h.store().get(ended)).isNotNull();
+            assertThat(h.runStore().get(ended)).isNotNull();
             tick(h, last + Duration.ofMinutes(10).toMillis() + 5_000);
-            assertThat(h.store().get(ended)).isNull();
+            assertThat(h.runStore().get(ended)).isNull();
             // trace-1 was flushed idle, and stays until its own retention passes.
             RunKey later = new RunKey("llama-test", "0", "trace-1");
-            assertThat(h.store().get(later).pending()).isFalse();
+            assertThat(h.runStore().get(later).pending()).isFalse();
+            assertThat(h.segmenterStore().get(later))
+                    .as("kept for pass numbering")
+                    .isNotNull();
             tick(h, last + Duration.ofMinutes(15).toMillis() + 5_000);
-            assertThat(h.store().get(later)).isNull();
+            assertThat(h.runStore().get(later)).isNull();
+            assertThat(h.segmenterStore().get(later)).isNull();
         }
     }
 }

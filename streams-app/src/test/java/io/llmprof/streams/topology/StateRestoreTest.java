@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.llmprof.events.Json;
+import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
 import java.nio.file.Path;
@@ -30,20 +31,27 @@ class StateRestoreTest {
     @Test
     void an_instance_restored_from_the_store_goes_on_as_if_never_stopped() {
         Golden golden = Golden.load("two-runs");
-        List<KeyValue<RunKey, RunState>> saved = new ArrayList<>();
+        List<KeyValue<RunKey, RunState>> runs = new ArrayList<>();
+        List<KeyValue<RunKey, SegmenterState>> segmenters = new ArrayList<>();
         ObjectNode before;
         try (Harness h = new Harness(first, golden.segmenter())) {
             h.pipe(golden.records().subList(0, 3));
             before = h.drainOutputs();
-            try (KeyValueIterator<RunKey, RunState> it = h.store().all()) {
-                it.forEachRemaining(saved::add);
+            try (KeyValueIterator<RunKey, RunState> it = h.runStore().all()) {
+                it.forEachRemaining(runs::add);
+            }
+            try (KeyValueIterator<RunKey, SegmenterState> it =
+                    h.segmenterStore().all()) {
+                it.forEachRemaining(segmenters::add);
             }
         }
-        assertThat(saved).hasSize(1);
-        assertThat(saved.get(0).value.segmenter()).isNotNull();
+        assertThat(runs).hasSize(1);
+        assertThat(segmenters).hasSize(1);
+        assertThat(segmenters.get(0).value.open()).isNotEmpty();
 
         try (Harness h = new Harness(second, golden.segmenter())) {
-            saved.forEach(kv -> h.store().put(kv.key, kv.value));
+            runs.forEach(kv -> h.runStore().put(kv.key, kv.value));
+            segmenters.forEach(kv -> h.segmenterStore().put(kv.key, kv.value));
             h.pipe(golden.records().subList(3, golden.records().size()));
             ObjectNode after = h.drainOutputs();
             assertSameJson(concat(before, after), golden.expected());

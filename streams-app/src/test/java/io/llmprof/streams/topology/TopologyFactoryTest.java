@@ -41,7 +41,8 @@ class TopologyFactoryTest {
                         .filter(n -> n.name().equals(TopologyFactory.SEGMENTER))
                         .findFirst()
                         .orElseThrow();
-        assertThat(segmenter.stores()).containsExactly(TopologyFactory.STORE);
+        assertThat(segmenter.stores())
+                .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
         assertThat(d.toString()).doesNotContain("KSTREAM-", "KTABLE-");
     }
 
@@ -71,6 +72,9 @@ class TopologyFactoryTest {
                         StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class)
                 .containsEntry(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true)
                 .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1)
+                .containsEntry(
+                        StreamsConfig.consumerPrefix("max.partition.fetch.bytes"),
+                        StreamsAppConfig.MAX_PARTITION_FETCH_BYTES)
                 .containsEntry(StreamsMeters.CONFIG_KEY, meters)
                 .doesNotContainKey(StreamsConfig.STATE_DIR_CONFIG);
         // Kafka accepts the whole set (the meters object is passed through to the handlers).
