@@ -3,6 +3,7 @@ package io.llmprof.deploy.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.synth.LaunchMode;
 import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
@@ -49,6 +50,9 @@ public final class DemoCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
     private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
     private static final String JOB = "demo";
+    private static final int SYNTH_REORDER_WINDOW = 1024;
+    /** Marks a sample directory the demo generated itself (lanes known to be in time order). */
+    private static final String SAMPLE_MARKER = ".generated-by-synth";
 
     @Option(
             names = "--bootstrap-servers",
@@ -103,6 +107,7 @@ public final class DemoCommand implements Callable<Integer> {
     Path dataDir;
 
     private final PrintStream out = System.out;
+    private boolean generatedSample;
 
     @Override
     public Integer call() throws Exception {
@@ -163,14 +168,28 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf(
                     "Replaying %d file(s) from %s at speed %s; Ctrl-C stops.%n", sample.size(), sampleDir, replaySpeed);
 
-            Replayer replayer = new Replayer(
-                    Replayer.Options.defaults(bootstrap)
-                            .withJob(JOB)
-                            // A fresh run id per start: the streams app drops indexes a run already sent.
-                            .withRun("demo-" + System.currentTimeMillis() / 1000)
-                            .withSpeed(replaySpeed)
-                            .withProgress(false),
-                    registry);
+            Replayer.Options replayOptions = Replayer.Options.defaults(bootstrap)
+                    .withJob(JOB)
+                    // A fresh run id per start: the streams app drops indexes a run already sent.
+                    .withRun("demo-" + System.currentTimeMillis() / 1000)
+                    .withSpeed(replaySpeed)
+                    .withProgress(false);
+            if (generatedSample) {
+                // synth writes each lane in time order, so a small reorder window loses nothing and lets
+                // the first GPU events out without first buffering 65,536 of them (real traces keep the
+                // default: their GPU lane is out of order by up to 1.2 s of trace time).
+                replayOptions = new Replayer.Options(
+                        replayOptions.bootstrapServers(),
+                        replayOptions.job(),
+                        replayOptions.run(),
+                        replayOptions.speed(),
+                        replayOptions.progress(),
+                        replayOptions.partitions(),
+                        replayOptions.replicationFactor(),
+                        replayOptions.batchEvents(),
+                        replayOptions.readerOptions().withReorderWindow(SYNTH_REORDER_WINDOW));
+            }
+            Replayer replayer = new Replayer(replayOptions, registry);
             Thread replay = new Thread(
                     () -> {
                         try {
@@ -235,6 +254,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private List<Path> sample(Path config) throws IOException {
+        generatedSample = Files.exists(sampleDir.resolve(SAMPLE_MARKER));
         List<Path> existing = traceFiles(sampleDir);
         if (!existing.isEmpty()) {
             return existing;
@@ -242,7 +262,16 @@ public final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(sampleDir);
         long t = System.nanoTime();
         SynthResult result = SynthTrace.write(
-                SynthSpec.builder(config).passes(passes).ranks(ranks).gzip(true).build(), sampleDir);
+                SynthSpec.builder(config)
+                        .passes(passes)
+                        .ranks(ranks)
+                        // Decode servers (vLLM, SGLang) replay CUDA graphs: one launch per step.
+                        .launch(LaunchMode.GRAPH)
+                        .gzip(true)
+                        .build(),
+                sampleDir);
+        Files.writeString(sampleDir.resolve(SAMPLE_MARKER), "written by llmprof synth for the demo\n");
+        generatedSample = true;
         out.printf(
                 "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
                 result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
