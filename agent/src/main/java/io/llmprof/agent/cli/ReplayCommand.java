@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -38,38 +39,8 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "Trace time / wall time, e.g. 1 (real time), 10, or max (default: ${DEFAULT-VALUE}).")
     Speed speed;
 
-    @Option(names = "--job", description = "Job identity (default: each file's directory name).")
-    String job;
-
-    @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
-    String run;
-
-    @Option(
-            names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
-    String bootstrapServers;
-
     @Option(names = "--no-progress", description = "No progress bar or status lines on stderr.")
     boolean noProgress;
-
-    @Option(
-            names = "--partitions",
-            defaultValue = "3",
-            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
-    int partitions;
-
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
-    short replicationFactor;
-
-    @Option(
-            names = "--batch-size",
-            defaultValue = "512",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
-    int batchSize;
 
     @Option(
             names = "--reorder-window",
@@ -77,19 +48,22 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "Events buffered per (rank, lane) to restore time order (default: ${DEFAULT-VALUE}).")
     int reorderWindow;
 
+    @Mixin
+    ShippingOptions shipping = new ShippingOptions();
+
     public ReplayCommand() {}
 
     @Override
     public Integer call() throws Exception {
         Replayer.Options options = new Replayer.Options(
-                bootstrapServers,
-                job,
-                run,
+                shipping.bootstrapServers,
+                shipping.job,
+                shipping.run,
                 speed,
                 !noProgress,
-                partitions,
-                replicationFactor,
-                batchSize,
+                shipping.partitions,
+                shipping.replicationFactor,
+                shipping.batchSize,
                 ReaderOptions.defaults().withReorderWindow(reorderWindow));
         Replayer.Summary summary = new Replayer(
                         options,

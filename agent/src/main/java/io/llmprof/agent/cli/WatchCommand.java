@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -49,36 +50,6 @@ public final class WatchCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     Duration settle;
 
-    @Option(names = "--job", description = "Job identity (default: each file's directory name).")
-    String job;
-
-    @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
-    String run;
-
-    @Option(
-            names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
-    String bootstrapServers;
-
-    @Option(
-            names = "--partitions",
-            defaultValue = "3",
-            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
-    int partitions;
-
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
-    short replicationFactor;
-
-    @Option(
-            names = "--batch-size",
-            defaultValue = "512",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
-    int batchSize;
-
     @Option(
             names = "--checkpoint-every",
             defaultValue = "1",
@@ -97,6 +68,9 @@ public final class WatchCommand implements Callable<Integer> {
     @Option(names = "--once", description = "Run one poll cycle and exit (for scripts).")
     boolean once;
 
+    @Mixin
+    ShippingOptions shipping = new ShippingOptions();
+
     public WatchCommand() {}
 
     Watcher.Options options() {
@@ -105,15 +79,15 @@ public final class WatchCommand implements Callable<Integer> {
                 checkpoint,
                 pollInterval,
                 settle,
-                job,
-                run,
-                batchSize,
+                shipping.job,
+                shipping.run,
+                shipping.batchSize,
                 checkpointEvery,
                 maxDepth,
                 ReaderOptions.defaults(),
-                bootstrapServers,
-                partitions,
-                replicationFactor);
+                shipping.bootstrapServers,
+                shipping.partitions,
+                shipping.replicationFactor);
     }
 
     @Override

@@ -72,7 +72,7 @@ class AgentCommandTest {
         CommandLine.ParseResult parsed = cli().parseArgs("replay", "a.json", "--speed", "10", "--job", "j");
         ReplayCommand replay = (ReplayCommand) parsed.subcommand().commandSpec().userObject();
         assertThat(replay.speed).isEqualTo(new Speed(10));
-        assertThat(replay.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(replay.shipping.bootstrapServers).isEqualTo("localhost:9092");
         assertThat(cli().execute("replay", "a.json", "--speed", "fast")).isEqualTo(2);
         assertThat(err.toString()).contains("speed");
     }

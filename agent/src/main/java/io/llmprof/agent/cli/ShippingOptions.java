@@ -1,0 +1,36 @@
+package io.llmprof.agent.cli;
+
+import picocli.CommandLine.Option;
+
+/** Options of every command that ships trace files to Kafka (`agent replay`, `agent watch`). */
+final class ShippingOptions {
+    @Option(names = "--job", description = "Job identity (default: each file's directory name).")
+    String job;
+
+    @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
+    String run;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(
+            names = "--partitions",
+            defaultValue = "3",
+            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
+    int partitions;
+
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
+    short replicationFactor;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "512",
+            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+}
