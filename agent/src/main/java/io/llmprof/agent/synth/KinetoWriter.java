@@ -309,16 +309,7 @@ final class KinetoWriter {
 
     /** Input ids: host -> device on the copy stream. */
     private void h2dCopy(RankPass rp) throws IOException {
-        begin();
-        out.raw(h2dHead);
-        times(rp.h2dStart, rp.h2dDur);
-        out.raw(EXT_OPEN);
-        out.num(rp.h2dExt);
-        out.raw(ARG_SEP);
-        out.raw(h2dMid);
-        out.num(rp.h2dCorr);
-        out.raw(h2dTail);
-        flowEnd(rp.h2dCorr, COPY_STREAM, rp.h2dStart);
+        copy(h2dHead, h2dMid, h2dTail, rp.h2dStart, rp.h2dDur, rp.h2dExt, rp.h2dCorr, COPY_STREAM);
     }
 
     private void h2dLaunch(RankPass rp) throws IOException {
@@ -328,16 +319,22 @@ final class KinetoWriter {
 
     /** Sampled tokens: device -> host on the compute stream. */
     private void d2hCopy(RankPass rp) throws IOException {
+        copy(d2hHead, d2hMid, d2hTail, rp.d2hStart, rp.d2hDur, rp.d2hExt, rp.d2hCorr, COMPUTE_STREAM);
+    }
+
+    /** A gpu_memcpy event and the end of its launch flow. */
+    private void copy(byte[] head, byte[] mid, byte[] tail, long start, long dur, long ext, long corr, int stream)
+            throws IOException {
         begin();
-        out.raw(d2hHead);
-        times(rp.d2hStart, rp.d2hDur);
+        out.raw(head);
+        times(start, dur);
         out.raw(EXT_OPEN);
-        out.num(rp.d2hExt);
+        out.num(ext);
         out.raw(ARG_SEP);
-        out.raw(d2hMid);
-        out.num(rp.d2hCorr);
-        out.raw(d2hTail);
-        flowEnd(rp.d2hCorr, COMPUTE_STREAM, rp.d2hStart);
+        out.raw(mid);
+        out.num(corr);
+        out.raw(tail);
+        flowEnd(corr, stream, start);
     }
 
     private void d2hLaunchAndSync(RankPass rp) throws IOException {
