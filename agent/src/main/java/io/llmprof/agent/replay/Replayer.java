@@ -112,6 +112,11 @@ public final class Replayer {
             return new Options(
                     bootstrapServers, job, run, speed, p, partitions, replicationFactor, batchEvents, readerOptions);
         }
+
+        public Options withReaderOptions(ReaderOptions r) {
+            return new Options(
+                    bootstrapServers, job, run, speed, progress, partitions, replicationFactor, batchEvents, r);
+        }
     }
 
     /** One file's outcome; {@code error} is null when it was read and acknowledged. */

@@ -154,9 +154,8 @@ public final class DemoCommand implements Callable<Integer> {
             StreamsApp streams = StreamsApp.start(
                     StreamsAppConfig.builder(bootstrap).modelConfig(config).build(), registry);
             open.add(streams);
-            DashboardServer dashboard = DashboardServer.start(
-                    new DashboardConfig(bootstrap, DashboardConfig.DEFAULT_HOST, httpPort, 1000, 256, 2, (short) 1),
-                    registry);
+            DashboardServer dashboard =
+                    DashboardServer.start(DashboardConfig.defaults(bootstrap).withHttpPort(httpPort), registry);
             open.add(dashboard);
             if (!streams.awaitRunning(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(
@@ -178,15 +177,7 @@ public final class DemoCommand implements Callable<Integer> {
                 // synth writes each lane in time order, so a small reorder window loses nothing and lets
                 // the first GPU events out without first buffering 65,536 of them (real traces keep the
                 // default: their GPU lane is out of order by up to 1.2 s of trace time).
-                replayOptions = new Replayer.Options(
-                        replayOptions.bootstrapServers(),
-                        replayOptions.job(),
-                        replayOptions.run(),
-                        replayOptions.speed(),
-                        replayOptions.progress(),
-                        replayOptions.partitions(),
-                        replayOptions.replicationFactor(),
-                        replayOptions.batchEvents(),
+                replayOptions = replayOptions.withReaderOptions(
                         replayOptions.readerOptions().withReorderWindow(SYNTH_REORDER_WINDOW));
             }
             Replayer replayer = new Replayer(replayOptions, registry);
