@@ -77,19 +77,6 @@ final class RankController {
     }
 
     private static PassView withoutLayers(StoredPass stored) {
-        PassView v = PassView.of(stored.pass(), List.of());
-        return new PassView(
-                v.index(),
-                v.startUs(),
-                v.endUs(),
-                v.wallUs(),
-                v.busyUs(),
-                v.sumUs(),
-                v.kernels(),
-                v.complete(),
-                v.steady(),
-                v.prologue(),
-                v.epilogue(),
-                null);
+        return PassView.of(stored.pass(), List.of()).withoutLayers();
     }
 }

@@ -1,13 +1,18 @@
 package io.llmprof.events.view;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.events.KernelFamily;
+import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
 import java.math.BigDecimal;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /** One layer as `analyze layers --format json` and `GET /api/ranks/{rank}/passes/{index}` show it. */
+@JsonInclude(JsonInclude.Include.ALWAYS)
 @JsonPropertyOrder({
     "layer",
     "type",
@@ -18,7 +23,10 @@ import java.util.Map;
     "sum_us",
     "kernels",
     "allreduce_count",
-    "categories"
+    "compress_ratio",
+    "categories",
+    "families",
+    "halves"
 })
 public record LayerView(
         @JsonProperty("layer") int layer,
@@ -30,7 +38,37 @@ public record LayerView(
         @JsonProperty("sum_us") BigDecimal sumUs,
         @JsonProperty("kernels") int kernels,
         @JsonProperty("allreduce_count") int allreduceCount,
-        @JsonProperty("categories") Map<String, BigDecimal> categories) {
+        @JsonProperty("compress_ratio") Integer compressRatio,
+        @JsonProperty("categories") Map<String, BigDecimal> categories,
+        @JsonProperty("families") List<FamilyView> families,
+        @JsonProperty("halves") List<HalfView> halves) {
+
+    /** One kernel family of the layer. */
+    @JsonPropertyOrder({"family", "category", "count", "sum_us", "max_us"})
+    public record FamilyView(
+            @JsonProperty("family") String family,
+            @JsonProperty("category") String category,
+            @JsonProperty("count") int count,
+            @JsonProperty("sum_us") BigDecimal sumUs,
+            @JsonProperty("max_us") BigDecimal maxUs) {
+        public static FamilyView of(KernelFamily f) {
+            return new FamilyView(f.family(), f.category(), f.count(), Micros.of(f.sumNs()), Micros.of(f.maxNs()));
+        }
+    }
+
+    /** One block (half) of the layer. */
+    @JsonPropertyOrder({"label", "start_us", "end_us", "sum_us", "kernels"})
+    public record HalfView(
+            @JsonProperty("label") String label,
+            @JsonProperty("start_us") BigDecimal startUs,
+            @JsonProperty("end_us") BigDecimal endUs,
+            @JsonProperty("sum_us") BigDecimal sumUs,
+            @JsonProperty("kernels") int kernels) {
+        public static HalfView of(LayerHalf h) {
+            return new HalfView(
+                    h.label(), Micros.of(h.startNs()), Micros.of(h.endNs()), Micros.of(h.sumNs()), h.kernels());
+        }
+    }
 
     public static LayerView of(LayerRecord l) {
         Map<String, BigDecimal> cats = new LinkedHashMap<>();
@@ -45,6 +83,9 @@ public record LayerView(
                 Micros.of(l.sumNs()),
                 l.kernels(),
                 l.allreduceCount(),
-                cats);
+                l.compressRatio(),
+                cats,
+                l.families().stream().map(FamilyView::of).toList(),
+                l.halves().stream().map(HalfView::of).toList());
     }
 }

@@ -1,5 +1,6 @@
 package io.llmprof.events.view;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.events.LayerRecord;
@@ -12,6 +13,7 @@ import java.util.List;
  * One pass with its layers, as `analyze layers --format json` and the REST API show it. Field names are
  * a contract other tools rely on: do not rename.
  */
+@JsonInclude(JsonInclude.Include.ALWAYS)
 @JsonPropertyOrder({
     "index",
     "start_us",
@@ -22,6 +24,14 @@ import java.util.List;
     "kernels",
     "complete",
     "steady",
+    "phase",
+    "batch_size",
+    "tokens",
+    "step",
+    "boundary",
+    "closed_by",
+    "trace_start_us",
+    "notes",
     "prologue",
     "epilogue",
     "layers"
@@ -36,9 +46,42 @@ public record PassView(
         @JsonProperty("kernels") int kernels,
         @JsonProperty("complete") boolean complete,
         @JsonProperty("steady") boolean steady,
+        @JsonProperty("phase") String phase,
+        @JsonProperty("batch_size") Integer batchSize,
+        @JsonProperty("tokens") Long tokens,
+        @JsonProperty("step") String step,
+        @JsonProperty("boundary") String boundary,
+        @JsonProperty("closed_by") String closedBy,
+        @JsonProperty("trace_start_us") BigDecimal traceStartUs,
+        @JsonProperty("notes") List<String> notes,
         @JsonProperty("prologue") SegmentView prologue,
         @JsonProperty("epilogue") SegmentView epilogue,
-        @JsonProperty("layers") List<LayerView> layers) {
+        @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("layers") List<LayerView> layers) {
+
+    /** The same pass without its layers (list endpoints): the {@code layers} field is left out. */
+    public PassView withoutLayers() {
+        return new PassView(
+                index,
+                startUs,
+                endUs,
+                wallUs,
+                busyUs,
+                sumUs,
+                kernels,
+                complete,
+                steady,
+                phase,
+                batchSize,
+                tokens,
+                step,
+                boundary,
+                closedBy,
+                traceStartUs,
+                notes,
+                prologue,
+                epilogue,
+                null);
+    }
 
     public static PassView of(PassRecord p, List<LayerRecord> layers) {
         List<LayerView> views = layers.stream()
@@ -55,6 +98,14 @@ public record PassView(
                 p.kernels(),
                 p.complete(),
                 p.steady(),
+                p.phase(),
+                p.batchSize(),
+                p.tokens(),
+                p.step(),
+                p.boundary(),
+                p.closedBy(),
+                Micros.of(p.traceStartNs()),
+                p.notes(),
                 SegmentView.of(p.prologue()),
                 SegmentView.of(p.epilogue()),
                 views);

@@ -148,30 +148,6 @@ final class PassAssembler {
     }
 
     static ClosedPass withSteady(ClosedPass c, boolean steady) {
-        PassRecord p = c.pass();
-        return new ClosedPass(
-                new PassRecord(
-                        p.job(),
-                        p.run(),
-                        p.rank(),
-                        p.profile(),
-                        p.anchor(),
-                        p.numLayers(),
-                        p.blocksPerLayer(),
-                        p.index(),
-                        p.startNs(),
-                        p.endNs(),
-                        p.wallNs(),
-                        p.busyNs(),
-                        p.sumNs(),
-                        p.kernels(),
-                        p.complete(),
-                        steady,
-                        p.prologue(),
-                        p.epilogue(),
-                        p.layerCount(),
-                        p.closedBy(),
-                        p.notes()),
-                c.layers());
+        return new ClosedPass(c.pass().withSteady(steady), c.layers());
     }
 }

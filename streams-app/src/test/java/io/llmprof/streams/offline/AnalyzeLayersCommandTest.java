@@ -59,6 +59,14 @@ class AnalyzeLayersCommandTest {
                         "kernels",
                         "complete",
                         "steady",
+                        "phase",
+                        "batch_size",
+                        "tokens",
+                        "step",
+                        "boundary",
+                        "closed_by",
+                        "trace_start_us",
+                        "notes",
                         "prologue",
                         "epilogue",
                         "layers");
@@ -77,7 +85,10 @@ class AnalyzeLayersCommandTest {
                         "sum_us",
                         "kernels",
                         "allreduce_count",
-                        "categories");
+                        "compress_ratio",
+                        "categories",
+                        "families",
+                        "halves");
 
         // Byte for byte what the REST API serves for the same pass (PassView.of over the segmenter's output).
         var r = RealTracesTest.analyze(SGLANG, SegmenterConfig.resolve(QWEN3, null, null, null));
