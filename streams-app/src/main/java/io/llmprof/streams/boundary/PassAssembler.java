@@ -1,5 +1,6 @@
 package io.llmprof.streams.boundary;
 
+import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Segment;
@@ -105,21 +106,7 @@ final class PassAssembler {
                 layerRows.addAll(blocks.get(b));
             }
             Stats s = Stats.of(layerRows, categoryNames);
-            layers.add(new LayerRecord(
-                    h.job(),
-                    h.run(),
-                    h.rank(),
-                    h.index(),
-                    l,
-                    config.layerType(l, h.numLayers()),
-                    s.start(),
-                    s.end(),
-                    s.wall(),
-                    s.busy(),
-                    s.sum(),
-                    s.kernels(),
-                    s.allreduce(),
-                    s.categories()));
+            layers.add(layerRecord(h, config, l, s, halves(config, blocks, l, k)));
         }
         Stats all = Stats.of(rows, categoryNames);
         PassRecord pass = new PassRecord(
@@ -145,6 +132,56 @@ final class PassAssembler {
                 h.closedBy(),
                 h.notes());
         return new ClosedPass(pass, layers);
+    }
+
+    private static LayerRecord layerRecord(Header h, SegmenterConfig config, int l, Stats s, List<LayerHalf> halves) {
+        return new LayerRecord(
+                h.job(),
+                h.run(),
+                h.rank(),
+                h.index(),
+                l,
+                config.layerType(l, h.numLayers()),
+                s.start(),
+                s.end(),
+                s.wall(),
+                s.busy(),
+                s.sum(),
+                s.kernels(),
+                s.allreduce(),
+                s.categories(),
+                config.compressRatio(l, h.numLayers()),
+                List.of(),
+                halves);
+    }
+
+    /**
+     * One {@link LayerHalf} per block of layer {@code l} when the profile has several blocks per layer (a
+     * layer cut short by an incomplete pass lists the blocks it has); start / end are the block's own.
+     */
+    private static List<LayerHalf> halves(SegmenterConfig config, List<List<long[]>> blocks, int l, int k) {
+        int bpl = config.blocksPerLayer();
+        if (bpl < 2) {
+            return List.of();
+        }
+        List<LayerHalf> out = new ArrayList<>(bpl);
+        for (int b = l * bpl; b < Math.min(k, l * bpl + bpl); b++) {
+            List<long[]> rows = blocks.get(b);
+            int h = b - l * bpl;
+            String label = h < config.halfLabels().size() ? config.halfLabels().get(h) : "block" + h;
+            long start = Long.MAX_VALUE;
+            long end = Long.MIN_VALUE;
+            long sum = 0;
+            int kernels = 0;
+            for (long[] r : rows) {
+                start = Math.min(start, r[Rows.START]);
+                end = Math.max(end, Rows.end(r));
+                sum += r[Rows.DUR];
+                kernels += Rows.is(r, Rows.KERNEL) ? 1 : 0;
+            }
+            out.add(rows.isEmpty() ? new LayerHalf(label, 0, 0, 0, 0) : new LayerHalf(label, start, end, sum, kernels));
+        }
+        return out;
     }
 
     static ClosedPass withSteady(ClosedPass c, boolean steady) {

@@ -30,6 +30,7 @@ import java.util.regex.PatternSyntaxException;
  * @param warmupKernels events buffered for anchor / layer-count detection (bounds state size)
  * @param maxPassKernels events one open pass may hold before it is closed by force (bounds state size)
  * @param notices what resolution decided that a person should know (profile choice, truncations)
+ * @param compressRatios config.json compress_ratios truncated to numLayers (the c_r column); empty without
  */
 public record SegmenterConfig(
         @JsonProperty("profile") String profileName,
@@ -47,7 +48,8 @@ public record SegmenterConfig(
         @JsonProperty("steady_window") int steadyWindow,
         @JsonProperty("warmup_kernels") int warmupKernels,
         @JsonProperty("max_pass_kernels") int maxPassKernels,
-        @JsonProperty("notices") List<String> notices) {
+        @JsonProperty("notices") List<String> notices,
+        @JsonProperty("compress_ratios") List<Integer> compressRatios) {
 
     public static final double DEFAULT_RESYNC_FACTOR = 20.0;
     public static final long DEFAULT_RESYNC_FLOOR_NS = 100_000;
@@ -70,6 +72,7 @@ public record SegmenterConfig(
         }
         layerTypes = layerTypes == null ? List.of() : List.copyOf(layerTypes);
         notices = notices == null ? List.of() : List.copyOf(notices);
+        compressRatios = compressRatios == null ? List.of() : List.copyOf(compressRatios);
         if (anchor != null) {
             try {
                 Pattern.compile(anchor);
@@ -123,9 +126,11 @@ public record SegmenterConfig(
             notices.add("--num-layers " + numLayers + " overrides num_hidden_layers " + cfg.numHiddenLayers());
         }
         List<String> types = List.of();
+        List<Integer> ratios = List.of();
         if (n != null && n >= 1 && cfg != null) {
             LayerTyping.Typing t = LayerTyping.of(cfg, n);
             types = t.types();
+            ratios = t.compressRatios();
             notices.addAll(t.notices());
         }
         List<CategoryRule> rules = new ArrayList<>(p.categories());
@@ -146,7 +151,8 @@ public record SegmenterConfig(
                 DEFAULT_STEADY_WINDOW,
                 DEFAULT_WARMUP_KERNELS,
                 DEFAULT_MAX_PASS_KERNELS,
-                notices);
+                notices,
+                ratios);
     }
 
     /** Type of layer {@code layer} of a pass with {@code n} layers. */
@@ -155,6 +161,11 @@ public record SegmenterConfig(
             return layerTypes.get(layer);
         }
         return layer == 0 ? LayerTyping.FIRST : layer == n - 1 ? LayerTyping.FINAL : LayerTyping.LAYER;
+    }
+
+    /** config.json compress_ratios[layer] (the c_r column) of a pass with {@code n} layers, null when absent. */
+    public Integer compressRatio(int layer, int n) {
+        return layerTypes.size() == n && layer < compressRatios.size() ? compressRatios.get(layer) : null;
     }
 
     public SegmenterConfig withAnchor(String regex) {
@@ -174,7 +185,8 @@ public record SegmenterConfig(
                 steadyWindow,
                 warmupKernels,
                 maxPassKernels,
-                notices);
+                notices,
+                compressRatios);
     }
 
     public SegmenterConfig withNumLayers(Integer n) {
@@ -194,7 +206,8 @@ public record SegmenterConfig(
                 steadyWindow,
                 warmupKernels,
                 maxPassKernels,
-                notices);
+                notices,
+                compressRatios);
     }
 
     public SegmenterConfig withResync(double factor, long floorNs) {
@@ -214,7 +227,8 @@ public record SegmenterConfig(
                 steadyWindow,
                 warmupKernels,
                 maxPassKernels,
-                notices);
+                notices,
+                compressRatios);
     }
 
     public SegmenterConfig withLimits(int warmup, int maxPass) {
@@ -234,6 +248,7 @@ public record SegmenterConfig(
                 steadyWindow,
                 warmup,
                 maxPass,
-                notices);
+                notices,
+                compressRatios);
     }
 }

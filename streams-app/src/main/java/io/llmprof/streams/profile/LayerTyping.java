@@ -17,11 +17,17 @@ public final class LayerTyping {
     public static final String DENSE = "DENSE";
     public static final String MOE = "MOE";
 
-    /** Types of layers 0..n-1 plus notices (for example a truncated compress_ratios list). */
-    public record Typing(List<String> types, List<String> notices) {
+    /**
+     * Types of layers 0..n-1 plus notices (for example a truncated compress_ratios list).
+     *
+     * @param compressRatios compress_ratios truncated to n layers (the c_r column); shorter or empty when the
+     *     config has fewer or none
+     */
+    public record Typing(List<String> types, List<String> notices, List<Integer> compressRatios) {
         public Typing {
             types = List.copyOf(types);
             notices = List.copyOf(notices);
+            compressRatios = List.copyOf(compressRatios);
         }
     }
 
@@ -48,7 +54,7 @@ public final class LayerTyping {
         for (int l = 0; l < n; l++) {
             types.add(typeOf(config, ratios, hash, l, n));
         }
-        return new Typing(types, notices);
+        return new Typing(types, notices, ratios);
     }
 
     private static String typeOf(ModelConfig config, List<Integer> ratios, int hash, int l, int n) {

@@ -3,6 +3,8 @@ package io.llmprof.streams.report;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.cluster.ClusterRow;
+import io.llmprof.events.cluster.ClusterStats;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.category.DisplayNames;
@@ -17,16 +19,22 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The `analyze layers` text tables: every pass of every rank (Fwd#, Start(s), End(s) relative to the
- * trace's first event, Duration(ms), Avg Layer(ms), First Layer(ms), Notes), then the per-layer table of
- * the chosen pass. Keeps one small row per pass and the layers of at most three passes per rank, never
- * the events.
+ * The `analyze layers` text tables, with the columns inference engineers know from the seed scripts plus
+ * llmprof's own: every pass of every rank (Fwd#, Start(s), End(s) relative to the trace's first event,
+ * Duration(ms), Busy(ms), Avg Layer(ms), First Layer(ms), Prologue(ms), Epilogue(ms), Phase, BS,
+ * Complete, Steady, Notes), the per-layer table of the chosen pass (L, c_r, Type, Wall, SumDur, category
+ * sums, AR#, K#), and cluster tables (one row per layer type) of that pass and of every steady pass.
+ * Keeps one small row per pass, the layers of at most three passes per rank and one {@link ClusterStats}
+ * per rank and phase, never the events.
  */
 public final class TextReport {
     /** What the all-passes table shows of one pass. */
     public record PassRow(PassRecord pass, long avgLayerNs, long firstLayerNs) {}
 
     private static final int HEAD_TAIL = 10;
+    /** Fwd# .. Notes; the header prints the same widths with %s. */
+    private static final String PASS_ROW = "%6d %12s %12s %12s %9s %13s %15s %12s %12s %-7s %5s %8s %6s  %s%n";
+
     private static final int TOP_CATEGORIES = 3;
 
     private final Long fwdPass;
@@ -42,7 +50,18 @@ public final class TextReport {
         ClosedPass firstSteady;
         ClosedPass firstComplete;
         ClosedPass first;
+        /** Clusters over every steady pass, per phase ("all" without markers), fed as passes close. */
+        final Map<String, ClusterStats> steadyClusters = new TreeMap<>();
     }
+
+    /** The per-layer table's category columns: header, categories summed (a prefix ends with '*'). */
+    private static final List<Map.Entry<String, List<String>>> CATEGORY_COLUMNS = List.of(
+            Map.entry("MLA", List.of("mla")),
+            Map.entry("MoE", List.of("moe")),
+            Map.entry("GEMM", List.of("gemm_fp8", "gemm_bf16")),
+            Map.entry("NCCL", List.of("allreduce")),
+            Map.entry("MHC", List.of("mhc*")),
+            Map.entry("Hadam", List.of("hadamard")));
 
     /**
      * @param fwdPass pass index whose layers to show; null = the first steady pass (else the first complete,
@@ -78,6 +97,11 @@ public final class TextReport {
         }
         if (r.first == null) {
             r.first = c;
+        }
+        if (c.pass().steady()) {
+            r.steadyClusters
+                    .computeIfAbsent(c.pass().phaseOrAll(), k -> new ClusterStats())
+                    .addPass(layers);
         }
     }
 
@@ -123,13 +147,20 @@ public final class TextReport {
         }
         out.printf(
                 Locale.ROOT,
-                "%6s %12s %12s %13s %14s %16s  %s%n",
+                PASS_ROW.replace("d", "s"),
                 "Fwd#",
                 "Start(s)",
                 "End(s)",
                 "Duration(ms)",
+                "Busy(ms)",
                 "Avg Layer(ms)",
                 "First Layer(ms)",
+                "Prologue(ms)",
+                "Epilogue(ms)",
+                "Phase",
+                "BS",
+                "Complete",
+                "Steady",
                 "Notes");
         int omitted = 0;
         List<String> longNotes = new ArrayList<>();
@@ -151,13 +182,20 @@ public final class TextReport {
             }
             out.printf(
                     Locale.ROOT,
-                    "%6d %12s %12s %13s %14s %16s  %s%n",
+                    PASS_ROW,
                     p.index(),
                     seconds(p.startNs() - t0),
                     seconds(p.endNs() - t0),
                     ms(p.wallNs()),
+                    ms(p.busyNs()),
                     ms(row.avgLayerNs()),
                     ms(row.firstLayerNs()),
+                    ms(p.prologue().wallNs()),
+                    ms(p.epilogue().wallNs()),
+                    p.phase() == null ? "-" : p.phase(),
+                    p.batchSize() == null ? "-" : p.batchSize().toString(),
+                    p.complete() ? "yes" : "no",
+                    p.steady() ? "yes" : "no",
                     flags(p));
             p.notes().forEach(n -> longNotes.add("  #" + p.index() + ": " + abbreviate(n, 300)));
         }
@@ -190,6 +228,7 @@ public final class TextReport {
             why = "first pass; none is complete";
         }
         renderLayers(out, rank, chosen, why, t0);
+        renderSteadyClusters(out, r);
     }
 
     private void renderLayers(PrintWriter out, String rank, ClosedPass c, String why, long t0) {
@@ -214,32 +253,124 @@ public final class TextReport {
                 ms(p.prologue().wallNs()),
                 p.epilogue().kernels(),
                 ms(p.epilogue().wallNs()));
+        boolean halves = p.blocksPerLayer() > 1;
         out.printf(
                 Locale.ROOT,
-                "%5s %-11s %12s %9s %9s %11s %5s %4s  %s%n",
+                "%5s %4s %-11s %12s %9s %9s %11s %8s %8s %8s %8s %8s %8s %4s %5s  %s%n",
                 "L",
+                "c_r",
                 "Type",
                 "Start(s)",
                 "Wall(ms)",
                 "Busy(ms)",
                 "SumDur(ms)",
-                "K#",
+                "MLA",
+                "MoE",
+                "GEMM",
+                "NCCL",
+                "MHC",
+                "Hadam",
                 "AR#",
-                "Top categories");
+                "K#",
+                halves ? "Halves: label sum(ms)/K#" : "Top categories");
         for (LayerRecord l : c.layers()) {
             out.printf(
                     Locale.ROOT,
-                    "%5d %-11s %12s %9s %9s %11s %5d %4d  %s%n",
+                    "%5d %4s %-11s %12s %9s %9s %11s %8s %8s %8s %8s %8s %8s %4d %5d  %s%n",
                     l.layer(),
+                    l.compressRatio() == null ? "-" : l.compressRatio().toString(),
                     l.type(),
                     seconds(l.startNs() - t0),
                     ms(l.wallNs()),
                     ms(l.busyNs()),
                     ms(l.sumNs()),
-                    l.kernels(),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(0).getValue())),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(1).getValue())),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(2).getValue())),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(3).getValue())),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(4).getValue())),
+                    ms(categorySum(l, CATEGORY_COLUMNS.get(5).getValue())),
                     l.allreduceCount(),
-                    topCategories(l));
+                    l.kernels(),
+                    halves ? halves(l) : topCategories(l));
         }
+        out.println("  SumDur = total kernel duration: it double-counts kernels that run concurrently on several"
+                + " streams (so it may exceed Wall); Busy = union of kernel intervals.");
+        out.println("  MLA, MoE, GEMM (gemm_fp8 + gemm_bf16), NCCL (all-reduce), MHC (mhc*), Hadam: ms of SumDur"
+                + " per category; AR# = all-reduce kernels, K# = kernels (memcpy/memset not counted);"
+                + " c_r = compress_ratios[L].");
+        renderClusters(out, "Clusters of pass " + p.index() + " (" + why + ")", new ClusterStats().addPass(c.layers()));
+    }
+
+    private void renderSteadyClusters(PrintWriter out, RankRows r) {
+        if (r.steadyClusters.isEmpty()) {
+            out.println();
+            out.println("Clusters over steady passes: none (no steady pass)");
+            return;
+        }
+        r.steadyClusters.forEach((phase, stats) -> renderClusters(
+                out,
+                "Clusters over all " + stats.passes() + " steady passes"
+                        + ("all".equals(phase) ? "" : " of phase " + phase),
+                stats));
+    }
+
+    /** One row per layer type present; shares are percent of the cluster's SumDur. */
+    static void renderClusters(PrintWriter out, String heading, ClusterStats stats) {
+        out.println();
+        out.println(heading + ":");
+        out.printf(
+                Locale.ROOT,
+                "%-11s %5s %13s %12s %6s %6s %6s %6s %6s %6s%n",
+                "Cluster",
+                "#",
+                "Avg Wall(ms)",
+                "Avg Sum(ms)",
+                "MLA%",
+                "MoE%",
+                "GEMM%",
+                "NCCL%",
+                "MHC%",
+                "Hadam%");
+        for (ClusterRow row : stats.rows()) {
+            out.printf(
+                    Locale.ROOT,
+                    "%-11s %5d %13s %12s %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f%n",
+                    row.cluster(),
+                    row.count(),
+                    ms(row.avgWallNs()),
+                    ms(row.avgSumNs()),
+                    row.mlaPct(),
+                    row.moePct(),
+                    row.gemmPct(),
+                    row.ncclPct(),
+                    row.mhcPct(),
+                    row.hadamardPct());
+        }
+    }
+
+    /** Sum of the layer's categories; a name ending in '*' is a prefix. */
+    static long categorySum(LayerRecord l, List<String> categories) {
+        long total = 0;
+        for (Map.Entry<String, Long> e : l.categories().entrySet()) {
+            for (String c : categories) {
+                boolean match = c.endsWith("*")
+                        ? e.getKey().startsWith(c.substring(0, c.length() - 1))
+                        : e.getKey().equals(c);
+                if (match) {
+                    total += e.getValue();
+                    break;
+                }
+            }
+        }
+        return total;
+    }
+
+    private static String halves(LayerRecord l) {
+        return l.halves().stream()
+                .map(h -> h.label() + " " + ms(h.sumNs()) + "/" + h.kernels())
+                .reduce((a, b) -> a + ", " + b)
+                .orElse("");
     }
 
     static String topCategories(LayerRecord l) {
@@ -261,9 +392,6 @@ public final class TextReport {
             f.add("INCOMPLETE (" + p.closedBy() + ", " + p.layerCount() + "/" + p.numLayers() + " layers)");
         } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy())) {
             f.add("closed by " + p.closedBy());
-        }
-        if (p.steady()) {
-            f.add("steady");
         }
         f.add(p.kernels() + " kernels");
         return String.join(", ", f);

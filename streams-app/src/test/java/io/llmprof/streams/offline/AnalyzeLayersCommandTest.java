@@ -104,13 +104,15 @@ class AnalyzeLayersCommandTest {
         assertThat(o.code()).isZero();
         assertThat(o.out())
                 .contains("Fwd#", "Start(s)", "End(s)", "Duration(ms)", "Avg Layer(ms)", "First Layer(ms)", "Notes")
-                .contains("L Type", "Wall(ms)", "Busy(ms)", "SumDur(ms)", "K#", "AR#", "Top categories")
+                .contains("Busy(ms)", "Prologue(ms)", "Epilogue(ms)", "Phase", "BS", "Complete", "Steady")
+                .contains("L  c_r Type", "Wall(ms)", "Busy(ms)", "SumDur(ms)", "MLA", "MoE", "GEMM", "NCCL")
+                .contains("MHC", "Hadam", "AR#", "K#", "Top categories", "double-counts")
                 .contains("pass 0 (first complete pass; no steady pass)")
-                .contains("     0     0.463380     0.473831        10.450")
-                .contains("   35 FINAL  ");
+                .contains("     0     0.463380     0.473831       10.450")
+                .contains("   35    - FINAL  ");
         long layerRows = o.out()
                 .lines()
-                .filter(l -> l.matches("\\s+\\d+ (FIRST|LAYER|FINAL)\\s.*"))
+                .filter(l -> l.matches("\\s+\\d+ +- (FIRST|LAYER|FINAL)\\s.*"))
                 .count();
         assertThat(layerRows).isEqualTo(36);
     }

@@ -79,7 +79,7 @@ class LayersReportTest {
                         .count())
                 .isEqualTo(40);
         assertThat(text).contains("Rank 0, pass 3 (first steady pass)");
-        assertThat(text).contains("    0 FIRST ", "    1 FINAL ");
+        assertThat(text).contains("    0    - FIRST ", "    1    - FINAL ");
     }
 
     @Test
