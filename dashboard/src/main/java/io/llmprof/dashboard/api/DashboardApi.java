@@ -17,6 +17,8 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks[?job=J]}
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
+ *   <li>{@code GET /api/ranks/{rank}/clusters[?job=J][&window=N][&phase=P]}: layer-type statistics over the
+ *       last N steady passes
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -32,6 +34,7 @@ public final class DashboardApi {
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
         RankController ranks = new RankController(store);
+        ClusterController clusters = new ClusterController(store);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -40,6 +43,7 @@ public final class DashboardApi {
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
+                router.get("/api/ranks/{rank}/clusters", clusters::clusters);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

@@ -90,6 +90,37 @@ public final class PassStore {
         return List.copyOf(out);
     }
 
+    /**
+     * The newest steady passes of the rank, up to {@code window} per phase ({@link PassRecord#phaseOrAll()}),
+     * each with all its layers; a pass whose layers have not all arrived is skipped (its statistics would be
+     * partial). {@code phase} null = every phase present. Phases in name order, passes newest first.
+     */
+    public synchronized Map<String, List<StoredPass>> steadyPasses(String key, int window, String phase) {
+        RankHistory history = ranks.get(key);
+        Map<String, List<StoredPass>> out = new TreeMap<>();
+        if (history == null || window <= 0) {
+            return out;
+        }
+        List<Slot> slots = new ArrayList<>(history.slots.values());
+        for (int i = slots.size() - 1; i >= 0; i--) {
+            Slot slot = slots.get(i);
+            PassRecord p = slot.pass;
+            if (p == null || !p.steady() || slot.layers.size() < p.layerCount()) {
+                continue;
+            }
+            String ph = p.phaseOrAll();
+            if (phase != null && !phase.equals(ph)) {
+                continue;
+            }
+            List<StoredPass> list = out.computeIfAbsent(ph, k -> new ArrayList<>());
+            if (list.size() < window) {
+                list.add(slot.toStoredPass());
+            }
+        }
+        out.replaceAll((k, v) -> List.copyOf(v));
+        return out;
+    }
+
     public synchronized PassLookup pass(String key, long index) {
         RankHistory history = ranks.get(key);
         Slot slot = history == null ? null : history.slots.get(index);
