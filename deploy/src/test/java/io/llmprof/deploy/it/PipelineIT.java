@@ -78,6 +78,7 @@ class PipelineIT {
                     assertThat(pass.get("layers")).hasSize(4);
                 }
                 assertApiShows(h, "synth", offline);
+                assertClustersShow(h, "synth", offline);
             }
             String metrics = h.metrics();
             assertThat(PipelineHarness.sum(metrics, "llmprof_passes_closed_total"))
@@ -121,6 +122,38 @@ class PipelineIT {
                     assertThat(api).isEqualTo(pass);
                 });
             }
+        }
+    }
+
+    /**
+     * The rolling cluster endpoint covers the rank's last (up to 32) steady passes of the offline document,
+     * one row per layer type, with the mean layer wall computed as ClusterStats does (ns, integer mean).
+     */
+    private static void assertClustersShow(PipelineHarness h, String job, JsonNode offline) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            List<JsonNode> steady = new java.util.ArrayList<>();
+            rank.get("passes").forEach(p -> {
+                if (p.get("steady").asBoolean()) {
+                    steady.add(p);
+                }
+            });
+            List<JsonNode> window = steady.subList(Math.max(0, steady.size() - 32), steady.size());
+            assertThat(window).as("steady passes of rank %s", r).isNotEmpty();
+            long firstWallNs = 0;
+            for (JsonNode p : window) {
+                firstWallNs += p.at("/layers/0/wall_us").decimalValue().movePointRight(3).longValueExact();
+            }
+            java.math.BigDecimal expectedFirstWall = java.math.BigDecimal.valueOf(firstWallNs / window.size(), 3);
+            JsonNode c = h.get("/api/ranks/" + r + "/clusters?job=" + job);
+            JsonNode phase = c.get("phases").get(0);
+            assertThat(phase.get("passes").asInt()).isEqualTo(window.size());
+            JsonNode clusters = phase.get("clusters");
+            assertThat(clusters).extracting(x -> x.get("cluster").asText()).containsExactly("FIRST", "LAYER", "FINAL");
+            assertThat(clusters)
+                    .extracting(x -> x.get("count").asInt())
+                    .containsExactly(window.size(), 2 * window.size(), window.size());
+            assertThat(clusters.get(0).get("avg_wall_us").decimalValue()).isEqualByComparingTo(expectedFirstWall);
         }
     }
 
