@@ -185,7 +185,8 @@ final class KinetoWriter {
      */
     void host(RankPass rp, boolean graph) throws IOException {
         boolean runtime = spec.layout() == TraceLayout.HOST_FIRST;
-        if (spec.stepMarkers()) {
+        boolean partial = startsInside(rp);
+        if (spec.stepMarkers() && !partial) {
             begin();
             out.raw(stepHead);
             out.num(rp.pass);
@@ -197,17 +198,19 @@ final class KinetoWriter {
             out.num(evIdx++);
             out.raw(ARGS_CLOSE);
         }
-        copyOp(rp.h2dOpStart, rp.h2dOpEnd, rp.h2dExt);
-        if (runtime) {
-            h2dLaunch(rp);
+        if (!partial) {
+            copyOp(rp.h2dOpStart, rp.h2dOpEnd, rp.h2dExt);
+            if (runtime) {
+                h2dLaunch(rp);
+            }
         }
         KernelSpec[] ks = template.kernels;
         if (graph) {
-            if (runtime) {
+            if (runtime && !partial) {
                 graphLaunch(rp);
             }
         } else {
-            for (int i = 0; i < ks.length; i++) {
+            for (int i = partial ? spec.edits().startInsideKernels() : 0; i < rp.count; i++) {
                 if (ks[i].op() != null) {
                     cpuOp(rp, i);
                 }
@@ -228,19 +231,23 @@ final class KinetoWriter {
      */
     void activity(RankPass rp, boolean graph) throws IOException {
         boolean kineto = spec.layout() == TraceLayout.KINETO;
-        if (spec.stepMarkers() && !kineto) {
+        boolean partial = startsInside(rp);
+        if (spec.stepMarkers() && !kineto && !partial) {
             gpuStep(rp);
         }
-        h2dCopy(rp);
-        if (kineto) {
-            h2dLaunch(rp);
-            if (graph) {
-                graphLaunch(rp);
+        if (!partial) {
+            h2dCopy(rp);
+            if (kineto) {
+                h2dLaunch(rp);
+                if (graph) {
+                    graphLaunch(rp);
+                }
             }
         }
-        KernelSpec[] ks = template.kernels;
-        for (int i = 0; i < ks.length; i++) {
-            kernel(rp, i, graph);
+        for (int i = partial ? spec.edits().startInsideKernels() : 0; i < rp.count; i++) {
+            if (template.written(spec.edits(), rp.pass, i)) {
+                kernel(rp, i, graph);
+            }
             if (kineto && !graph) {
                 launch(rp, i);
             }
@@ -248,10 +255,15 @@ final class KinetoWriter {
         d2hCopy(rp);
         if (kineto) {
             d2hLaunchAndSync(rp);
-            if (spec.stepMarkers()) {
+            if (spec.stepMarkers() && !partial) {
                 gpuStep(rp);
             }
         }
+    }
+
+    /** Pass 0 of a trace that starts inside it (SynthEdits#startInsideKernels): its head is not written. */
+    private boolean startsInside(RankPass rp) {
+        return rp.pass == 0 && spec.edits().startInsideKernels() > 0;
     }
 
     private void cpuOp(RankPass rp, int i) throws IOException {

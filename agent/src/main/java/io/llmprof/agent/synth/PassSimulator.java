@@ -89,6 +89,7 @@ final class PassSimulator {
         // the scheduler's gap differs a little between ranks (each runs its own Python loop)
         rp.gapNs = Math.round(gapUs * 1000 * (1 + 0.03 * (g.nextDouble() - 0.5)));
         long t = rp.stepStart + rp.gapNs;
+        draftLayer(rp, p, g);
 
         rp.h2dOpStart = t;
         rp.h2dExt = ext[r]++;
@@ -110,7 +111,10 @@ final class PassSimulator {
             t += rp.graphLaunchDur + g.us(2, 5);
         } else {
             int i = 0;
-            while (i < ks.length) {
+            while (i < rp.count) {
+                if (i == template.mainKernels) {
+                    t += rp.draftGap; // the draft's host-side bookkeeping
+                }
                 long opStart = t;
                 long opExt = ext[r]++;
                 long tt = opStart + g.us(1.5, 4);
@@ -122,7 +126,7 @@ final class PassSimulator {
                     rp.kExt[j] = opExt;
                     tt += rp.launchDur[j] + g.us(0.3, 1.0);
                     j++;
-                } while (j < ks.length && ks[j].op() == null);
+                } while (j < rp.count && ks[j].op() == null);
                 rp.opStart[i] = opStart;
                 rp.opEnd[i] = tt + g.us(0.3, 1.5);
                 t = rp.opEnd[i] + g.us(2, 9);
@@ -154,8 +158,12 @@ final class PassSimulator {
         }
         int overlapUntil = -1;
         long[] pendingCommEnd = new long[ranks];
-        for (int i = 0; i < ks.length; i++) {
+        int n = out[0].count; // lockstep: every rank runs the same kernels in a pass
+        for (int i = 0; i < n; i++) {
             KernelSpec k = ks[i];
+            if (i == template.mainKernels) {
+                draftBarrier();
+            }
             if (k.comm().onCommStream()) {
                 long latest = Long.MIN_VALUE;
                 for (int r = 0; r < ranks; r++) {
@@ -184,7 +192,7 @@ final class PassSimulator {
                         barrier[r] = Math.max(barrier[r], end + rng[r].us(0.5, 1.2));
                     }
                 }
-                overlapUntil = k.comm() == Comm.ALL_REDUCE ? i + 1 : -1;
+                overlapUntil = k.comm() == Comm.ALL_REDUCE ? i + spec.edits().commOverlap() : -1;
                 continue;
             }
             for (int r = 0; r < ranks; r++) {
@@ -211,9 +219,16 @@ final class PassSimulator {
         KernelSpec[] ks = template.kernels;
         long first = Long.MAX_VALUE;
         long last = Long.MIN_VALUE;
-        for (int i = 0; i < ks.length; i++) {
+        rp.written = 0;
+        rp.anchorsWritten = 0;
+        for (int i = 0; i < rp.count; i++) {
+            if (!template.written(spec.edits(), rp.pass, i)) {
+                continue;
+            }
             first = Math.min(first, rp.kStart[i]);
             last = Math.max(last, rp.kStart[i] + rp.kDur[i]);
+            rp.written++;
+            rp.anchorsWritten += ks[i].anchor() ? 1 : 0;
         }
         rp.firstKernelStart = first;
         rp.lastKernelEnd = last;
@@ -226,6 +241,25 @@ final class PassSimulator {
         rp.d2hOpEnd = syncEnd + g.us(0.5, 1.5);
         rp.stepEnd = rp.d2hOpEnd + g.us(3, 8);
         hostClock[r] = rp.stepEnd;
+    }
+
+    /** Sets the pass's kernel count; a pass with the draft layer also draws the GPU idle before it. */
+    private void draftLayer(RankPass rp, int p, Rng g) {
+        rp.count = template.kernelsIn(spec.edits(), p);
+        rp.draftKernels = rp.count - template.mainKernels;
+        rp.draftGap = rp.draftKernels > 0 ? g.us(60, 90) : 0;
+    }
+
+    /**
+     * The draft layer starts no earlier than its gap after everything before it has finished (any stream):
+     * a GPU idle gap far longer than any inside the pass, so the cut before it is unambiguous.
+     */
+    private void draftBarrier() {
+        for (int r = 0; r < ranks; r++) {
+            long idleFrom = Math.max(computeFree[r], commFree[r]);
+            barrier[r] = Math.max(barrier[r], idleFrom + out[r].draftGap);
+            computeFree[r] = Math.max(computeFree[r], barrier[r]);
+        }
     }
 
     private static long earliest(RankPass rp, int i, Rng g, boolean graph) {

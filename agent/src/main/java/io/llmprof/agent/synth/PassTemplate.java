@@ -14,6 +14,10 @@ final class PassTemplate {
     final String anchorKernel;
     final int anchors;
     final int allReduces;
+    /** Kernels of a pass without the draft layer; {@link #kernels} may go on with a draft layer's. */
+    final int mainKernels;
+    /** Index of each layer's first anchor kernel (0..layers-1). */
+    final int[] firstAnchorOfLayer;
 
     private PassTemplate(
             Profile profile,
@@ -24,7 +28,9 @@ final class PassTemplate {
             List<LayerTruth> layerTruths,
             String anchorKernel,
             int anchors,
-            int allReduces) {
+            int allReduces,
+            int mainKernels,
+            int[] firstAnchorOfLayer) {
         this.profile = profile;
         this.layers = layers;
         this.kernels = kernels;
@@ -34,6 +40,8 @@ final class PassTemplate {
         this.anchorKernel = anchorKernel;
         this.anchors = anchors;
         this.allReduces = allReduces;
+        this.mainKernels = mainKernels;
+        this.firstAnchorOfLayer = firstAnchorOfLayer;
     }
 
     static PassTemplate of(ModelConfig config, Profile profile, int layers, List<KernelSpec> list) {
@@ -101,8 +109,81 @@ final class PassTemplate {
                     config.isMoe(l),
                     hasRatios ? config.compressRatio(l) : null));
         }
+        int[] firstAnchor = new int[layers];
+        for (int l = 0; l < layers; l++) {
+            firstAnchor[l] = anchorAt[l * bpl];
+        }
         return new PassTemplate(
-                profile, layers, kernels, prologue, epilogue, List.copyOf(truths), anchorKernel, expected, allReduces);
+                profile,
+                layers,
+                kernels,
+                prologue,
+                epilogue,
+                List.copyOf(truths),
+                anchorKernel,
+                expected,
+                allReduces,
+                kernels.length,
+                firstAnchor);
+    }
+
+    /**
+     * This template plus a draft (MTP / nextn) layer after the last kernel: a copy of the last model layer's
+     * kernels (anchors included), numbered as layer {@code layers}. Passes run it only where {@link
+     * SynthEdits#draftIn} says so; truth, names and counts stay those of the main sequence.
+     */
+    PassTemplate withDraftLayer() {
+        List<KernelSpec> all = new ArrayList<>(List.of(kernels));
+        int added = 0;
+        for (int i = 0; i < mainKernels; i++) {
+            KernelSpec k = kernels[i];
+            if (k.section() == KernelSpec.Section.LAYER && k.layer() == layers - 1) {
+                if (added == 0 && k.op() == null) {
+                    throw new IllegalStateException("the last layer's first kernel has no cpu_op of its own");
+                }
+                all.add(new KernelSpec(
+                        k.name(),
+                        k.meanUs(),
+                        k.comm(),
+                        k.api(),
+                        k.op(),
+                        k.section(),
+                        layers,
+                        k.anchor(),
+                        k.geometry()));
+                added++;
+            }
+        }
+        return new PassTemplate(
+                profile,
+                layers,
+                all.toArray(KernelSpec[]::new),
+                prologueKernels,
+                epilogueKernels,
+                layerTruths,
+                anchorKernel,
+                anchors,
+                allReduces,
+                mainKernels,
+                firstAnchorOfLayer);
+    }
+
+    /** Kernels pass {@code pass} runs (the draft layer's included). */
+    int kernelsIn(SynthEdits edits, int pass) {
+        return edits.draftIn(pass) ? kernels.length : mainKernels;
+    }
+
+    /** Whether kernel {@code i} of pass {@code pass} is written (lost anchor, trace starting inside pass 0). */
+    boolean written(SynthEdits edits, int pass, int i) {
+        if (pass == 0 && i < edits.startInsideKernels()) {
+            return false;
+        }
+        return !(pass == edits.missingAnchorPass() && i == missingAnchorKernel(edits));
+    }
+
+    int missingAnchorKernel(SynthEdits edits) {
+        int layer = edits.missingAnchorLayer() < 0 ? layers / 2 : Math.min(edits.missingAnchorLayer(), layers - 1);
+        return firstAnchorOfLayer[layer];
     }
 
     /** ANALYSIS.md section 2 layer types; the first that applies wins. */
@@ -132,9 +213,9 @@ final class PassTemplate {
     }
 
     List<String> kernelNames() {
-        List<String> names = new ArrayList<>(kernels.length);
-        for (KernelSpec k : kernels) {
-            names.add(k.name());
+        List<String> names = new ArrayList<>(mainKernels);
+        for (int i = 0; i < mainKernels; i++) {
+            names.add(kernels[i].name());
         }
         return names;
     }

@@ -9,9 +9,21 @@ package io.llmprof.agent.synth;
  * @param firstKernelStartNs start of the pass's first kernel
  * @param lastKernelEndNs largest end of the pass's kernels (any stream)
  * @param hostGapNs the host's scheduling time at the start of the step (idle growth included)
+ * @param kernels kernels of the pass written to the trace (a lost anchor or a trace starting inside the pass
+ *     makes fewer, a draft layer more than {@link RankTruth#kernelsPerPass()})
+ * @param anchors anchor kernels of the pass written to the trace, the draft layer's included
+ * @param draftKernels kernels of the draft (MTP / nextn) layer run after the pass's last kernel, 0 when none
  */
 public record PassTruth(
-        int index, long hostStartNs, long hostEndNs, long firstKernelStartNs, long lastKernelEndNs, long hostGapNs) {
+        int index,
+        long hostStartNs,
+        long hostEndNs,
+        long firstKernelStartNs,
+        long lastKernelEndNs,
+        long hostGapNs,
+        int kernels,
+        int anchors,
+        int draftKernels) {
     /** max(end) - min(start) over the pass's kernels. */
     public long kernelWallNs() {
         return lastKernelEndNs - firstKernelStartNs;

@@ -48,6 +48,14 @@ final class RankPass {
     long firstKernelStart;
     long lastKernelEnd;
 
+    // edits (SynthEdits): kernels run this pass (draft layer included), GPU idle before the draft layer, and
+    // what the trace holds of the pass
+    int count;
+    long draftGap;
+    int written;
+    int anchorsWritten;
+    int draftKernels;
+
     RankPass(int rank, int kernels) {
         this.rank = rank;
         kStart = new long[kernels];
@@ -61,6 +69,15 @@ final class RankPass {
     }
 
     PassTruth truth() {
-        return new PassTruth(pass, stepStart, stepEnd, firstKernelStart, lastKernelEnd, gapNs);
+        return new PassTruth(
+                pass,
+                stepStart,
+                stepEnd,
+                firstKernelStart,
+                lastKernelEnd,
+                gapNs,
+                written,
+                anchorsWritten,
+                draftKernels);
     }
 }

@@ -136,11 +136,62 @@ public final class SynthCommand implements Callable<Integer> {
     String layout;
 
     @Option(
+            names = "--drop-anchor",
+            paramLabel = "PASS[:LAYER]",
+            description = "Edge case: the anchor kernel of LAYER (default: the middle layer) in pass PASS is lost"
+                    + " (not written).")
+    String dropAnchor;
+
+    @Option(
+            names = "--start-inside",
+            defaultValue = "0",
+            paramLabel = "K",
+            description =
+                    "Edge case: the trace starts inside pass 0, after its first K kernels. Default: ${DEFAULT-VALUE}.")
+    int startInside;
+
+    @Option(
+            names = "--draft-layer-every",
+            defaultValue = "0",
+            paramLabel = "N",
+            description = "Edge case: every N-th pass runs an extra draft (MTP / nextn) layer, anchors included, after"
+                    + " 60-90 us of GPU idle. Default: ${DEFAULT-VALUE} (never).")
+    int draftLayerEvery;
+
+    @Option(
+            names = "--comm-overlap",
+            defaultValue = "1",
+            paramLabel = "K",
+            description = "Compute kernels after an all-reduce that run while it is in flight (ranks > 1)."
+                    + " Default: ${DEFAULT-VALUE}.")
+    int commOverlap;
+
+    @Option(
             names = "--truth",
             description = "Also write the ground truth (passes, layers, kernels per layer) as JSON here.")
     Path truth;
 
     public SynthCommand() {}
+
+    /** --drop-anchor PASS[:LAYER], --start-inside, --draft-layer-every, --comm-overlap. */
+    private SynthEdits edits() {
+        int pass = -1;
+        int layer = -1;
+        if (dropAnchor != null) {
+            String[] parts = dropAnchor.split(":", 2);
+            try {
+                pass = Integer.parseInt(parts[0].strip());
+                layer = parts.length > 1 ? Integer.parseInt(parts[1].strip()) : -1;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("--drop-anchor must be PASS or PASS:LAYER, got " + dropAnchor);
+            }
+        }
+        return SynthEdits.NONE
+                .withMissingAnchor(pass, layer)
+                .withStartInside(startInside)
+                .withDraftLayerEvery(draftLayerEvery)
+                .withCommOverlap(commOverlap);
+    }
 
     @Override
     public Integer call() throws IOException {
@@ -202,6 +253,7 @@ public final class SynthCommand implements Callable<Integer> {
                     .batchSize(batchSize)
                     .contextLen(contextLen)
                     .layout(parseLayout(layout))
+                    .edits(edits())
                     .build();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -37,6 +37,9 @@ public final class SynthTrace {
         ModelConfig config = ModelConfig.read(spec.config());
         int layers = spec.layers().orElse(config.numHiddenLayers());
         PassTemplate template = DecodeModel.build(config, layers, spec.ranks(), spec.batchSize(), spec.contextLen());
+        if (spec.edits().draftLayerEvery() > 0) {
+            template = template.withDraftLayer();
+        }
         List<Path> files = outputFiles(spec, out);
         boolean gzip = isGzip(spec, out);
 
@@ -323,13 +326,13 @@ public final class SynthTrace {
                         t.profile.blocksPerLayer(),
                         t.profile.halfLabels,
                         t.layers,
-                        t.kernels.length,
+                        t.mainKernels,
                         t.prologueKernels,
                         t.epilogueKernels,
                         t.anchors,
                         t.allReduces,
                         2,
-                        graph ? 1 : t.kernels.length,
+                        graph ? 1 : t.mainKernels,
                         t.layerTruths,
                         names,
                         passTruths.get(r)));
