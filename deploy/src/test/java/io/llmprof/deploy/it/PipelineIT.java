@@ -142,7 +142,10 @@ class PipelineIT {
             assertThat(window).as("steady passes of rank %s", r).isNotEmpty();
             long firstWallNs = 0;
             for (JsonNode p : window) {
-                firstWallNs += p.at("/layers/0/wall_us").decimalValue().movePointRight(3).longValueExact();
+                firstWallNs += p.at("/layers/0/wall_us")
+                        .decimalValue()
+                        .movePointRight(3)
+                        .longValueExact();
             }
             java.math.BigDecimal expectedFirstWall = java.math.BigDecimal.valueOf(firstWallNs / window.size(), 3);
             JsonNode c = h.get("/api/ranks/" + r + "/clusters?job=" + job);
