@@ -1,5 +1,6 @@
 package io.llmprof.streams.boundary;
 
+import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Segment;
@@ -67,7 +68,8 @@ final class PassAssembler {
             String closedBy,
             List<String> notes) {}
 
-    static ClosedPass assemble(Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames) {
+    static ClosedPass assemble(
+            Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames, List<String> familyNames) {
         List<Integer> anchors = new ArrayList<>();
         for (int i = 0; i < rows.size(); i++) {
             if (Rows.is(rows.get(i), Rows.ANCHOR)) {
@@ -99,12 +101,15 @@ final class PassAssembler {
         int bpl = config.blocksPerLayer();
         int layerCount = (k + bpl - 1) / bpl;
         List<LayerRecord> layers = new ArrayList<>(layerCount);
+        List<LayerSpan> spans = new ArrayList<>(layerCount);
         for (int l = 0; l < layerCount; l++) {
             List<long[]> layerRows = new ArrayList<>();
             for (int b = l * bpl; b < Math.min(k, l * bpl + bpl); b++) {
                 layerRows.addAll(blocks.get(b));
             }
             Stats s = Stats.of(layerRows, categoryNames);
+            List<KernelFamily> families = FamilyTable.top(layerRows, familyNames, categoryNames, config.topFamilies());
+            spans.add(LayerSpan.of(layerRows));
             layers.add(new LayerRecord(
                     h.job(),
                     h.run(),
@@ -119,7 +124,10 @@ final class PassAssembler {
                     s.sum(),
                     s.kernels(),
                     s.allreduce(),
-                    s.categories()));
+                    s.categories(),
+                    null,
+                    families,
+                    List.of()));
         }
         Stats all = Stats.of(rows, categoryNames);
         PassRecord pass = new PassRecord(
@@ -144,10 +152,10 @@ final class PassAssembler {
                 layerCount,
                 h.closedBy(),
                 h.notes());
-        return new ClosedPass(pass, layers);
+        return new ClosedPass(pass, layers, spans);
     }
 
     static ClosedPass withSteady(ClosedPass c, boolean steady) {
-        return new ClosedPass(c.pass().withSteady(steady), c.layers());
+        return new ClosedPass(c.pass().withSteady(steady), c.layers(), c.spans());
     }
 }
