@@ -4,6 +4,7 @@ import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.IntPredicate;
 import java.util.function.LongPredicate;
 
 /**
@@ -32,6 +34,9 @@ final class PassIndex {
     static final class RankPasses {
         final List<PassRecord> passes = new ArrayList<>();
         final Map<Long, ClosedPass> kept = new TreeMap<>();
+        /** Per pass index, the layers {@code keepLayer} asked for (only when it was given). */
+        final Map<Long, List<LayerRecord>> layers = new TreeMap<>();
+
         ClosedPass firstSteady;
         ClosedPass firstComplete;
         ClosedPass first;
@@ -57,6 +62,7 @@ final class PassIndex {
 
     final Map<String, RankPasses> ranks = new TreeMap<>();
     long firstEventNs = Long.MAX_VALUE;
+    private IntPredicate keepLayer;
 
     private PassIndex() {}
 
@@ -64,7 +70,16 @@ final class PassIndex {
      * @param keep which pass indexes to keep whole (layers and spans), besides the default choice
      */
     static PassIndex read(Path trace, SegmenterConfig config, LongPredicate keep) throws IOException {
+        return read(trace, config, keep, null);
+    }
+
+    /**
+     * @param keepLayer which layers of every pass to keep (their records only), or null for none
+     */
+    static PassIndex read(Path trace, SegmenterConfig config, LongPredicate keep, IntPredicate keepLayer)
+            throws IOException {
         PassIndex index = new PassIndex();
+        index.keepLayer = keepLayer;
         String job = TraceFiles.jobName(trace);
         String run = TraceFiles.runName(trace);
         Map<String, PassSegmenter> segmenters = new TreeMap<>();
@@ -104,6 +119,13 @@ final class PassIndex {
         RankPasses r = ranks.computeIfAbsent(rank, x -> new RankPasses());
         for (ClosedPass c : emitted.passes()) {
             r.passes.add(c.pass());
+            if (keepLayer != null) {
+                r.layers.put(
+                        c.pass().index(),
+                        c.layers().stream()
+                                .filter(l -> keepLayer.test(l.layer()))
+                                .toList());
+            }
             if (keep.test(c.pass().index())) {
                 r.kept.put(c.pass().index(), c);
             }
