@@ -17,6 +17,9 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks[?job=J]}
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/kernels[?job=J]}: kernel families of a layer
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}[?job=J]}: layer compare
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/perfetto[?job=J]}: pass and layer ranges with links
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -32,6 +35,7 @@ public final class DashboardApi {
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
         RankController ranks = new RankController(store);
+        LayerController layers = new LayerController(store);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -40,6 +44,9 @@ public final class DashboardApi {
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
+                router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/kernels", layers::kernels);
+                router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}", layers::compare);
+                router.get("/api/ranks/{rank}/passes/{index}/perfetto", layers::perfetto);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });
