@@ -89,6 +89,38 @@ def stats(rows):
                 kernels=sum(1 for r in rows if r[3]), ar=sum(1 for r in rows if r[4]), cats=dict(sorted(cats.items())))
 
 
+def family(kind, name):
+    """The simplified display name (profiles.json display_names): canonical name (no `void `, no argument
+    list), template arguments as <…>, namespaces dropped; memcpy / memset by kind."""
+    if kind != "KERNEL":
+        return kind.lower()
+    n = name[5:] if name.startswith("void ") else name
+    if n.endswith(")"):
+        depth = 0
+        for i in range(len(n) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(n[i], 0)
+            if depth == 0:
+                n = n[:i]
+                break
+    if "<" in n:
+        n = n[:n.index("<")] + "<…>" + n[n.rindex(">") + 1:]
+    return n.split("::")[-1]
+
+
+def families(events, top=16):
+    """Per family: count, sum, max, first kernel's category; by sum (ties: name), top 16 (never more here)."""
+    acc = {}
+    for kind, name, _off, dur, cat in events:
+        f = acc.setdefault(family(kind, name), {"family": family(kind, name), "category": cat, "count": 0,
+                                                "sumNs": 0, "maxNs": 0})
+        f["count"] += 1
+        f["sumNs"] += dur
+        f["maxNs"] = max(f["maxNs"], dur)
+    out = sorted(acc.values(), key=lambda f: (-f["sumNs"], f["family"]))
+    assert len(out) <= top
+    return out
+
+
 def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_by, notes):
     rows = []
     for kind, name, off, dur, cat in PASS[:n_events]:
@@ -103,7 +135,8 @@ def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_
             "job": JOB, "run": run, "rank": rank, "passIndex": index, "layer": li,
             "type": "FIRST" if li == 0 else "FINAL" if li == SEGMENTER["num_layers"] - 1 else "LAYER",
             "startNs": s["start"], "endNs": s["end"], "wallNs": s["wall"], "busyNs": s["busy"], "sumNs": s["sum"],
-            "kernels": s["kernels"], "allreduceCount": s["ar"], "categories": s["cats"]}})
+            "kernels": s["kernels"], "allreduceCount": s["ar"], "categories": s["cats"],
+            "families": families(PASS[:n_events][a:to]), "halves": []}})
     a = stats(rows)
     p = stats(prologue)
     passrec = {"key": f"{JOB}/{rank}", "value": {
@@ -113,7 +146,7 @@ def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_
         "kernels": a["kernels"], "complete": complete, "steady": steady,
         "prologue": {"wallNs": p["wall"], "sumNs": p["sum"], "kernels": p["kernels"]},
         "epilogue": {"wallNs": 0, "sumNs": 0, "kernels": 0},
-        "layerCount": len(layers), "closedBy": closed_by, "notes": notes}}
+        "layerCount": len(layers), "closedBy": closed_by, "notes": notes, "boundary": "anchor", "traceStartNs": 0}}
     return passrec, layers
 
 
@@ -134,7 +167,7 @@ def write(case, records, passes, layers, anomalies, description):
         json.dump({"description": description, "segmenter": SEGMENTER, "records": records}, f, indent=1)
         f.write("\n")
     with open(os.path.join(case, "expected.json"), "w") as f:
-        json.dump({"passes": passes, "layers": layers, "anomalies": anomalies}, f, indent=1)
+        json.dump({"passes": passes, "layers": layers, "anomalies": anomalies}, f, indent=2, ensure_ascii=False)
         f.write("\n")
 
 

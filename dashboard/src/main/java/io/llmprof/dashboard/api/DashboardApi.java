@@ -19,6 +19,9 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
  *   <li>{@code GET /api/ranks/{rank}/clusters[?job=J][&window=N][&phase=P]}: layer-type statistics over the
  *       last N steady passes
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/kernels[?job=J]}: kernel families of a layer
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}[?job=J]}: layer compare
+ *   <li>{@code GET /api/ranks/{rank}/passes/{index}/perfetto[?job=J]}: pass and layer ranges with links
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -35,6 +38,7 @@ public final class DashboardApi {
         Objects.requireNonNull(feed, "feed");
         RankController ranks = new RankController(store);
         ClusterController clusters = new ClusterController(store);
+        LayerController layers = new LayerController(store);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -44,6 +48,9 @@ public final class DashboardApi {
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
                 router.get("/api/ranks/{rank}/clusters", clusters::clusters);
+                router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/kernels", layers::kernels);
+                router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}", layers::compare);
+                router.get("/api/ranks/{rank}/passes/{index}/perfetto", layers::perfetto);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

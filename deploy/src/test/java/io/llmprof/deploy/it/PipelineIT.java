@@ -48,6 +48,25 @@ class PipelineIT {
         try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
             replay(h, "sglang", List.of(trace));
             assertApiAndMetricsMatch(h, "sglang", offline);
+            // Families made by the real topology. Hand-checked with python over the file (events sorted by ts,
+            // layer 10 = QKV-GEMM occurrences 10..11): 15 kernels of 12 names, 11 families (two
+            // add_rmsnorm_quant variants share one), the longest the MT256x32x64 GEMM, 68.702 us.
+            String r = offline.at("/ranks/0/rank").asText();
+            JsonNode kernels = h.get("/api/ranks/" + r + "/passes/0/layers/10/kernels?job=sglang");
+            assertThat(kernels.get("families")).hasSize(11);
+            JsonNode top = kernels.get("families").get(0);
+            assertThat(top.get("family").asText())
+                    .isEqualTo("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x32x64_MI16x16x1");
+            assertThat(top.get("sum_us").decimalValue()).isEqualByComparingTo("68.702");
+            int count = 0;
+            for (JsonNode f : kernels.get("families")) {
+                count += f.get("count").asInt();
+            }
+            assertThat(count).isEqualTo(15);
+            JsonNode compare = h.get("/api/ranks/" + r + "/passes/0/layers/10/compare/20?job=sglang");
+            assertThat(compare.at("/compare/only_a")).isEmpty();
+            assertThat(compare.at("/compare/only_b")).isEmpty();
+            assertThat(compare.at("/compare/common")).hasSize(11);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.llmprof.streams.boundary;
 
+import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
@@ -68,7 +69,8 @@ final class PassAssembler {
             String closedBy,
             List<String> notes) {}
 
-    static ClosedPass assemble(Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames) {
+    static ClosedPass assemble(
+            Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames, List<String> familyNames) {
         List<Integer> anchors = new ArrayList<>();
         for (int i = 0; i < rows.size(); i++) {
             if (Rows.is(rows.get(i), Rows.ANCHOR)) {
@@ -100,13 +102,16 @@ final class PassAssembler {
         int bpl = config.blocksPerLayer();
         int layerCount = (k + bpl - 1) / bpl;
         List<LayerRecord> layers = new ArrayList<>(layerCount);
+        List<LayerSpan> spans = new ArrayList<>(layerCount);
         for (int l = 0; l < layerCount; l++) {
             List<long[]> layerRows = new ArrayList<>();
             for (int b = l * bpl; b < Math.min(k, l * bpl + bpl); b++) {
                 layerRows.addAll(blocks.get(b));
             }
             Stats s = Stats.of(layerRows, categoryNames);
-            layers.add(layerRecord(h, config, l, s, halves(config, blocks, l, k)));
+            List<KernelFamily> families = FamilyTable.top(layerRows, familyNames, categoryNames, config.topFamilies());
+            spans.add(LayerSpan.of(layerRows));
+            layers.add(layerRecord(h, config, l, s, families, halves(config, blocks, l, k)));
         }
         Stats all = Stats.of(rows, categoryNames);
         PassRecord pass = new PassRecord(
@@ -131,10 +136,11 @@ final class PassAssembler {
                 layerCount,
                 h.closedBy(),
                 h.notes());
-        return new ClosedPass(pass, layers);
+        return new ClosedPass(pass, layers, spans);
     }
 
-    private static LayerRecord layerRecord(Header h, SegmenterConfig config, int l, Stats s, List<LayerHalf> halves) {
+    private static LayerRecord layerRecord(
+            Header h, SegmenterConfig config, int l, Stats s, List<KernelFamily> families, List<LayerHalf> halves) {
         return new LayerRecord(
                 h.job(),
                 h.run(),
@@ -151,7 +157,7 @@ final class PassAssembler {
                 s.allreduce(),
                 s.categories(),
                 config.compressRatio(l, h.numLayers()),
-                List.of(),
+                families,
                 halves);
     }
 
@@ -185,6 +191,6 @@ final class PassAssembler {
     }
 
     static ClosedPass withSteady(ClosedPass c, boolean steady) {
-        return new ClosedPass(c.pass().withSteady(steady), c.layers());
+        return new ClosedPass(c.pass().withSteady(steady), c.layers(), c.spans());
     }
 }

@@ -4,6 +4,7 @@ import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.category.Categorizer;
+import io.llmprof.streams.category.DisplayNames;
 import io.llmprof.streams.category.KernelNames;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -39,6 +40,7 @@ public final class PassSegmenter {
     private final String run;
     private final String rank;
     private final Categorizer categorizer;
+    private final DisplayNames displayNames;
     private final Map<String, String> canonicalCache = new LinkedHashMap<>(256, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
@@ -46,7 +48,7 @@ public final class PassSegmenter {
         }
     };
 
-    /** {categoryIndex, flags} per canonical kernel name: two regexes per kernel otherwise. Depends on the anchor. */
+    /** {categoryIndex, flags, familyIndex} per canonical kernel name: regexes per kernel otherwise. Depends on the anchor. */
     private final Map<String, long[]> kernelColumns = new HashMap<>();
 
     private String anchor;
@@ -62,6 +64,7 @@ public final class PassSegmenter {
     private final List<long[]> warmup = new ArrayList<>();
     private final List<String> categories = new ArrayList<>();
     private final Map<String, Integer> categoryIds = new HashMap<>();
+    private FamilyTable families = new FamilyTable();
     private final List<long[]> open = new ArrayList<>();
     private int openAnchors;
     private boolean hasPredecessor;
@@ -75,6 +78,7 @@ public final class PassSegmenter {
         this.run = run;
         this.rank = rank;
         this.categorizer = new Categorizer(config.categories(), config.allreducePattern());
+        this.displayNames = new DisplayNames(config.displayNames());
         setAnchor(config.anchor());
         this.numLayers = config.numLayers();
         this.detecting = anchor == null || numLayers == null;
@@ -118,6 +122,9 @@ public final class PassSegmenter {
         } else {
             count(row(event.kind(), canonical, event.startNs(), event.durNs(), gap), out);
         }
+        if (!out.passes.isEmpty() && families.compact(open)) {
+            kernelColumns.clear();
+        }
         return out.emitted();
     }
 
@@ -154,7 +161,8 @@ public final class PassSegmenter {
                 hasPredecessor,
                 gapMedians,
                 recentComplete,
-                pendingNotes);
+                pendingNotes,
+                families.names());
     }
 
     public static PassSegmenter fromState(SegmenterConfig config, SegmenterState s) {
@@ -175,6 +183,7 @@ public final class PassSegmenter {
             p.categoryIds.put(c, p.categories.size());
             p.categories.add(c);
         }
+        p.families = FamilyTable.of(s.families());
         for (long[] r : s.open()) {
             p.open.add(r.clone());
             if (Rows.is(r, Rows.ANCHOR)) {
@@ -215,7 +224,8 @@ public final class PassSegmenter {
 
     private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap) {
         if (kind != TraceEvent.Kind.KERNEL) {
-            return new long[] {start, dur, gap, categoryId(categorizer.categoryOf(kind, canonical)), 0};
+            String category = categorizer.categoryOf(kind, canonical);
+            return new long[] {start, dur, gap, categoryId(category), 0, families.id(category)};
         }
         long[] columns = kernelColumns.get(canonical);
         if (columns == null) {
@@ -226,13 +236,17 @@ public final class PassSegmenter {
             if (categorizer.isAllReduce(canonical)) {
                 flags |= Rows.ALLREDUCE;
             }
-            columns = new long[] {categoryId(categorizer.categoryOf(kind, canonical)), flags};
+            columns = new long[] {
+                categoryId(categorizer.categoryOf(kind, canonical)),
+                flags,
+                families.id(displayNames.simplify(canonical))
+            };
             if (kernelColumns.size() >= NAME_CACHE) {
                 kernelColumns.clear();
             }
             kernelColumns.put(canonical, columns);
         }
-        return new long[] {start, dur, gap, columns[0], columns[1]};
+        return new long[] {start, dur, gap, columns[0], columns[1], columns[2]};
     }
 
     private int categoryId(String category) {
@@ -509,7 +523,7 @@ public final class PassSegmenter {
                 false,
                 closedBy,
                 notes);
-        ClosedPass c = PassAssembler.assemble(h, config, rows, categories);
+        ClosedPass c = PassAssembler.assemble(h, config, rows, categories, families.names());
         if (complete) {
             boolean steady = steady(c.pass().wallNs(), c.pass().kernels());
             recentComplete.add(new long[] {c.pass().wallNs(), c.pass().kernels()});

@@ -11,6 +11,8 @@ final class Rows {
     static final int GAP = 2;
     static final int CATEGORY = 3;
     static final int FLAGS = 4;
+    /** Index into the segmenter's {@link FamilyTable}. */
+    static final int FAMILY = 5;
 
     static final long ANCHOR = 1;
     static final long ALLREDUCE = 2;

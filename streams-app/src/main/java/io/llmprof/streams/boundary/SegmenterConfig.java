@@ -2,6 +2,7 @@ package io.llmprof.streams.boundary;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.llmprof.streams.category.CategoryRule;
+import io.llmprof.streams.category.DisplayNames;
 import io.llmprof.streams.profile.AnchorRole;
 import io.llmprof.streams.profile.LayerTyping;
 import io.llmprof.streams.profile.ModelConfig;
@@ -31,6 +32,8 @@ import java.util.regex.PatternSyntaxException;
  * @param maxPassKernels events one open pass may hold before it is closed by force (bounds state size)
  * @param notices what resolution decided that a person should know (profile choice, truncations)
  * @param compressRatios config.json compress_ratios truncated to numLayers (the c_r column); empty without
+ * @param displayNames ordered display-name rules: a kernel's family is its simplified name; null = the built-in ones
+ * @param topFamilies kernel families listed per layer before one "other" row (0 = the default, 16)
  */
 public record SegmenterConfig(
         @JsonProperty("profile") String profileName,
@@ -49,7 +52,9 @@ public record SegmenterConfig(
         @JsonProperty("warmup_kernels") int warmupKernels,
         @JsonProperty("max_pass_kernels") int maxPassKernels,
         @JsonProperty("notices") List<String> notices,
-        @JsonProperty("compress_ratios") List<Integer> compressRatios) {
+        @JsonProperty("compress_ratios") List<Integer> compressRatios,
+        @JsonProperty("display_names") List<DisplayNames.Rule> displayNames,
+        @JsonProperty("top_families") int topFamilies) {
 
     public static final double DEFAULT_RESYNC_FACTOR = 20.0;
     public static final long DEFAULT_RESYNC_FLOOR_NS = 100_000;
@@ -57,6 +62,7 @@ public record SegmenterConfig(
     public static final int DEFAULT_STEADY_WINDOW = 3;
     public static final int DEFAULT_WARMUP_KERNELS = 8192;
     public static final int DEFAULT_MAX_PASS_KERNELS = 65_536;
+    public static final int DEFAULT_TOP_FAMILIES = 16;
 
     public SegmenterConfig {
         Objects.requireNonNull(profileName, "profileName");
@@ -73,6 +79,12 @@ public record SegmenterConfig(
         layerTypes = layerTypes == null ? List.of() : List.copyOf(layerTypes);
         notices = notices == null ? List.of() : List.copyOf(notices);
         compressRatios = compressRatios == null ? List.of() : List.copyOf(compressRatios);
+        displayNames =
+                displayNames == null ? ProfileCatalog.builtIn().displayNames().rules() : List.copyOf(displayNames);
+        topFamilies = topFamilies == 0 ? DEFAULT_TOP_FAMILIES : topFamilies;
+        if (topFamilies < 1) {
+            throw new IllegalArgumentException("top families must be >= 1, not " + topFamilies);
+        }
         if (anchor != null) {
             try {
                 Pattern.compile(anchor);
@@ -152,7 +164,9 @@ public record SegmenterConfig(
                 DEFAULT_WARMUP_KERNELS,
                 DEFAULT_MAX_PASS_KERNELS,
                 notices,
-                ratios);
+                ratios,
+                catalog.displayNames().rules(),
+                DEFAULT_TOP_FAMILIES);
     }
 
     /** Type of layer {@code layer} of a pass with {@code n} layers. */
@@ -186,7 +200,9 @@ public record SegmenterConfig(
                 warmupKernels,
                 maxPassKernels,
                 notices,
-                compressRatios);
+                compressRatios,
+                displayNames,
+                topFamilies);
     }
 
     public SegmenterConfig withNumLayers(Integer n) {
@@ -207,7 +223,9 @@ public record SegmenterConfig(
                 warmupKernels,
                 maxPassKernels,
                 notices,
-                compressRatios);
+                compressRatios,
+                displayNames,
+                topFamilies);
     }
 
     public SegmenterConfig withResync(double factor, long floorNs) {
@@ -228,7 +246,9 @@ public record SegmenterConfig(
                 warmupKernels,
                 maxPassKernels,
                 notices,
-                compressRatios);
+                compressRatios,
+                displayNames,
+                topFamilies);
     }
 
     public SegmenterConfig withLimits(int warmup, int maxPass) {
@@ -249,6 +269,31 @@ public record SegmenterConfig(
                 warmup,
                 maxPass,
                 notices,
-                compressRatios);
+                compressRatios,
+                displayNames,
+                topFamilies);
+    }
+
+    public SegmenterConfig withTopFamilies(int n) {
+        return new SegmenterConfig(
+                profileName,
+                anchor,
+                blocksPerLayer,
+                role,
+                halfLabels,
+                categories,
+                allreducePattern,
+                numLayers,
+                layerTypes,
+                resyncFactor,
+                resyncFloorNs,
+                steadyTolerance,
+                steadyWindow,
+                warmupKernels,
+                maxPassKernels,
+                notices,
+                compressRatios,
+                displayNames,
+                n);
     }
 }

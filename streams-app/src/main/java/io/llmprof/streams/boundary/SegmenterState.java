@@ -17,11 +17,12 @@ import java.util.List;
  * @param warmupNames canonical names referenced by warmup rows
  * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs}
  * @param categories category names referenced by open rows
- * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags}
+ * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags, familyIndex}
  * @param hasPredecessor whether the open pass follows a pass closed at a next_pass cut
  * @param gapMedians median idle gap of each of the latest complete passes (resync threshold)
  * @param recentComplete {wallNs, kernels} of the latest complete passes (steady detection)
  * @param pendingNotes notes for the next pass emitted
+ * @param families kernel-family names referenced by open rows' family column (bounded, see FamilyTable)
  */
 public record SegmenterState(
         @JsonProperty("job") String job,
@@ -41,7 +42,8 @@ public record SegmenterState(
         @JsonProperty("has_predecessor") boolean hasPredecessor,
         @JsonProperty("gap_medians") List<Long> gapMedians,
         @JsonProperty("recent_complete") List<long[]> recentComplete,
-        @JsonProperty("pending_notes") List<String> pendingNotes) {
+        @JsonProperty("pending_notes") List<String> pendingNotes,
+        @JsonProperty("families") List<String> families) {
 
     public SegmenterState {
         warmupNames = warmupNames == null ? List.of() : List.copyOf(warmupNames);
@@ -51,6 +53,7 @@ public record SegmenterState(
         gapMedians = gapMedians == null ? List.of() : List.copyOf(gapMedians);
         recentComplete = copyRows(recentComplete);
         pendingNotes = pendingNotes == null ? List.of() : List.copyOf(pendingNotes);
+        families = families == null ? List.of() : List.copyOf(families);
     }
 
     private static List<long[]> copyRows(List<long[]> rows) {

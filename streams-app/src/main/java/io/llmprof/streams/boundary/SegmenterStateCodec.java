@@ -10,11 +10,14 @@ import java.util.List;
  * it must be cheap. Numbers are zig-zag varints and the open pass's start times are deltas from the previous
  * row, so a row of five longs takes about ten bytes (JSON takes about 35, and ten times the CPU).
  *
- * <p>The first byte is the format version; an unknown version is refused, never guessed.
+ * <p>The first byte is the format version; an unknown version is refused, never guessed. Version 1 (no family
+ * column, no family names) is still read: its open rows get the family {@code other}.
  */
 public final class SegmenterStateCodec {
-    /** Version 1: the layout written by {@link #encode}. */
-    public static final byte VERSION = 1;
+    /** Version 2: the layout written by {@link #encode} (version 1 plus the family column and names). */
+    public static final byte VERSION = 2;
+
+    private static final byte VERSION_1 = 1;
 
     private SegmenterStateCodec() {}
 
@@ -40,12 +43,13 @@ public final class SegmenterStateCodec {
         }
         w.rows(s.recentComplete(), -1);
         w.strings(s.pendingNotes());
+        w.strings(s.families());
         return Arrays.copyOf(w.out, w.pos);
     }
 
     /** @throws IllegalArgumentException when {@code bytes} is not a state this version wrote */
     public static SegmenterState decode(byte[] bytes) {
-        if (bytes.length == 0 || bytes[0] != VERSION) {
+        if (bytes.length == 0 || (bytes[0] != VERSION && bytes[0] != VERSION_1)) {
             throw new IllegalArgumentException("not a segmenter state of format version " + VERSION + " (first byte "
                     + (bytes.length == 0 ? "missing" : String.valueOf(bytes[0])) + ")");
         }
@@ -71,6 +75,15 @@ public final class SegmenterStateCodec {
             }
             List<long[]> recentComplete = r.rows(-1);
             List<String> pendingNotes = r.strings();
+            List<String> families;
+            if (bytes[0] == VERSION_1) {
+                families = List.of(io.llmprof.events.KernelFamily.OTHER);
+                open = open.stream()
+                        .map(row -> Arrays.copyOf(row, Rows.FAMILY + 1))
+                        .toList();
+            } else {
+                families = r.strings();
+            }
             if (r.pos != bytes.length) {
                 throw new IllegalArgumentException((bytes.length - r.pos) + " trailing bytes");
             }
@@ -92,7 +105,8 @@ public final class SegmenterStateCodec {
                     (flags & 4) != 0,
                     gapMedians,
                     recentComplete,
-                    pendingNotes);
+                    pendingNotes,
+                    families);
         } catch (ArrayIndexOutOfBoundsException | ArithmeticException e) {
             throw new IllegalArgumentException("truncated or corrupt segmenter state (" + bytes.length + " bytes)", e);
         }

@@ -29,6 +29,10 @@ public final class DisplayNames {
                 this.rules.stream().map(r -> Pattern.compile(r.pattern())).toList();
     }
 
+    public List<Rule> rules() {
+        return rules;
+    }
+
     public DisplayNames prependedBy(List<Rule> first) {
         List<Rule> all = new ArrayList<>(first);
         all.addAll(rules);

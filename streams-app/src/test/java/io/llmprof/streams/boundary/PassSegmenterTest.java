@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
+import io.llmprof.events.KernelFamily;
 import io.llmprof.events.TraceEvent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -246,6 +247,57 @@ class PassSegmenterTest {
         assertThat(layer.sumNs()).isEqualTo(40_000);
         assertThat(layer.busyNs()).isEqualTo(40_000);
         assertThat(layer.categories()).containsEntry("memcpy", 10_000L).containsEntry("memset", 10_000L);
+    }
+
+    @Test
+    void layerFamiliesAreRankedBySumThenOneOtherRowSumsTheRest() {
+        // A 10, x 30 + 5, y 20, memcpy 10 (family "memcpy"); top 2 -> x, y, then other = A + memcpy.
+        List<TraceEvent> events = Script.parse("A/10 x/30 y/20 x/5 memcpy");
+        Run r = run(opens(1).withTopFamilies(2), events);
+        assertThat(r.closed().get(0).layers().get(0).families())
+                .containsExactly(
+                        new KernelFamily("x<…>", "other", 2, 35_000, 30_000),
+                        new KernelFamily("y<…>", "other", 1, 20_000, 20_000),
+                        new KernelFamily(KernelFamily.OTHER, "mixed", 2, 20_000, 10_000));
+        // the default (16) lists all four, ties broken by name
+        assertThat(run(opens(1), events).closed().get(0).layers().get(0).families())
+                .extracting(KernelFamily::family)
+                .containsExactly("x<…>", "y<…>", "A<…>", "memcpy");
+    }
+
+    @Test
+    void spansLocateEachLayerInTheGpuEventSequence() {
+        List<TraceEvent> events = Script.parse(PASS + GAP + PASS);
+        ClosedPass first = run(opens(2), events).closed().get(0);
+        assertThat(first.spans()).hasSize(2);
+        LayerSpan l1 = first.spans().get(1); // "A x y e" = events 4..7
+        assertThat(l1.rows()).isEqualTo(4);
+        assertThat(l1.firstStartNs()).isEqualTo(events.get(4).startNs());
+        assertThat(l1.lastStartNs()).isEqualTo(events.get(7).startNs());
+        assertThat(l1.lastDurNs()).isEqualTo(events.get(7).durNs());
+    }
+
+    @Test
+    void familyNamesStayBoundedOnEndlesslyNewKernelNames() {
+        PassSegmenter s = new PassSegmenter(opens(1).withTopFamilies(64), "job", "run", "0");
+        long t = 0;
+        List<ClosedPass> closed = new ArrayList<>();
+        for (int pass = 0; pass < 3 * FamilyTable.MAX_NAMES / 40; pass++) {
+            t += 1_000_000;
+            closed.addAll(s.accept(TraceEvent.kernel("A<int>", t, 1_000, 0, 1)).passes());
+            for (int k = 0; k < 40; k++) {
+                t += 2_000;
+                closed.addAll(s.accept(TraceEvent.kernel("k" + pass + "_" + k, t, 1_000, 0, 1))
+                        .passes());
+            }
+            assertThat(s.state().families()).hasSizeLessThanOrEqualTo(FamilyTable.MAX_NAMES);
+        }
+        // never saturated: the last pass still names each of its 41 kernels
+        assertThat(closed.get(closed.size() - 1).layers().get(0).families())
+                .hasSize(41)
+                .extracting(KernelFamily::family)
+                .doesNotContain(KernelFamily.OTHER)
+                .contains("A<…>");
     }
 
     @Test

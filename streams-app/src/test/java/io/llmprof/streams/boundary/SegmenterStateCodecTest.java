@@ -29,17 +29,18 @@ class SegmenterStateCodecTest {
                 false,
                 List.of(0L, 1L, Long.MIN_VALUE),
                 List.of(new long[] {120_000, 240}),
-                List.of("lead-in: 3 GPU event(s) …"));
+                List.of("lead-in: 3 GPU event(s) …"),
+                List.of("Cijk_Alik_Bljk_MT64x32x256", "memcpy"));
     }
 
     @Test
     void every_field_round_trips_including_nulls_negatives_and_extremes() throws JsonProcessingException {
         List<long[]> open = List.of(
-                new long[] {1_760_000_000_000_000_000L, 1_500, 0, 1, Rows.KERNEL | Rows.ANCHOR},
-                new long[] {1_760_000_000_000_001_500L, 800, 0, 0, Rows.KERNEL},
+                new long[] {1_760_000_000_000_000_000L, 1_500, 0, 1, Rows.KERNEL | Rows.ANCHOR, 0},
+                new long[] {1_760_000_000_000_001_500L, 800, 0, 0, Rows.KERNEL, 0},
                 // Out of order: the delta of starts is negative.
-                new long[] {1_759_999_999_999_000_000L, 1, 3, 1, 0},
-                new long[] {Long.MIN_VALUE, Long.MAX_VALUE, -1, 0, 0});
+                new long[] {1_759_999_999_999_000_000L, 1, 3, 1, 0, 1},
+                new long[] {Long.MIN_VALUE, Long.MAX_VALUE, -1, 0, 0, 1});
         for (SegmenterState s :
                 List.of(state("anchor_kernel|^x$", 16, open), state(null, null, List.of()), state("", 0, open))) {
             SegmenterState back = SegmenterStateCodec.decode(SegmenterStateCodec.encode(s));
@@ -53,7 +54,7 @@ class SegmenterStateCodecTest {
         List<long[]> open = new java.util.ArrayList<>();
         long t = 1_760_000_000_000_000_000L;
         for (int i = 0; i < 1_000; i++) {
-            open.add(new long[] {t, 3_000 + i % 50, i % 7 == 0 ? 25_000 : 400, i % 5, Rows.KERNEL});
+            open.add(new long[] {t, 3_000 + i % 50, i % 7 == 0 ? 25_000 : 400, i % 5, Rows.KERNEL, i % 2});
             t += 3_500 + i % 50;
         }
         SegmenterState s = state("anchor", 16, open);
@@ -63,16 +64,51 @@ class SegmenterStateCodecTest {
 
     @Test
     void an_unknown_version_or_a_damaged_value_is_refused() {
-        byte[] good = SegmenterStateCodec.encode(state("anchor", 4, List.of(new long[] {1, 2, 3, 4, 5})));
+        byte[] good = SegmenterStateCodec.encode(state("anchor", 4, List.of(new long[] {1, 2, 3, 4, 5, 0})));
         assertThatThrownBy(() ->
                         SegmenterStateCodec.decode("{\"job\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("format version 1");
+                .hasMessageContaining("format version 2");
         assertThatThrownBy(() -> SegmenterStateCodec.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SegmenterStateCodec.decode(Arrays.copyOf(good, good.length - 3)))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SegmenterStateCodec.decode(Arrays.copyOf(good, good.length + 1)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("trailing");
+    }
+
+    @Test
+    void a_version_1_state_without_families_is_read_with_its_rows_in_family_other() {
+        SegmenterState s = state("anchor", 4, List.of(new long[] {10, 2, 0, 1, Rows.KERNEL, 1}));
+        byte[] v2 = SegmenterStateCodec.encode(s);
+        // The version-1 layout: same fields, 5-column rows, no family names after the notes.
+        SegmenterState v1Shape = new SegmenterState(
+                s.job(),
+                s.run(),
+                s.rank(),
+                s.anchor(),
+                s.numLayers(),
+                s.detecting(),
+                s.nextPassIndex(),
+                s.seenAny(),
+                s.maxEndNs(),
+                s.lastStartNs(),
+                s.warmupNames(),
+                s.warmup(),
+                s.categories(),
+                List.of(new long[] {10, 2, 0, 1, Rows.KERNEL}),
+                s.hasPredecessor(),
+                s.gapMedians(),
+                s.recentComplete(),
+                s.pendingNotes(),
+                List.of());
+        byte[] v1 = SegmenterStateCodec.encode(v1Shape);
+        v1 = Arrays.copyOf(v1, v1.length - 1); // drop the empty family list (one varint 0)
+        v1[0] = 1;
+        SegmenterState back = SegmenterStateCodec.decode(v1);
+        assertThat(back.families()).containsExactly("other");
+        assertThat(back.open()).singleElement().satisfies(r -> assertThat(r)
+                .containsExactly(10, 2, 0, 1, Rows.KERNEL, 0));
+        assertThat(SegmenterStateCodec.decode(v2).families()).containsExactly("Cijk_Alik_Bljk_MT64x32x256", "memcpy");
     }
 }

@@ -1,0 +1,28 @@
+package io.llmprof.streams.offline;
+
+/**
+ * One kernel (or memcpy / memset) of a layer, with its launch's cpu_op when the trace links them.
+ *
+ * @param order position in the layer in execution (start) order, from 0
+ * @param simplified display name (the kernel family); "memcpy" / "memset" for copies
+ * @param half the profile's half label of the block holding it; null with one block per layer
+ * @param cpuOp name of the cpu_op whose External id the launch carries; null when not linked
+ * @param inputDims that cpu_op's Input Dims as compact JSON; null when not linked or absent
+ */
+record KernelRow(
+        int order,
+        String name,
+        String simplified,
+        String category,
+        String half,
+        long startNs,
+        long durNs,
+        Long correlation,
+        Long externalId,
+        String cpuOp,
+        String inputDims) {
+    KernelRow withLaunch(Long externalId, String cpuOp, String inputDims) {
+        return new KernelRow(
+                order, name, simplified, category, half, startNs, durNs, correlation, externalId, cpuOp, inputDims);
+    }
+}
