@@ -89,7 +89,8 @@ def stats(rows):
                 kernels=sum(1 for r in rows if r[3]), ar=sum(1 for r in rows if r[4]), cats=dict(sorted(cats.items())))
 
 
-def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_by, notes):
+def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_by, notes, trace_start):
+    """trace_start: min start of every event of the run given so far (host lane included)."""
     rows = []
     for kind, name, off, dur, cat in PASS[:n_events]:
         rows.append((base_ns + index * PASS_PERIOD_NS + off, dur, cat, kind == "KERNEL", cat == "allreduce"))
@@ -103,7 +104,8 @@ def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_
             "job": JOB, "run": run, "rank": rank, "passIndex": index, "layer": li,
             "type": "FIRST" if li == 0 else "FINAL" if li == SEGMENTER["num_layers"] - 1 else "LAYER",
             "startNs": s["start"], "endNs": s["end"], "wallNs": s["wall"], "busyNs": s["busy"], "sumNs": s["sum"],
-            "kernels": s["kernels"], "allreduceCount": s["ar"], "categories": s["cats"]}})
+            "kernels": s["kernels"], "allreduceCount": s["ar"], "categories": s["cats"],
+            "families": [], "halves": []}})
     a = stats(rows)
     p = stats(prologue)
     passrec = {"key": f"{JOB}/{rank}", "value": {
@@ -113,16 +115,17 @@ def expected_pass(run, rank, index, base_ns, n_events, complete, steady, closed_
         "kernels": a["kernels"], "complete": complete, "steady": steady,
         "prologue": {"wallNs": p["wall"], "sumNs": p["sum"], "kernels": p["kernels"]},
         "epilogue": {"wallNs": 0, "sumNs": 0, "kernels": 0},
-        "layerCount": len(layers), "closedBy": closed_by, "notes": notes}}
+        "layerCount": len(layers), "closedBy": closed_by, "notes": notes,
+        "boundary": "anchor", "traceStartNs": trace_start}}
     return passrec, layers
 
 
-def full_run(run, rank, base_ns, passes, last_closed_by):
+def full_run(run, rank, base_ns, passes, last_closed_by, trace_start):
     """Every pass complete; steady once 3 earlier complete passes have the same wall and kernel count."""
     out_p, out_l = [], []
     for i in range(passes):
         pr, ls = expected_pass(run, rank, i, base_ns, len(PASS), True, i >= 3,
-                               "next_pass" if i < passes - 1 else last_closed_by, [])
+                               "next_pass" if i < passes - 1 else last_closed_by, [], trace_start)
         out_p.append(pr)
         out_l.extend(ls)
     return out_p, out_l
@@ -134,7 +137,7 @@ def write(case, records, passes, layers, anomalies, description):
         json.dump({"description": description, "segmenter": SEGMENTER, "records": records}, f, indent=1)
         f.write("\n")
     with open(os.path.join(case, "expected.json"), "w") as f:
-        json.dump({"passes": passes, "layers": layers, "anomalies": anomalies}, f, indent=1)
+        json.dump({"passes": passes, "layers": layers, "anomalies": anomalies}, f, indent=2)
         f.write("\n")
 
 
@@ -143,7 +146,7 @@ base = 5_000_000_000
 recs = [host_batch("trace-0", "0", T0_MS)]
 gpu, _ = batches("trace-0", "0", gpu_events(base, 5), 7, True, T0_MS + 100)
 recs += gpu
-p, l = full_run("trace-0", "0", base, 5, "end_of_trace")
+p, l = full_run("trace-0", "0", base, 5, "end_of_trace", 0)  # the host lane's first launch starts at 0
 write("five-passes", recs, p, l, [],
       "5 passes of a 2-layer model (anchor opens each layer), 30 GPU events in batches of 7; the last"
       " batch carries endOfTrace and closes pass 4")
@@ -153,7 +156,7 @@ write("five-passes", recs, p, l, [],
 gpu, t = batches("trace-0", "0", gpu_events(base, 5), 7, False, T0_MS)
 other = host_batch("trace-0", "1", t - 100 + 61_000)
 other["value"]["endOfTrace"] = False
-p, l = full_run("trace-0", "0", base, 5, "idle")
+p, l = full_run("trace-0", "0", base, 5, "idle", base)  # GPU lane only: its first event
 write("idle-flush", gpu + [other], p, l, [],
       "no endOfTrace: rank 1's record 61 s after rank 0's last one makes the punctuator close rank 0's"
       " open pass 4 (closedBy idle)")
@@ -163,10 +166,10 @@ write("idle-flush", gpu + [other], p, l, [],
 base2 = 9_000_000_000
 r1, t = batches("trace-0", "0", gpu_events(base, 5), 7, True, T0_MS)
 r2, _ = batches("trace-1", "0", gpu_events(base2, 2, partial_last=3), 5, True, t + 1000)
-p1, l1 = full_run("trace-0", "0", base, 5, "end_of_trace")
-p2, l2 = full_run("trace-1", "0", base2, 2, "next_pass")
+p1, l1 = full_run("trace-0", "0", base, 5, "end_of_trace", base)
+p2, l2 = full_run("trace-1", "0", base2, 2, "next_pass", base2)
 why = "end_of_trace after 1 of 2 anchors"
-pi, li = expected_pass("trace-1", "0", 2, base2, 3, False, False, "end_of_trace", [why])
+pi, li = expected_pass("trace-1", "0", 2, base2, 3, False, False, "end_of_trace", [why], base2)
 anomaly = {"key": f"{JOB}/0", "value": {"job": JOB, "rank": "0", "kind": "INCOMPLETE_PASS",
                                         "message": "rank 0: pass 2: " + why, "where": "run trace-1, rank 0"}}
 write("two-runs", r1 + r2, p1 + p2 + [pi], l1 + l2 + li, [anomaly],

@@ -15,13 +15,14 @@ import java.util.List;
  * @param maxEndNs max end of all GPU events seen (idle gaps are measured from it)
  * @param lastStartNs start of the latest event (order check)
  * @param warmupNames canonical names referenced by warmup rows
- * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs}
+ * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs, step}
  * @param categories category names referenced by open rows
  * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags}
  * @param hasPredecessor whether the open pass follows a pass closed at a next_pass cut
  * @param gapMedians median idle gap of each of the latest complete passes (resync threshold)
- * @param recentComplete {wallNs, kernels} of the latest complete passes (steady detection)
+ * @param recentComplete {wallNs, kernels, phase} of the latest complete passes per phase (steady detection)
  * @param pendingNotes notes for the next pass emitted
+ * @param steps step-marker state (null: none seen, as in a version-1 store value)
  */
 public record SegmenterState(
         @JsonProperty("job") String job,
@@ -41,7 +42,8 @@ public record SegmenterState(
         @JsonProperty("has_predecessor") boolean hasPredecessor,
         @JsonProperty("gap_medians") List<Long> gapMedians,
         @JsonProperty("recent_complete") List<long[]> recentComplete,
-        @JsonProperty("pending_notes") List<String> pendingNotes) {
+        @JsonProperty("pending_notes") List<String> pendingNotes,
+        @JsonProperty("steps") StepState steps) {
 
     public SegmenterState {
         warmupNames = warmupNames == null ? List.of() : List.copyOf(warmupNames);
@@ -51,6 +53,7 @@ public record SegmenterState(
         gapMedians = gapMedians == null ? List.of() : List.copyOf(gapMedians);
         recentComplete = copyRows(recentComplete);
         pendingNotes = pendingNotes == null ? List.of() : List.copyOf(pendingNotes);
+        steps = steps == null ? StepState.EMPTY : steps;
     }
 
     private static List<long[]> copyRows(List<long[]> rows) {

@@ -10,6 +10,37 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SegmenterStateCodecTest {
+    /** Marker-mode state with every field set, extremes included. */
+    static final StepState STEPS = new StepState(
+            new StepTrackerState(
+                    true,
+                    false,
+                    true,
+                    true,
+                    1_760_000_000_000_000_000L,
+                    Long.MIN_VALUE,
+                    true,
+                    682_747,
+                    699_228,
+                    9,
+                    7,
+                    Long.MIN_VALUE,
+                    List.of(
+                            new long[] {5, 2, 1, 1_000_000, 9_000_000, 100, 120},
+                            new long[] {6, 1, 0, 1_000_500, 8_000_000, Long.MAX_VALUE, Long.MIN_VALUE}),
+                    List.of("step[DECODE bs=32]", "execute_32_context_0()_generation_32()"),
+                    List.of(new long[] {7, 0, 2_000_000, 3_000_000}),
+                    List.of("ProfilerStep#6")),
+            1_000_000,
+            List.of("gemm"),
+            List.of(new long[] {0, 0, 2_000_100, 50, 0, 1, 110}, new long[] {0, 0, 2_000_000, 50, 0, 0, 0}),
+            7,
+            "ProfilerStep#6",
+            List.of(7L, 5L),
+            List.of("ProfilerStep#6", "step[DECODE bs=32]"),
+            List.of(1L, 0L, 3L, 0L),
+            true);
+
     private static SegmenterState state(String anchor, Integer layers, List<long[]> open) {
         return new SegmenterState(
                 "job",
@@ -29,7 +60,8 @@ class SegmenterStateCodecTest {
                 false,
                 List.of(0L, 1L, Long.MIN_VALUE),
                 List.of(new long[] {120_000, 240}),
-                List.of("lead-in: 3 GPU event(s) …"));
+                List.of("lead-in: 3 GPU event(s) …"),
+                STEPS);
     }
 
     @Test
@@ -46,6 +78,31 @@ class SegmenterStateCodecTest {
             assertThat(Json.mapper().writeValueAsString(back))
                     .isEqualTo(Json.mapper().writeValueAsString(s));
         }
+    }
+
+    /**
+     * A value written by format version 1 (commit 52c218f, before step markers; hex produced by that version's
+     * encoder for this state) still decodes, with no step-marker state: a store written by the previous release
+     * keeps working.
+     */
+    @Test
+    void a_version_1_value_decodes_with_an_empty_step_state() {
+        String hex =
+                "01086a6f620872756e0430085e413c060606f6aee204c8aee2040000040c6f7468657210726d736e6f726d040a80ade204"
+                        + "a09c0100020a0af0ab01a09c01d00f000802d00f0204d0800510020a6e6f7465";
+        byte[] v1 = java.util.HexFormat.of().parseHex(hex);
+        SegmenterState s = SegmenterStateCodec.decode(v1);
+        assertThat(s.anchor()).isEqualTo("^A<");
+        assertThat(s.numLayers()).isEqualTo(2);
+        assertThat(s.nextPassIndex()).isEqualTo(3);
+        assertThat(s.open()).hasSize(2);
+        assertThat(s.open().get(1)).containsExactly(5_011_000L, 10_000, 1_000, 0, 4);
+        assertThat(s.recentComplete().get(0)).containsExactly(41_000, 8);
+        assertThat(s.pendingNotes()).containsExactly("note");
+        assertThat(s.steps()).isEqualTo(StepState.EMPTY);
+        // and it continues: the restored segmenter accepts events
+        PassSegmenter p = PassSegmenter.fromState(PassSegmenterTest.opens(2), s);
+        assertThat(p.state().steps().traceStartNs()).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
@@ -67,7 +124,7 @@ class SegmenterStateCodecTest {
         assertThatThrownBy(() ->
                         SegmenterStateCodec.decode("{\"job\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("format version 1");
+                .hasMessageContaining("format version 1 or 2");
         assertThatThrownBy(() -> SegmenterStateCodec.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SegmenterStateCodec.decode(Arrays.copyOf(good, good.length - 3)))
                 .isInstanceOf(IllegalArgumentException.class);

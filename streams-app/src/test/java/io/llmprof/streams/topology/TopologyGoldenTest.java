@@ -37,6 +37,7 @@ class TopologyGoldenTest {
         List<TraceEvent> events = gpuEvents(golden);
         TraceBatch first = golden.records().get(1).value();
         try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            h.pipe(golden.records().subList(0, 1)); // the host lane (its first event sets the trace start)
             long ts = 1_000;
             for (int i = 0; i < events.size(); i += batchSize) {
                 List<TraceEvent> chunk = events.subList(i, Math.min(events.size(), i + batchSize));
