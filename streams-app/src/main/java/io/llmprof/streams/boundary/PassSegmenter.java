@@ -319,7 +319,12 @@ public final class PassSegmenter {
         }
         String text = openStepText;
         closePass(new ArrayList<>(open), complete, reason, notes, marker, text, out);
-        if (!complete) {
+        if (openAnchors == 0) {
+            out.anomaly(
+                    AnomalyKind.NO_ANCHOR,
+                    "pass " + (nextPassIndex - 1) + ": anchor " + anchor + " matched none of the " + open.size()
+                            + " GPU events of step " + text + "; the pass has no layers");
+        } else if (!complete) {
             out.anomaly(
                     AnomalyKind.INCOMPLETE_PASS,
                     "pass " + (nextPassIndex - 1) + ": step " + text + " holds " + openAnchors + " of " + b

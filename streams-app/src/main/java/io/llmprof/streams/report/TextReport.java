@@ -123,13 +123,15 @@ public final class TextReport {
         }
         out.printf(
                 Locale.ROOT,
-                "%6s %12s %12s %13s %14s %16s  %s%n",
+                "%6s %12s %12s %13s %14s %16s %-7s %5s  %s%n",
                 "Fwd#",
                 "Start(s)",
                 "End(s)",
                 "Duration(ms)",
                 "Avg Layer(ms)",
                 "First Layer(ms)",
+                "Phase",
+                "BS",
                 "Notes");
         int omitted = 0;
         List<String> longNotes = new ArrayList<>();
@@ -151,13 +153,15 @@ public final class TextReport {
             }
             out.printf(
                     Locale.ROOT,
-                    "%6d %12s %12s %13s %14s %16s  %s%n",
+                    "%6d %12s %12s %13s %14s %16s %-7s %5s  %s%n",
                     p.index(),
                     seconds(p.startNs() - t0),
                     seconds(p.endNs() - t0),
                     ms(p.wallNs()),
                     ms(row.avgLayerNs()),
                     ms(row.firstLayerNs()),
+                    p.phase() == null ? "-" : p.phase(),
+                    p.batchSize() == null ? "-" : p.batchSize(),
                     flags(p));
             p.notes().forEach(n -> longNotes.add("  #" + p.index() + ": " + abbreviate(n, 300)));
         }
@@ -259,13 +263,16 @@ public final class TextReport {
         List<String> f = new ArrayList<>();
         if (!p.complete()) {
             f.add("INCOMPLETE (" + p.closedBy() + ", " + p.layerCount() + "/" + p.numLayers() + " layers)");
-        } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy())) {
+        } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy()) && !PassSegmenter.STEP_MARKER.equals(p.closedBy())) {
             f.add("closed by " + p.closedBy());
         }
         if (p.steady()) {
             f.add("steady");
         }
         f.add(p.kernels() + " kernels");
+        if (p.step() != null) {
+            f.add("step " + abbreviate(p.step(), 60));
+        }
         return String.join(", ", f);
     }
 
