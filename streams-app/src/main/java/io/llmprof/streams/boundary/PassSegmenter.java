@@ -273,10 +273,16 @@ public final class PassSegmenter {
             return;
         }
         if (openStep != res) {
+            // GPU events that belong to no pass since the open pass's last event are noted on the pass after them
+            long[] carried = noteCounts.clone();
+            java.util.Arrays.fill(noteCounts, 0);
             if (openStep != 0) {
                 closeMarkerPass(STEP_MARKER, out);
             } else if (!open.isEmpty()) {
                 closeAtEnd(STEP_MARKER, out); // the anchor-cut stretch ends where marked steps begin
+            }
+            for (int i = 0; i < carried.length; i++) {
+                noteCounts[i] += carried[i];
             }
             openStep = res;
             openStepText = text;
