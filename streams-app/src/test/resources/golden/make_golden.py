@@ -175,3 +175,90 @@ anomaly = {"key": f"{JOB}/0", "value": {"job": JOB, "rank": "0", "kind": "INCOMP
 write("two-runs", r1 + r2, p1 + p2 + [pi], l1 + l2 + li, [anomaly],
       "run trace-0 (5 passes) then run trace-1 of the same rank: pass indexes restart at 0; trace-1 ends"
       " inside its pass 2 (1 of 2 anchors): incomplete pass and an INCOMPLETE_PASS anomaly")
+
+# 4. Step markers, the host lane late: SGLang steps (decode, prefill, decode x3) each inside a vLLM-style
+#    execute_ wrapper that also launches one kernel of its own (it runs in the host gap before the step).
+#    Records: the host lane's first 5 events, then the whole GPU lane (its end of trace included), then the
+#    rest of the host lane. GPU events wait for the host lane; the GPU lane's end waits for the host lane's.
+#    Each step is one pass (closedBy step_marker, the last end_of_trace); the wrapper's own kernel belongs to
+#    no pass and is noted on the step's pass. The prefill step's kernels take twice as long, so the last
+#    decode pass is steady only when steady state compares passes of the same phase.
+HOST_BASE = base - 400_000
+STEPS = [("step[DECODE bs=4]", "decode", 4, None, 1), ("step[EXTEND bs=2 toks=256]", "prefill", 2, 256, 2),
+         ("step[DECODE bs=4]", "decode", 4, None, 1), ("step[DECODE bs=4]", "decode", 4, None, 1),
+         ("step[DECODE bs=4]", "decode", 4, None, 1)]
+WRAPPER_KERNEL = "void at::native::arange_kernel<long>(long*, long)"
+
+
+def marker_case():
+    host, gpu = [], []
+    corr = 1000
+    passes, layers = [], []
+    steady_hist = {}
+    for i, (text, phase, bs, toks, scale) in enumerate(STEPS):
+        h = HOST_BASE + i * PASS_PERIOD_NS
+        ctx = 0 if phase == "decode" else bs
+        gen = bs if phase == "decode" else 0
+        host.append({"kind": "USER_ANNOTATION", "name": f"execute_{toks or bs}_context_{ctx}()_generation_{gen}()",
+                     "startNs": h, "durNs": 60_000, "stream": 11})
+        host.append({"kind": "RUNTIME", "name": "cudaLaunchKernel", "startNs": h + 2_000, "durNs": 1_000,
+                     "stream": 11, "correlation": corr})
+        g0 = base + i * PASS_PERIOD_NS
+        gpu.append({"kind": "KERNEL", "name": WRAPPER_KERNEL, "startNs": g0 - 20_000, "durNs": 1_000,
+                    "device": 0, "stream": 7, "correlation": corr})
+        corr += 1
+        host.append({"kind": "USER_ANNOTATION", "name": text, "startNs": h + 5_000, "durNs": 45_000, "stream": 11})
+        rows = []
+        for j, (kind, name, off, dur, cat) in enumerate(PASS):
+            host.append({"kind": "RUNTIME", "name": "cudaLaunchKernel", "startNs": h + 10_000 + 3_000 * j,
+                         "durNs": 1_000, "stream": 11, "correlation": corr})
+            start = g0 + off * scale
+            gpu.append({"kind": kind, "name": name, "startNs": start, "durNs": dur * scale, "device": 0,
+                        "stream": 7, "correlation": corr})
+            rows.append((start, dur * scale, cat, kind == "KERNEL", cat == "allreduce"))
+            corr += 1
+        anchors = [j for j, (_, name, *_r) in enumerate(PASS) if ANCHOR in name]
+        lays = []
+        for li, a in enumerate(anchors):
+            to = anchors[li + 1] if li + 1 < len(anchors) else len(rows)
+            s = stats(rows[a:to])
+            lays.append({"key": f"{JOB}/0", "value": {
+                "job": JOB, "run": "trace-m", "rank": "0", "passIndex": i, "layer": li,
+                "type": "FIRST" if li == 0 else "FINAL",
+                "startNs": s["start"], "endNs": s["end"], "wallNs": s["wall"], "busyNs": s["busy"],
+                "sumNs": s["sum"], "kernels": s["kernels"], "allreduceCount": s["ar"], "categories": s["cats"],
+                "families": [], "halves": []}})
+        a = stats(rows)
+        p = stats(rows[:anchors[0]])
+        hist = steady_hist.setdefault(phase, [])
+        walls = sorted(w for w, _ in hist[-3:])
+        med = (walls[1] if len(walls) == 3 else None)
+        steady = len(hist) >= 3 and all(k == a["kernels"] for _, k in hist[-3:]) and abs(a["wall"] - med) <= 0.05 * med
+        hist.append((a["wall"], a["kernels"]))
+        pv = {"job": JOB, "run": "trace-m", "rank": "0", "profile": SEGMENTER["profile"], "anchor": ANCHOR,
+              "numLayers": SEGMENTER["num_layers"], "blocksPerLayer": 1, "index": i,
+              "startNs": a["start"], "endNs": a["end"], "wallNs": a["wall"], "busyNs": a["busy"], "sumNs": a["sum"],
+              "kernels": a["kernels"], "complete": True, "steady": steady,
+              "prologue": {"wallNs": p["wall"], "sumNs": p["sum"], "kernels": p["kernels"]},
+              "epilogue": {"wallNs": 0, "sumNs": 0, "kernels": 0},
+              "layerCount": len(lays), "closedBy": "step_marker" if i < len(STEPS) - 1 else "end_of_trace",
+              "notes": ["1 GPU event(s) launched inside a wrapper marker but outside its inner step markers belong"
+                        " to no pass"],
+              "phase": phase, "batchSize": bs, "step": text, "boundary": "marker", "traceStartNs": HOST_BASE}
+        if toks is not None:
+            pv["tokens"] = toks
+        passes.append({"key": f"{JOB}/0", "value": pv})
+        layers.extend(lays)
+    host.sort(key=lambda e: e["startNs"])
+    h0, t = batches("trace-m", "0", host[:5], 5, False, T0_MS, lane="HOST")
+    g, t = batches("trace-m", "0", gpu, 7, True, t)
+    rest = [dict(r) for r in batches("trace-m", "0", host[5:], 10, True, t, lane="HOST")[0]]
+    for r in rest:
+        r["value"]["firstIndex"] += 5
+    return h0 + g + rest, passes, layers
+
+
+recs, p, l = marker_case()
+write("marker-steps", recs, p, l, [],
+      "5 SGLang steps (decode, prefill, decode x3) inside execute_ wrappers; host lane's first 5 events, then the"
+      " whole GPU lane, then the rest of the host lane; one pass per step, the wrapper's own kernels in no pass")

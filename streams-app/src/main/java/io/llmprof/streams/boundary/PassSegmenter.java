@@ -281,9 +281,8 @@ public final class PassSegmenter {
             } else if (!open.isEmpty()) {
                 closeAtEnd(STEP_MARKER, out); // the anchor-cut stretch ends where marked steps begin
             }
-            for (int i = 0; i < carried.length; i++) {
-                noteCounts[i] += carried[i];
-            }
+            System.arraycopy(carried, 0, noteCounts, 0, carried.length); // closing consumed the counts
+            addNoPassNotes(pendingNotes); // pending notes go to the next pass closed: this new one
             openStep = res;
             openStepText = text;
         }
