@@ -9,9 +9,18 @@ package io.llmprof.agent.synth;
  * @param firstKernelStartNs start of the pass's first kernel
  * @param lastKernelEndNs largest end of the pass's kernels (any stream)
  * @param hostGapNs the host's scheduling time at the start of the step (idle growth included)
+ * @param phase "prefill" or "decode" ({@link StepStyle#phaseOf}); the kernels are the same either way
+ * @param step the host step marker's text, null without step markers
  */
 public record PassTruth(
-        int index, long hostStartNs, long hostEndNs, long firstKernelStartNs, long lastKernelEndNs, long hostGapNs) {
+        int index,
+        long hostStartNs,
+        long hostEndNs,
+        long firstKernelStartNs,
+        long lastKernelEndNs,
+        long hostGapNs,
+        String phase,
+        String step) {
     /** max(end) - min(start) over the pass's kernels. */
     public long kernelWallNs() {
         return lastKernelEndNs - firstKernelStartNs;

@@ -60,7 +60,16 @@ final class RankPass {
         opEnd = new long[kernels];
     }
 
-    PassTruth truth() {
-        return new PassTruth(pass, stepStart, stepEnd, firstKernelStart, lastKernelEnd, gapNs);
+    PassTruth truth(SynthSpec spec) {
+        StepStyle steps = spec.steps();
+        return new PassTruth(
+                pass,
+                stepStart,
+                stepEnd,
+                firstKernelStart,
+                lastKernelEnd,
+                gapNs,
+                steps.phaseOf(pass),
+                spec.stepMarkers() ? steps.hostText(pass, spec.batchSize()) : null);
     }
 }

@@ -26,6 +26,7 @@ import java.util.OptionalLong;
  * @param batchSize decode batch size: shapes in Input Dims and kernel durations
  * @param contextLen KV-cache length per sequence: attention kernel durations
  * @param layout where the runtime calls go: with the host events (default) or among the GPU records, as CUPTI does
+ * @param steps step marker text (torch, SGLang, vLLM) and the phase of each pass
  */
 public record SynthSpec(
         Path config,
@@ -45,7 +46,8 @@ public record SynthSpec(
         boolean flows,
         int batchSize,
         int contextLen,
-        TraceLayout layout) {
+        TraceLayout layout,
+        StepStyle steps) {
 
     /** 2025-10-09T08:53:20Z in µs: a fixed, realistic epoch so that output never depends on the clock. */
     public static final long DEFAULT_START_TS_US = 1_760_000_000_000_000L;
@@ -64,6 +66,7 @@ public record SynthSpec(
         Objects.requireNonNull(config, "config");
         Objects.requireNonNull(launch, "launch");
         Objects.requireNonNull(layout, "layout");
+        steps = steps == null ? StepStyle.DEFAULT : steps;
         Objects.requireNonNull(layers, "layers");
         Objects.requireNonNull(targetSizeBytes, "targetSizeBytes");
         if (passes < 1) {
@@ -120,6 +123,7 @@ public record SynthSpec(
                 .flows(flows)
                 .batchSize(batchSize)
                 .contextLen(contextLen)
+                .steps(steps)
                 .layout(layout);
     }
 
@@ -146,6 +150,7 @@ public record SynthSpec(
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int contextLen = DEFAULT_CONTEXT_LEN;
         private TraceLayout layout = TraceLayout.HOST_FIRST;
+        private StepStyle steps = StepStyle.DEFAULT;
 
         private Builder(Path config) {
             this.config = config;
@@ -242,6 +247,11 @@ public record SynthSpec(
             return this;
         }
 
+        public Builder steps(StepStyle value) {
+            steps = value;
+            return this;
+        }
+
         public SynthSpec build() {
             return new SynthSpec(
                     config,
@@ -261,7 +271,8 @@ public record SynthSpec(
                     flows,
                     batchSize,
                     contextLen,
-                    layout);
+                    layout,
+                    steps);
         }
     }
 }
