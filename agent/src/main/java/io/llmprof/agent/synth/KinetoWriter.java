@@ -36,6 +36,7 @@ final class KinetoWriter {
     private final byte[] flowStartTail;
     private final byte[] stepHead;
     private final byte[] gpuStepHead;
+    private final byte[] markerHead;
     private final byte[] gpuStepIds;
     private final byte[] copyOpHead;
     private final byte[] copyOpMid;
@@ -105,6 +106,7 @@ final class KinetoWriter {
         flowStartHead = b("{\n    \"ph\": \"s\", \"id\": ");
         flowStartTail = b(",\n    \"cat\": \"ac2g\", \"name\": \"ac2g\"\n  }");
         stepHead = b("{\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#");
+        markerHead = b("{\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"");
         gpuStepHead = b("{\n    \"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#");
         gpuStepIds = b("\", \"pid\": " + device + ", \"tid\": " + COMPUTE_STREAM);
         copyOpHead = b("{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::copy_\", " + host);
@@ -188,8 +190,7 @@ final class KinetoWriter {
         boolean partial = startsInside(rp);
         if (spec.stepMarkers() && !partial) {
             begin();
-            out.raw(stepHead);
-            out.num(rp.pass);
+            stepName(rp);
             out.ascii("\", \"pid\": " + pid + ", \"tid\": " + pid);
             times(rp.stepStart, rp.stepEnd - rp.stepStart);
             out.raw(EXT_OPEN);
@@ -355,7 +356,21 @@ final class KinetoWriter {
         runtime(syncHead, rp.syncStart, rp.syncDur, rp.d2hExt, SYNC_CBID, rp.syncCorr);
     }
 
+    /** The host step annotation's head up to the end of its name: the marker style's text. */
+    private void stepName(RankPass rp) throws IOException {
+        if (spec.steps().style() == StepStyle.Style.PROFILER) {
+            out.raw(stepHead);
+            out.num(rp.pass);
+            return;
+        }
+        out.raw(markerHead);
+        out.ascii(spec.steps().hostText(rp.pass, spec.batchSize())); // digits, letters, [ ] ( ) = _ only
+    }
+
     private void gpuStep(RankPass rp) throws IOException {
+        if (!spec.steps().gpuAnnotation()) {
+            return;
+        }
         begin();
         out.raw(gpuStepHead);
         out.num(rp.pass);

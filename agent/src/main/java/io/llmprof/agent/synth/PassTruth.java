@@ -13,6 +13,8 @@ package io.llmprof.agent.synth;
  *     makes fewer, a draft layer more than {@link RankTruth#kernelsPerPass()})
  * @param anchors anchor kernels of the pass written to the trace, the draft layer's included
  * @param draftKernels kernels of the draft (MTP / nextn) layer run after the pass's last kernel, 0 when none
+ * @param phase "prefill" or "decode" ({@link StepStyle#phaseOf}); the kernels are the same either way
+ * @param step the host step marker's text, null without step markers
  */
 public record PassTruth(
         int index,
@@ -23,7 +25,9 @@ public record PassTruth(
         long hostGapNs,
         int kernels,
         int anchors,
-        int draftKernels) {
+        int draftKernels,
+        String phase,
+        String step) {
     /** max(end) - min(start) over the pass's kernels. */
     public long kernelWallNs() {
         return lastKernelEndNs - firstKernelStartNs;

@@ -68,7 +68,8 @@ final class RankPass {
         opEnd = new long[kernels];
     }
 
-    PassTruth truth() {
+    PassTruth truth(SynthSpec spec) {
+        StepStyle steps = spec.steps();
         return new PassTruth(
                 pass,
                 stepStart,
@@ -78,6 +79,8 @@ final class RankPass {
                 gapNs,
                 written,
                 anchorsWritten,
-                draftKernels);
+                draftKernels,
+                steps.phaseOf(pass),
+                spec.stepMarkers() ? steps.hostText(pass, spec.batchSize()) : null);
     }
 }

@@ -65,8 +65,25 @@ public final class SynthCommand implements Callable<Integer> {
             negatable = true,
             defaultValue = "true",
             fallbackValue = "true",
-            description = "Wrap each pass in ProfilerStep#N (host and GPU annotations). Default: on.")
+            description = "Wrap each pass in a step marker (see --marker-style). Default: on.")
     boolean stepMarkers;
+
+    @Option(
+            names = "--marker-style",
+            defaultValue = "profiler",
+            paramLabel = "STYLE",
+            description = "profiler (ProfilerStep#N, host and GPU annotations), sglang (step[DECODE bs=..] /"
+                    + " step[EXTEND bs=.. toks=..]) or vllm (execute_<tokens>_context_<n>()_generation_<m>()):"
+                    + " host annotations. Default: ${DEFAULT-VALUE}.")
+    String markerStyle;
+
+    @Option(
+            names = "--phases",
+            defaultValue = "decode:1",
+            paramLabel = "PATTERN",
+            description = "Phase of each pass, a repeated pattern such as prefill:1,decode:7 (the marker says it;"
+                    + " the kernels are the same). Default: ${DEFAULT-VALUE}.")
+    String phases;
 
     @Option(
             names = "--flows",
@@ -254,6 +271,7 @@ public final class SynthCommand implements Callable<Integer> {
                     .contextLen(contextLen)
                     .layout(parseLayout(layout))
                     .edits(edits())
+                    .steps(StepStyle.parse(markerStyle, phases))
                     .build();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

@@ -28,6 +28,7 @@ import java.util.OptionalLong;
  * @param layout where the runtime calls go: with the host events (default) or among the GPU records, as CUPTI does
  * @param edits edge cases (missing / extra anchors, a partial first pass, overlapping communication); {@link
  *     SynthEdits#NONE} by default
+ * @param steps step marker text (torch, SGLang, vLLM) and the phase of each pass
  */
 public record SynthSpec(
         Path config,
@@ -48,7 +49,8 @@ public record SynthSpec(
         int batchSize,
         int contextLen,
         TraceLayout layout,
-        SynthEdits edits) {
+        SynthEdits edits,
+        StepStyle steps) {
 
     /** 2025-10-09T08:53:20Z in µs: a fixed, realistic epoch so that output never depends on the clock. */
     public static final long DEFAULT_START_TS_US = 1_760_000_000_000_000L;
@@ -68,6 +70,7 @@ public record SynthSpec(
         Objects.requireNonNull(launch, "launch");
         Objects.requireNonNull(layout, "layout");
         edits = edits == null ? SynthEdits.NONE : edits;
+        steps = steps == null ? StepStyle.DEFAULT : steps;
         Objects.requireNonNull(layers, "layers");
         Objects.requireNonNull(targetSizeBytes, "targetSizeBytes");
         if (passes < 1) {
@@ -124,6 +127,7 @@ public record SynthSpec(
                 .flows(flows)
                 .batchSize(batchSize)
                 .contextLen(contextLen)
+                .steps(steps)
                 .layout(layout)
                 .edits(edits);
     }
@@ -152,6 +156,7 @@ public record SynthSpec(
         private int contextLen = DEFAULT_CONTEXT_LEN;
         private TraceLayout layout = TraceLayout.HOST_FIRST;
         private SynthEdits edits = SynthEdits.NONE;
+        private StepStyle steps = StepStyle.DEFAULT;
 
         private Builder(Path config) {
             this.config = config;
@@ -253,6 +258,11 @@ public record SynthSpec(
             return this;
         }
 
+        public Builder steps(StepStyle value) {
+            steps = value;
+            return this;
+        }
+
         public SynthSpec build() {
             return new SynthSpec(
                     config,
@@ -273,7 +283,8 @@ public record SynthSpec(
                     batchSize,
                     contextLen,
                     layout,
-                    edits);
+                    edits,
+                    steps);
         }
     }
 }

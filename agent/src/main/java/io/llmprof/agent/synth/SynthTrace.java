@@ -196,7 +196,7 @@ public final class SynthTrace {
                 RankPass[] rps = activitySweep.next();
                 ranksDo(pool, ranks, r -> writers[r].activity(rps[r], graph));
                 for (int r = 0; r < ranks; r++) {
-                    truths.get(r).add(rps[r].truth());
+                    truths.get(r).add(rps[r].truth(spec));
                     end[r] = rps[r].stepEnd;
                 }
             }

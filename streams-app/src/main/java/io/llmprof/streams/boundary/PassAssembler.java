@@ -67,7 +67,13 @@ final class PassAssembler {
             boolean complete,
             boolean steady,
             String closedBy,
-            List<String> notes) {}
+            List<String> notes,
+            String phase,
+            Integer batchSize,
+            Long tokens,
+            String step,
+            String boundary,
+            long traceStartNs) {}
 
     static ClosedPass assemble(
             Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames, List<String> familyNames) {
@@ -135,7 +141,13 @@ final class PassAssembler {
                 Stats.of(epilogue, categoryNames).segment(),
                 layerCount,
                 h.closedBy(),
-                h.notes());
+                h.notes(),
+                h.phase(),
+                h.batchSize(),
+                h.tokens(),
+                h.step(),
+                h.boundary(),
+                h.traceStartNs());
         return new ClosedPass(pass, layers, spans);
     }
 

@@ -2,10 +2,12 @@ package io.llmprof.streams.boundary;
 
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.category.Categorizer;
 import io.llmprof.streams.category.DisplayNames;
 import io.llmprof.streams.category.KernelNames;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -15,8 +17,9 @@ import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * Per-rank anchor-boundary state machine (ANALYSIS.md section 2). Fed GPU-lane events of ONE rank in
- * start order; emits closed passes with their layers, and anomalies. Its whole state is {@link #state()},
+ * Per-rank pass-boundary state machine (ANALYSIS.md section 2). Fed the events of ONE rank, each lane in start
+ * order (GPU activity and GPU annotations; host runtime calls and annotations); emits closed passes with their
+ * layers, and anomalies. Its whole state is {@link #state()},
  * a Jackson-serializable value, so a Kafka Streams processor can keep it in a state store.
  *
  * <p>B = layers x blocks-per-layer anchors make a pass. A full pass stays open until the next anchor
@@ -24,12 +27,33 @@ import java.util.regex.Pattern;
  * belongs to no layer. An idle gap of at least the resync threshold inside a pass closes it incomplete and
  * restarts counting. Without a configured anchor or layer count, the first {@code warmupKernels} events are
  * buffered, the missing values detected, and the buffer replayed. Rules: docs/analysis.md.
+ *
+ * <p>Step markers come first: a {@link StepTracker} resolves each GPU event to the step whose marker holds its
+ * launch (or, for GPU annotations, its execution); GPU events wait in a bounded pending buffer until the host
+ * lane has passed their launch. Consecutive events of one step form one pass, whose layers still come from
+ * anchor counting. Without any marker on the rank, anchor counting alone cuts the passes.
  */
 public final class PassSegmenter {
     public static final String NEXT_PASS = "next_pass";
     public static final String RESYNC = "resync";
     public static final String END_OF_TRACE = "end_of_trace";
     public static final String IDLE = "idle";
+    public static final String STEP_MARKER = "step_marker";
+
+    // pending row layout
+    private static final int P_NAME = 0;
+    private static final int P_KIND = 1;
+    private static final int P_START = 2;
+    private static final int P_DUR = 3;
+    private static final int P_GAP = 4;
+    private static final int P_HAS_CORR = 5;
+    private static final int P_CORR = 6;
+
+    // noteCounts
+    private static final int N_OUTSIDE = 0;
+    private static final int N_WRAPPER = 1;
+    private static final int N_FORCED = 2;
+    private static final int N_DROPPED = 3;
 
     private static final int GAP_MEDIANS_KEPT = 5;
     private static final int NAME_CACHE = 4096;
@@ -72,6 +96,19 @@ public final class PassSegmenter {
     private final List<long[]> recentComplete = new ArrayList<>();
     private final List<String> pendingNotes = new ArrayList<>();
 
+    private StepTracker tracker = new StepTracker();
+    private long traceStartNs = Long.MAX_VALUE;
+    private final List<String> pendingNames = new ArrayList<>();
+    private final Map<String, Integer> pendingIds = new HashMap<>();
+    private final ArrayDeque<long[]> pending = new ArrayDeque<>();
+    private long openStep;
+    private String openStepText;
+    private final Map<Long, String> warmupSteps = new LinkedHashMap<>();
+    private final long[] noteCounts = new long[4];
+    private boolean awaitingHost;
+    /** Bumped on every change of state, so a caller can skip writing an unchanged state. */
+    private long modCount;
+
     public PassSegmenter(SegmenterConfig config, String job, String run, String rank) {
         this.config = Objects.requireNonNull(config, "config");
         this.job = job;
@@ -90,10 +127,25 @@ public final class PassSegmenter {
         kernelColumns.clear();
     }
 
-    /** Feeds one kernel / memcpy / memset (other kinds are ignored). */
+    /**
+     * Feeds one event of the rank: GPU activity (kernel, memcpy, memset) and GPU annotations of the GPU lane,
+     * runtime calls and user annotations of the host lane (other host events only move the trace start).
+     */
     public Emitted accept(TraceEvent event) {
+        modCount++;
+        traceStartNs = Math.min(traceStartNs, event.startNs());
         if (!event.kind().isGpuActivity()) {
-            return Emitted.NONE;
+            if (event.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
+                tracker.gpuAnnotation(event);
+            } else {
+                tracker.host(event);
+            }
+            if (pending.isEmpty()) {
+                return Emitted.NONE;
+            }
+            Out out = new Out();
+            drain(out, false);
+            return out.emitted();
         }
         Out out = new Out();
         long gap = 0;
@@ -109,23 +161,192 @@ public final class PassSegmenter {
         seenAny = true;
         lastStartNs = Math.max(lastStartNs, event.startNs());
         maxEndNs = Math.max(maxEndNs, event.endNs());
+        tracker.gpuSeen(event.startNs());
         String canonical = canonical(event.name());
+        int id = pendingIds.computeIfAbsent(canonical, n -> {
+            pendingNames.add(n);
+            return pendingNames.size() - 1;
+        });
+        Long corr = event.correlation();
+        pending.addLast(new long[] {
+            id,
+            event.kind().ordinal(),
+            event.startNs(),
+            event.durNs(),
+            gap,
+            corr == null ? 0 : 1,
+            corr == null ? 0 : corr
+        });
+        drain(out, false);
+        if (!out.passes.isEmpty() && families.compact(open)) {
+            kernelColumns.clear(); // they cache family ids
+        }
+        return out.emitted();
+    }
+
+    /** The host lane of the rank ended: GPU events waiting for it resolve now. */
+    public Emitted hostEnded() {
+        modCount++;
+        Out out = new Out();
+        tracker.hostEnded();
+        drain(out, false);
+        if (awaitingHost && pending.isEmpty()) {
+            awaitingHost = false;
+            finish(END_OF_TRACE, out);
+        }
+        return out.emitted();
+    }
+
+    /**
+     * True while the GPU lane has ended but events still wait for the host lane: {@link #hostEnded()} (or an
+     * idle {@link #endOfTrace}) finishes the trace.
+     */
+    public boolean awaitingHost() {
+        return awaitingHost;
+    }
+
+    /** Changes with every call that may change {@link #state()}. */
+    public long modCount() {
+        return modCount;
+    }
+
+    /** Resolves pending GPU events in order, as far as the host lane allows (all of them with {@code force}). */
+    private void drain(Out out, boolean force) {
+        while (!pending.isEmpty()) {
+            long[] p = pending.peekFirst();
+            boolean full = pending.size() > config.maxPassKernels();
+            long res = tracker.resolve(p[P_START], p[P_HAS_CORR] != 0 ? p[P_CORR] : null, force || full);
+            if (res == StepTracker.WAIT) {
+                break;
+            }
+            pending.pollFirst();
+            if (full && tracker.markersSeen()) {
+                noteCounts[N_FORCED]++;
+            }
+            deliver(p, res, out);
+        }
+        if (pending.isEmpty()) {
+            pendingNames.clear();
+            pendingIds.clear();
+        }
+    }
+
+    private void deliver(long[] p, long res, Out out) {
+        String canonical = pendingNames.get((int) p[P_NAME]);
+        TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) p[P_KIND]];
+        String text = res > 0 ? stepText(res) : null;
         if (detecting) {
             int id = warmupIds.computeIfAbsent(canonical, n -> {
                 warmupNames.add(n);
                 return warmupNames.size() - 1;
             });
-            warmup.add(new long[] {id, event.kind().ordinal(), event.startNs(), event.durNs(), gap});
+            warmup.add(new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res});
+            if (res > 0) {
+                warmupSteps.putIfAbsent(res, text);
+            }
             if (warmup.size() >= config.warmupKernels()) {
                 finishWarmup(out, false);
             }
         } else {
-            count(row(event.kind(), canonical, event.startNs(), event.durNs(), gap), out);
+            place(row(kind, canonical, p[P_START], p[P_DUR], p[P_GAP]), res, text, out);
         }
-        if (!out.passes.isEmpty() && families.compact(open)) {
-            kernelColumns.clear();
+    }
+
+    private String stepText(long id) {
+        if (id == openStep && openStepText != null) {
+            return openStepText;
         }
-        return out.emitted();
+        String t = warmupSteps.get(id);
+        if (t == null) {
+            t = tracker.text(id);
+        }
+        return t == null ? "step " + id : t;
+    }
+
+    /** Routes a resolved row: anchor counting, no pass, or the pass of its step. */
+    private void place(long[] r, long res, String text, Out out) {
+        if (res == StepTracker.ANCHOR || res == StepTracker.DROPPED) {
+            if (res == StepTracker.DROPPED) {
+                noteCounts[N_DROPPED]++;
+            }
+            if (openStep != 0) {
+                closeMarkerPass(STEP_MARKER, out);
+            }
+            count(r, out);
+            return;
+        }
+        if (res < 0) {
+            noteCounts[res == StepTracker.OUTSIDE ? N_OUTSIDE : N_WRAPPER]++;
+            return;
+        }
+        if (openStep != res) {
+            // GPU events that belong to no pass since the open pass's last event are noted on the pass after them
+            long[] carried = noteCounts.clone();
+            java.util.Arrays.fill(noteCounts, 0);
+            if (openStep != 0) {
+                closeMarkerPass(STEP_MARKER, out);
+            } else if (!open.isEmpty()) {
+                closeAtEnd(STEP_MARKER, out); // the anchor-cut stretch ends where marked steps begin
+            }
+            System.arraycopy(carried, 0, noteCounts, 0, carried.length); // closing consumed the counts
+            addNoPassNotes(pendingNotes); // pending notes go to the next pass closed: this new one
+            openStep = res;
+            openStepText = text;
+        }
+        open.add(r);
+        if (Rows.is(r, Rows.ANCHOR)) {
+            openAnchors++;
+        }
+        if (open.size() >= config.maxPassKernels()) {
+            long step = openStep;
+            String stepText = openStepText;
+            pendingNotes.add("closed after " + open.size() + " GPU events of step " + stepText
+                    + "; the rest of the step is the next pass");
+            closeMarkerPass(RESYNC, out);
+            out.anomaly(
+                    AnomalyKind.RESYNC,
+                    "pass " + (nextPassIndex - 1) + " reached " + config.maxPassKernels() + " GPU events inside step "
+                            + stepText + "; closed incomplete");
+            openStep = step;
+            openStepText = stepText;
+        }
+    }
+
+    /** Closes the open marked step's pass: complete when it holds exactly B anchors. */
+    private void closeMarkerPass(String reason, Out out) {
+        if (open.isEmpty()) {
+            openStep = 0;
+            openStepText = null;
+            return;
+        }
+        int b = anchorsPerPass();
+        boolean complete = openAnchors == b;
+        StepMarker marker = StepMarker.parse(openStepText);
+        List<String> notes = new ArrayList<>();
+        if (!complete) {
+            notes.add(openAnchors + " of " + b + " anchors in step " + openStepText);
+        }
+        if (marker != null && marker.note() != null) {
+            notes.add(marker.note());
+        }
+        String text = openStepText;
+        closePass(new ArrayList<>(open), complete, reason, notes, marker, text, out);
+        if (openAnchors == 0) {
+            out.anomaly(
+                    AnomalyKind.NO_ANCHOR,
+                    "pass " + (nextPassIndex - 1) + ": anchor " + anchor + " matched none of the " + open.size()
+                            + " GPU events of step " + text + "; the pass has no layers");
+        } else if (!complete) {
+            out.anomaly(
+                    AnomalyKind.INCOMPLETE_PASS,
+                    "pass " + (nextPassIndex - 1) + ": step " + text + " holds " + openAnchors + " of " + b
+                            + " anchors");
+        }
+        open.clear();
+        openAnchors = 0;
+        openStep = 0;
+        openStepText = null;
+        hasPredecessor = false;
     }
 
     /**
@@ -133,12 +354,34 @@ public final class PassSegmenter {
      * open pass (complete only if it has all its anchors) and release anything buffered.
      */
     public Emitted endOfTrace(String reason) {
+        modCount++;
         Out out = new Out();
+        String why = reason == null ? END_OF_TRACE : reason;
+        if (END_OF_TRACE.equals(why) && tracker.hostSeen() && !tracker.hostEndedSeen()) {
+            // The host lane is still coming: wait for it (an idle flush forces what is left).
+            tracker.gpuEnded(true);
+            drain(out, false);
+            if (!pending.isEmpty()) {
+                awaitingHost = true;
+                return out.emitted();
+            }
+        }
+        awaitingHost = false;
+        finish(why, out);
+        return out.emitted();
+    }
+
+    private void finish(String reason, Out out) {
+        drain(out, true);
         if (detecting && !warmup.isEmpty()) {
             finishWarmup(out, true);
         }
-        closeAtEnd(reason == null ? END_OF_TRACE : reason, out);
-        return out.emitted();
+        if (openStep != 0) {
+            closeMarkerPass(reason, out);
+        } else {
+            closeAtEnd(reason, out);
+        }
+        tracker.gpuEnded(false);
     }
 
     /** Snapshot of the whole state (serializable with {@code Json.mapper()}). */
@@ -162,7 +405,30 @@ public final class PassSegmenter {
                 gapMedians,
                 recentComplete,
                 pendingNotes,
-                families.names());
+                families.names(),
+                stepState());
+    }
+
+    private StepState stepState() {
+        List<Long> ids = new ArrayList<>(warmupSteps.keySet());
+        List<String> texts = new ArrayList<>(warmupSteps.values());
+        List<Long> counts = new ArrayList<>();
+        boolean anyCount = false;
+        for (long c : noteCounts) {
+            counts.add(c);
+            anyCount |= c != 0;
+        }
+        return new StepState(
+                tracker.state(),
+                traceStartNs,
+                pendingNames,
+                new ArrayList<>(pending),
+                openStep,
+                openStepText,
+                ids,
+                texts,
+                anyCount ? counts : List.of(),
+                awaitingHost);
     }
 
     public static PassSegmenter fromState(SegmenterConfig config, SegmenterState s) {
@@ -194,6 +460,23 @@ public final class PassSegmenter {
         p.gapMedians.addAll(s.gapMedians());
         s.recentComplete().forEach(r -> p.recentComplete.add(r.clone()));
         p.pendingNotes.addAll(s.pendingNotes());
+        StepState st = s.steps();
+        p.tracker = StepTracker.fromState(st.tracker());
+        p.traceStartNs = st.traceStartNs();
+        for (String n : st.pendingNames()) {
+            p.pendingIds.put(n, p.pendingNames.size());
+            p.pendingNames.add(n);
+        }
+        st.pending().forEach(r -> p.pending.addLast(r.clone()));
+        p.openStep = st.openStep();
+        p.openStepText = st.openStepText();
+        for (int i = 0; i < st.warmupStepIds().size(); i++) {
+            p.warmupSteps.put(st.warmupStepIds().get(i), st.warmupStepTexts().get(i));
+        }
+        for (int i = 0; i < Math.min(p.noteCounts.length, st.noteCounts().size()); i++) {
+            p.noteCounts[i] = st.noteCounts().get(i);
+        }
+        p.awaitingHost = st.awaitingHost();
         return p;
     }
 
@@ -495,13 +778,27 @@ public final class PassSegmenter {
     }
 
     private void closePass(List<long[]> rows, boolean complete, String closedBy, List<String> extraNotes, Out out) {
+        closePass(rows, complete, closedBy, extraNotes, null, null, out);
+    }
+
+    /** {@code marker} / {@code stepText}: the marked step the pass is, null for an anchor-cut pass. */
+    private void closePass(
+            List<long[]> rows,
+            boolean complete,
+            String closedBy,
+            List<String> extraNotes,
+            StepMarker marker,
+            String stepText,
+            Out out) {
         if (rows.isEmpty()) {
             return;
         }
         List<String> notes = new ArrayList<>(pendingNotes);
         notes.addAll(extraNotes);
         pendingNotes.clear();
-        if (complete && !armed()) {
+        addNoPassNotes(notes);
+        boolean marked = stepText != null;
+        if (complete && !armed() && !marked) {
             long maxGap = 0;
             for (int i = 1; i < rows.size(); i++) {
                 maxGap = Math.max(maxGap, rows.get(i)[Rows.GAP]);
@@ -522,14 +819,19 @@ public final class PassSegmenter {
                 complete,
                 false,
                 closedBy,
-                notes);
+                notes,
+                marker == null ? null : marker.phase(),
+                marker == null ? null : marker.batchSize(),
+                marker == null ? null : marker.tokens(),
+                stepText,
+                marked ? PassRecord.BOUNDARY_MARKER : PassRecord.BOUNDARY_ANCHOR,
+                traceStartNs == Long.MAX_VALUE ? 0 : traceStartNs);
         ClosedPass c = PassAssembler.assemble(h, config, rows, categories, families.names());
         if (complete) {
-            boolean steady = steady(c.pass().wallNs(), c.pass().kernels());
-            recentComplete.add(new long[] {c.pass().wallNs(), c.pass().kernels()});
-            while (recentComplete.size() > config.steadyWindow()) {
-                recentComplete.remove(0);
-            }
+            long phase = phaseCode(c.pass().phase());
+            boolean steady = steady(c.pass().wallNs(), c.pass().kernels(), phase);
+            recentComplete.add(new long[] {c.pass().wallNs(), c.pass().kernels(), phase});
+            trimRecent(phase);
             long[] gaps = new long[Math.max(0, rows.size() - 1)];
             for (int i = 1; i < rows.size(); i++) {
                 gaps[i - 1] = rows.get(i)[Rows.GAP];
@@ -545,21 +847,77 @@ public final class PassSegmenter {
         out.passes.add(c);
     }
 
-    /** Within tolerance of the median wall of the previous complete passes, with the same kernel count. */
-    private boolean steady(long wallNs, int kernels) {
-        if (recentComplete.size() < config.steadyWindow()) {
-            return false;
-        }
-        long[] walls = new long[recentComplete.size()];
-        for (int i = 0; i < walls.length; i++) {
-            long[] p = recentComplete.get(i);
+    /**
+     * Within tolerance of the median wall of the previous complete passes of the same phase, with the same
+     * kernel count as each of them.
+     */
+    private boolean steady(long wallNs, int kernels, long phase) {
+        long[] walls = new long[config.steadyWindow()];
+        int n = 0;
+        for (long[] p : recentComplete) {
+            if (phaseOf(p) != phase) {
+                continue;
+            }
             if (p[1] != kernels) {
                 return false;
             }
-            walls[i] = p[0];
+            walls[n++] = p[0];
+        }
+        if (n < config.steadyWindow()) {
+            return false;
         }
         long med = Rows.median(walls);
         return Math.abs(wallNs - med) <= config.steadyTolerance() * med;
+    }
+
+    /** Keeps the last steadyWindow complete passes of each phase. */
+    private void trimRecent(long phase) {
+        int n = 0;
+        for (long[] p : recentComplete) {
+            n += phaseOf(p) == phase ? 1 : 0;
+        }
+        for (int i = 0; i < recentComplete.size() && n > config.steadyWindow(); ) {
+            if (phaseOf(recentComplete.get(i)) == phase) {
+                recentComplete.remove(i);
+                n--;
+            } else {
+                i++;
+            }
+        }
+    }
+
+    /** {wall, kernels} rows of a version-1 state have no phase column: "all". */
+    private static long phaseOf(long[] recent) {
+        return recent.length > 2 ? recent[2] : 0;
+    }
+
+    private static long phaseCode(String phase) {
+        if (phase == null) {
+            return 0;
+        }
+        return switch (phase) {
+            case PassRecord.PREFILL -> 1;
+            case PassRecord.DECODE -> 2;
+            case PassRecord.MIXED -> 3;
+            default -> 0;
+        };
+    }
+
+    private void addNoPassNotes(List<String> notes) {
+        String[] why = {
+            "outside every step marker",
+            "launched inside a wrapper marker but outside its inner step markers",
+            "resolved before the host lane reached their launch (pending buffer full)",
+            "whose step markers were dropped (over " + StepTracker.MAX_MARKERS
+                    + " ahead of the GPU lane); cut by anchors"
+        };
+        for (int i = 0; i < noteCounts.length; i++) {
+            if (noteCounts[i] > 0) {
+                String belong = i == N_OUTSIDE || i == N_WRAPPER ? " belong to no pass" : "";
+                notes.add(noteCounts[i] + " GPU event(s) " + why[i] + belong);
+                noteCounts[i] = 0;
+            }
+        }
     }
 
     private boolean armed() {
@@ -586,6 +944,7 @@ public final class PassSegmenter {
         warmupNames.clear();
         warmupIds.clear();
         if (!r.ok()) {
+            warmupSteps.clear();
             out.anomaly(AnomalyKind.NO_ANCHOR, r.failure() + (atEnd ? "" : "; trying again on the next window"));
             return; // the window belongs to no pass; detection retries on the next one
         }
@@ -593,9 +952,13 @@ public final class PassSegmenter {
         numLayers = r.numLayers();
         detecting = false;
         pendingNotes.addAll(r.notes());
+        Map<Long, String> steps = new HashMap<>(warmupSteps);
+        warmupSteps.clear();
         for (long[] w : buffered) {
             TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) w[Rows.W_KIND]];
-            count(row(kind, names.get((int) w[Rows.W_NAME]), w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP]), out);
+            long res = w.length > Rows.W_STEP ? w[Rows.W_STEP] : StepTracker.ANCHOR;
+            long[] row = row(kind, names.get((int) w[Rows.W_NAME]), w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP]);
+            place(row, res, res > 0 ? steps.getOrDefault(res, "step " + res) : null, out);
         }
     }
 

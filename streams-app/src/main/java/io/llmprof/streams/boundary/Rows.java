@@ -26,6 +26,8 @@ final class Rows {
     static final int W_START = 2;
     static final int W_DUR = 3;
     static final int W_GAP = 4;
+    /** How the step tracker resolved the event: a marker id (> 0) or a {@link StepTracker} code. */
+    static final int W_STEP = 5;
 
     private Rows() {}
 

@@ -15,14 +15,15 @@ import java.util.List;
  * @param maxEndNs max end of all GPU events seen (idle gaps are measured from it)
  * @param lastStartNs start of the latest event (order check)
  * @param warmupNames canonical names referenced by warmup rows
- * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs}
+ * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs, step}
  * @param categories category names referenced by open rows
  * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags, familyIndex}
  * @param hasPredecessor whether the open pass follows a pass closed at a next_pass cut
  * @param gapMedians median idle gap of each of the latest complete passes (resync threshold)
- * @param recentComplete {wallNs, kernels} of the latest complete passes (steady detection)
+ * @param recentComplete {wallNs, kernels, phase} of the latest complete passes per phase (steady detection)
  * @param pendingNotes notes for the next pass emitted
  * @param families kernel-family names referenced by open rows' family column (bounded, see FamilyTable)
+ * @param steps step-marker state (null: none seen, as in a version-1 store value)
  */
 public record SegmenterState(
         @JsonProperty("job") String job,
@@ -43,7 +44,8 @@ public record SegmenterState(
         @JsonProperty("gap_medians") List<Long> gapMedians,
         @JsonProperty("recent_complete") List<long[]> recentComplete,
         @JsonProperty("pending_notes") List<String> pendingNotes,
-        @JsonProperty("families") List<String> families) {
+        @JsonProperty("families") List<String> families,
+        @JsonProperty("steps") StepState steps) {
 
     public SegmenterState {
         warmupNames = warmupNames == null ? List.of() : List.copyOf(warmupNames);
@@ -54,6 +56,7 @@ public record SegmenterState(
         recentComplete = copyRows(recentComplete);
         pendingNotes = pendingNotes == null ? List.of() : List.copyOf(pendingNotes);
         families = families == null ? List.of() : List.copyOf(families);
+        steps = steps == null ? StepState.EMPTY : steps;
     }
 
     private static List<long[]> copyRows(List<long[]> rows) {

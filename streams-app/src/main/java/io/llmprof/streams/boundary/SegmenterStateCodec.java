@@ -10,11 +10,13 @@ import java.util.List;
  * it must be cheap. Numbers are zig-zag varints and the open pass's start times are deltas from the previous
  * row, so a row of five longs takes about ten bytes (JSON takes about 35, and ten times the CPU).
  *
- * <p>The first byte is the format version; an unknown version is refused, never guessed. Version 1 (no family
- * column, no family names) is still read: its open rows get the family {@code other}.
+ * <p>The first byte is the format version; an unknown version is refused, never guessed. Version 2 adds to
+ * version 1's layout the family column of open rows, the family names and the step-marker state; a version-1
+ * value (written before both) still decodes: its open rows get the family {@code other}, and it has no
+ * step-marker state.
  */
 public final class SegmenterStateCodec {
-    /** Version 2: the layout written by {@link #encode} (version 1 plus the family column and names). */
+    /** Version 2: the layout written by {@link #encode}. */
     public static final byte VERSION = 2;
 
     private static final byte VERSION_1 = 1;
@@ -44,14 +46,92 @@ public final class SegmenterStateCodec {
         w.rows(s.recentComplete(), -1);
         w.strings(s.pendingNotes());
         w.strings(s.families());
+        steps(w, s.steps());
         return Arrays.copyOf(w.out, w.pos);
+    }
+
+    private static void steps(Writer w, StepState st) {
+        StepTrackerState t = st.tracker();
+        w.flags(t.hostSeen(), t.hostEnded(), t.gpuEnded());
+        w.flags(t.markersSeen(), t.launchSeen(), st.awaitingHost());
+        w.varint(t.hostWatermarkNs());
+        w.varint(t.gpuWatermarkNs());
+        w.varint(t.minLaunch());
+        w.varint(t.maxLaunch());
+        w.varint(t.nextId());
+        w.varint(t.lastResolvedStep());
+        w.varint(t.droppedHi());
+        w.rows(t.hostMarkers(), StepTracker.H_START);
+        w.strings(t.hostTexts());
+        w.rows(t.gpuSteps(), StepTracker.G_START);
+        w.strings(t.gpuTexts());
+        w.varint(st.traceStartNs());
+        w.strings(st.pendingNames());
+        w.rows(st.pending(), 2);
+        w.varint(st.openStep());
+        w.string(st.openStepText());
+        w.longs(st.warmupStepIds());
+        w.strings(st.warmupStepTexts());
+        w.longs(st.noteCounts());
+    }
+
+    private static StepState steps(Reader r) {
+        int f1 = r.in[r.pos++];
+        int f2 = r.in[r.pos++];
+        long hostWatermark = r.varint();
+        long gpuWatermark = r.varint();
+        long minLaunch = r.varint();
+        long maxLaunch = r.varint();
+        long nextId = r.varint();
+        long lastResolved = r.varint();
+        long droppedHi = r.varint();
+        List<long[]> host = r.rows(StepTracker.H_START);
+        List<String> hostTexts = r.strings();
+        List<long[]> gpu = r.rows(StepTracker.G_START);
+        List<String> gpuTexts = r.strings();
+        StepTrackerState t = new StepTrackerState(
+                (f1 & 1) != 0,
+                (f1 & 2) != 0,
+                (f1 & 4) != 0,
+                (f2 & 1) != 0,
+                hostWatermark,
+                gpuWatermark,
+                (f2 & 2) != 0,
+                minLaunch,
+                maxLaunch,
+                nextId,
+                lastResolved,
+                droppedHi,
+                host,
+                hostTexts,
+                gpu,
+                gpuTexts);
+        long traceStart = r.varint();
+        List<String> pendingNames = r.strings();
+        List<long[]> pending = r.rows(2);
+        long openStep = r.varint();
+        String openStepText = r.string();
+        List<Long> warmupIds = r.longs();
+        List<String> warmupTexts = r.strings();
+        List<Long> counts = r.longs();
+        return new StepState(
+                t,
+                traceStart,
+                pendingNames,
+                pending,
+                openStep,
+                openStepText,
+                warmupIds,
+                warmupTexts,
+                counts,
+                (f2 & 4) != 0);
     }
 
     /** @throws IllegalArgumentException when {@code bytes} is not a state this version wrote */
     public static SegmenterState decode(byte[] bytes) {
         if (bytes.length == 0 || (bytes[0] != VERSION && bytes[0] != VERSION_1)) {
-            throw new IllegalArgumentException("not a segmenter state of format version " + VERSION + " (first byte "
-                    + (bytes.length == 0 ? "missing" : String.valueOf(bytes[0])) + ")");
+            throw new IllegalArgumentException("not a segmenter state of format version " + VERSION_1 + " or " + VERSION
+                    + " (first byte " + (bytes.length == 0 ? "missing" : String.valueOf(bytes[0])) + ")");
         }
         Reader r = new Reader(bytes, 1);
         try {
@@ -84,6 +164,7 @@ public final class SegmenterStateCodec {
             } else {
                 families = r.strings();
             }
+            StepState steps = bytes[0] == VERSION_1 ? StepState.EMPTY : steps(r);
             if (r.pos != bytes.length) {
                 throw new IllegalArgumentException((bytes.length - r.pos) + " trailing bytes");
             }
@@ -106,7 +187,8 @@ public final class SegmenterStateCodec {
                     gapMedians,
                     recentComplete,
                     pendingNotes,
-                    families);
+                    families,
+                    steps);
         } catch (ArrayIndexOutOfBoundsException | ArithmeticException e) {
             throw new IllegalArgumentException("truncated or corrupt segmenter state (" + bytes.length + " bytes)", e);
         }
@@ -152,6 +234,13 @@ public final class SegmenterStateCodec {
             ensure(b.length);
             System.arraycopy(b, 0, out, pos, b.length);
             pos += b.length;
+        }
+
+        void longs(List<Long> list) {
+            varint(list.size());
+            for (long v : list) {
+                varint(v);
+            }
         }
 
         void strings(List<String> list) {
@@ -225,6 +314,15 @@ public final class SegmenterStateCodec {
             String s = new String(in, pos, (int) n, StandardCharsets.UTF_8);
             pos += (int) n;
             return s;
+        }
+
+        List<Long> longs() {
+            int n = count();
+            List<Long> list = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                list.add(varint());
+            }
+            return list;
         }
 
         List<String> strings() {

@@ -36,8 +36,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code llmprof analyze layers}: forward passes and layers of a Kineto trace, per rank. Streams the file
- * through the agent's reader into one {@link PassSegmenter} per rank (GPU lane): memory is bounded by the
- * reader's reorder window, the open passes and the closed-pass output, never by the trace size.
+ * through the agent's reader into one {@link PassSegmenter} per rank (both lanes: the host lane carries the
+ * step markers): memory is bounded by the reader's reorder window, the open passes and the closed-pass output,
+ * never by the trace size.
  */
 @Command(
         name = "layers",
@@ -178,6 +179,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         final String runName;
         final Map<String, PassSegmenter> segmenters = new TreeMap<>();
         final Set<String> ended = new LinkedHashSet<>();
+        final Set<String> reported = new LinkedHashSet<>();
         final TextReport text;
         final List<String> notices = new ArrayList<>();
         LayersJsonWriter json;
@@ -196,17 +198,31 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (index == 0) {
                 firstEventNs = Math.min(firstEventNs, e.startNs()); // each lane is in start order
             }
-            if (lane != TraceBatch.Lane.GPU || !e.kind().isGpuActivity()) {
-                return;
+            if (lane == TraceBatch.Lane.GPU) {
+                if (e.kind().isGpuActivity()) {
+                    gpuEvents++;
+                    reported(rank);
+                }
+            } else if (ended.contains(rank)) {
+                return; // host events after the rank's GPU lane ended change nothing
             }
-            gpuEvents++;
+            // Host events carry the step markers and launch correlations; GPU annotations are GPU-side steps.
             route(rank, segmenter(rank).accept(e));
         }
 
         @Override
         public void endOfTrace(String rank, TraceBatch.Lane lane) {
-            if (lane == TraceBatch.Lane.GPU && segmenters.containsKey(rank) && ended.add(rank)) {
-                route(rank, segmenters.get(rank).endOfTrace(PassSegmenter.END_OF_TRACE));
+            PassSegmenter s = segmenters.get(rank);
+            if (s == null) {
+                return;
+            }
+            if (lane == TraceBatch.Lane.HOST) {
+                if (!ended.contains(rank)) {
+                    route(rank, s.hostEnded());
+                }
+            } else if (ended.add(rank)) {
+                route(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
+                route(rank, s.hostEnded()); // a rank whose host lane never ends (none here) must not wait
             }
         }
 
@@ -216,13 +232,17 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
 
         PassSegmenter segmenter(String rank) {
-            return segmenters.computeIfAbsent(rank, r -> {
-                text.rank(r);
+            return segmenters.computeIfAbsent(rank, r -> new PassSegmenter(config, job, runName, r));
+        }
+
+        /** A rank appears in the report once it has GPU activity (a CPU-only trace lists none). */
+        void reported(String rank) {
+            if (reported.add(rank)) {
+                text.rank(rank);
                 if (json != null) {
-                    json.rank(r);
+                    json.rank(rank);
                 }
-                return new PassSegmenter(config, job, runName, r);
-            });
+            }
         }
 
         void route(String rank, Emitted emitted) {
@@ -239,6 +259,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             segmenters.forEach((rank, s) -> {
                 if (ended.add(rank)) {
                     route(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
+                    route(rank, s.hostEnded());
                 }
             });
             if (gpuEvents == 0) {

@@ -90,23 +90,35 @@ final class PassIndex {
                 if (i == 0) {
                     index.firstEventNs = Math.min(index.firstEventNs, e.startNs()); // each lane is in start order
                 }
-                if (lane != TraceBatch.Lane.GPU || !e.kind().isGpuActivity()) {
-                    return;
+                if (lane != TraceBatch.Lane.GPU && ended.contains(rank)) {
+                    return; // host events after the rank's GPU lane ended change nothing
                 }
+                // Both lanes, exactly as analyze layers feeds them: host step markers and launch correlations
+                // decide marker-cut passes, so both commands see the same passes.
                 PassSegmenter s = segmenters.computeIfAbsent(rank, r -> new PassSegmenter(config, job, run, r));
                 index.take(rank, s.accept(e), keep);
             }
 
             @Override
             public void endOfTrace(String rank, TraceBatch.Lane lane) {
-                if (lane == TraceBatch.Lane.GPU && segmenters.containsKey(rank) && ended.add(rank)) {
-                    index.take(rank, segmenters.get(rank).endOfTrace(PassSegmenter.END_OF_TRACE), keep);
+                PassSegmenter s = segmenters.get(rank);
+                if (s == null) {
+                    return;
+                }
+                if (lane == TraceBatch.Lane.HOST) {
+                    if (!ended.contains(rank)) {
+                        index.take(rank, s.hostEnded(), keep);
+                    }
+                } else if (ended.add(rank)) {
+                    index.take(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE), keep);
+                    index.take(rank, s.hostEnded(), keep);
                 }
             }
         });
         segmenters.forEach((rank, s) -> {
             if (ended.add(rank)) {
                 index.take(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE), keep);
+                index.take(rank, s.hostEnded(), keep);
             }
         });
         if (index.firstEventNs == Long.MAX_VALUE) {

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Adapts the per-rank {@link PassSegmenter} to Kafka Streams: per (job, rank, run) a small run-store entry
- * (cursors, clocks; touched by every batch) and a segmenter-store entry (touched by GPU-lane batches only),
+ * (cursors, clocks; touched by every batch) and a segmenter-store entry (written when a batch changed it: GPU
+ * batches, and host batches with step markers, launches, or the rank's first events),
  * de-duplication by (source, lane) index, and a stream-time punctuator that closes idle ranks.
  *
  * <p>A record is all or nothing: the store is written and outputs are forwarded only after every event of
@@ -139,25 +140,41 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         long ingested = 0;
         long droppedAfterEnd = 0;
         boolean finished = false;
+        boolean flushed = false;
         PassSegmenter segmenter = null;
+        long modCount = 0;
         try {
             if (batch.lane() == TraceBatch.Lane.HOST) {
-                ingested = fresh.size(); // host-side analysis is not wired yet: counted only
+                // Host events feed the step markers. After the run ended they matter only while the segmenter
+                // still waits for the host lane (its state is then still stored).
+                ingested = fresh.size();
+                segmenter = state.ended() ? waitingSegmenter(key) : segmenter(key, batch);
+                if (segmenter != null) {
+                    modCount = segmenter.modCount();
+                    accept(segmenter, fresh, out);
+                    if (batch.endOfTrace()) {
+                        out.add(segmenter.hostEnded());
+                    }
+                    if (state.ended() && !segmenter.awaitingHost()) {
+                        finished = true;
+                        flushed = true;
+                        state = state.withPending(false);
+                    }
+                }
             } else if (state.ended()) {
                 droppedAfterEnd = fresh.size();
             } else {
                 segmenter = segmenter(key, batch);
-                for (TraceEvent event : fresh) {
-                    Emitted e = segmenter.accept(event);
-                    if (!e.isEmpty()) {
-                        out.add(e);
-                    }
-                }
+                modCount = segmenter.modCount();
+                accept(segmenter, fresh, out);
                 ingested = fresh.size();
                 if (batch.endOfTrace()) {
                     out.add(segmenter.endOfTrace(PassSegmenter.END_OF_TRACE));
-                    state = state.markEnded();
-                    finished = true;
+                    // Still waiting for the host lane: keep the state; the host lane's end (or an idle flush)
+                    // finishes the run.
+                    state = state.markEnded().withPending(segmenter.awaitingHost());
+                    finished = !segmenter.awaitingHost();
+                    flushed = finished;
                 } else {
                     state = state.withPending(state.pending() || !fresh.isEmpty());
                 }
@@ -173,7 +190,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                 if (finished) {
                     live.remove(key);
                     segmenters.delete(key);
-                } else {
+                } else if (segmenter.modCount() != modCount) {
                     segmenters.put(key, segmenter.state());
                 }
             } catch (RuntimeException e) {
@@ -213,9 +230,32 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                     batch.run(),
                     batch.source());
         }
-        if (finished) {
+        if (flushed) {
             meters.flushed(StreamsMeters.FlushReason.END_OF_TRACE);
         }
+    }
+
+    private static void accept(PassSegmenter segmenter, List<TraceEvent> events, List<Emitted> out) {
+        for (TraceEvent event : events) {
+            Emitted e = segmenter.accept(event);
+            if (!e.isEmpty()) {
+                out.add(e);
+            }
+        }
+    }
+
+    /** The segmenter of an ended run that still waits for its host lane, or null when there is none. */
+    private PassSegmenter waitingSegmenter(RunKey key) {
+        PassSegmenter segmenter = live.get(key);
+        if (segmenter == null) {
+            SegmenterState saved = segmenters.get(key);
+            if (saved == null) {
+                return null;
+            }
+            segmenter = PassSegmenter.fromState(segmenterConfig, saved);
+            live.put(key, segmenter);
+        }
+        return segmenter.awaitingHost() ? segmenter : null;
     }
 
     /** The run's live segmenter: cached, else decoded from the store, else a new one. */

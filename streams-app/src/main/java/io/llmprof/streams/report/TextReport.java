@@ -390,10 +390,13 @@ public final class TextReport {
         List<String> f = new ArrayList<>();
         if (!p.complete()) {
             f.add("INCOMPLETE (" + p.closedBy() + ", " + p.layerCount() + "/" + p.numLayers() + " layers)");
-        } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy())) {
+        } else if (!PassSegmenter.NEXT_PASS.equals(p.closedBy()) && !PassSegmenter.STEP_MARKER.equals(p.closedBy())) {
             f.add("closed by " + p.closedBy());
         }
         f.add(p.kernels() + " kernels");
+        if (p.step() != null) {
+            f.add("step " + abbreviate(p.step(), 60));
+        }
         return String.join(", ", f);
     }
 

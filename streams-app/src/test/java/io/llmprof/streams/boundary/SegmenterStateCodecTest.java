@@ -10,6 +10,37 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SegmenterStateCodecTest {
+    /** Marker-mode state with every field set, extremes included. */
+    static final StepState STEPS = new StepState(
+            new StepTrackerState(
+                    true,
+                    false,
+                    true,
+                    true,
+                    1_760_000_000_000_000_000L,
+                    Long.MIN_VALUE,
+                    true,
+                    682_747,
+                    699_228,
+                    9,
+                    7,
+                    Long.MIN_VALUE,
+                    List.of(
+                            new long[] {5, 2, 1, 1_000_000, 9_000_000, 100, 120},
+                            new long[] {6, 1, 0, 1_000_500, 8_000_000, Long.MAX_VALUE, Long.MIN_VALUE}),
+                    List.of("step[DECODE bs=32]", "execute_32_context_0()_generation_32()"),
+                    List.of(new long[] {7, 0, 2_000_000, 3_000_000}),
+                    List.of("ProfilerStep#6")),
+            1_000_000,
+            List.of("gemm"),
+            List.of(new long[] {0, 0, 2_000_100, 50, 0, 1, 110}, new long[] {0, 0, 2_000_000, 50, 0, 0, 0}),
+            7,
+            "ProfilerStep#6",
+            List.of(7L, 5L),
+            List.of("ProfilerStep#6", "step[DECODE bs=32]"),
+            List.of(1L, 0L, 3L, 0L),
+            true);
+
     private static SegmenterState state(String anchor, Integer layers, List<long[]> open) {
         return new SegmenterState(
                 "job",
@@ -30,7 +61,8 @@ class SegmenterStateCodecTest {
                 List.of(0L, 1L, Long.MIN_VALUE),
                 List.of(new long[] {120_000, 240}),
                 List.of("lead-in: 3 GPU event(s) …"),
-                List.of("Cijk_Alik_Bljk_MT64x32x256", "memcpy"));
+                List.of("Cijk_Alik_Bljk_MT64x32x256", "memcpy"),
+                STEPS);
     }
 
     @Test
@@ -47,6 +79,33 @@ class SegmenterStateCodecTest {
             assertThat(Json.mapper().writeValueAsString(back))
                     .isEqualTo(Json.mapper().writeValueAsString(s));
         }
+    }
+
+    /**
+     * A value written by format version 1 (commit 52c218f, before step markers; hex produced by that version's
+     * encoder for this state) still decodes, with no step-marker state: a store written by the previous release
+     * keeps working.
+     */
+    @Test
+    void a_version_1_value_decodes_with_an_empty_step_state() {
+        String hex =
+                "01086a6f620872756e0430085e413c060606f6aee204c8aee2040000040c6f7468657210726d736e6f726d040a80ade204"
+                        + "a09c0100020a0af0ab01a09c01d00f000802d00f0204d0800510020a6e6f7465";
+        byte[] v1 = java.util.HexFormat.of().parseHex(hex);
+        SegmenterState s = SegmenterStateCodec.decode(v1);
+        assertThat(s.anchor()).isEqualTo("^A<");
+        assertThat(s.numLayers()).isEqualTo(2);
+        assertThat(s.nextPassIndex()).isEqualTo(3);
+        assertThat(s.open()).hasSize(2);
+        // version 1 had no family column: the rows get family 0, the only name "other"
+        assertThat(s.open().get(1)).containsExactly(5_011_000L, 10_000, 1_000, 0, 4, 0);
+        assertThat(s.families()).containsExactly("other");
+        assertThat(s.recentComplete().get(0)).containsExactly(41_000, 8);
+        assertThat(s.pendingNotes()).containsExactly("note");
+        assertThat(s.steps()).isEqualTo(StepState.EMPTY);
+        // and it continues: the restored segmenter accepts events
+        PassSegmenter p = PassSegmenter.fromState(PassSegmenterTest.opens(2), s);
+        assertThat(p.state().steps().traceStartNs()).isEqualTo(Long.MAX_VALUE);
     }
 
     @Test
@@ -68,47 +127,12 @@ class SegmenterStateCodecTest {
         assertThatThrownBy(() ->
                         SegmenterStateCodec.decode("{\"job\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("format version 2");
+                .hasMessageContaining("format version 1 or 2");
         assertThatThrownBy(() -> SegmenterStateCodec.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SegmenterStateCodec.decode(Arrays.copyOf(good, good.length - 3)))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> SegmenterStateCodec.decode(Arrays.copyOf(good, good.length + 1)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("trailing");
-    }
-
-    @Test
-    void a_version_1_state_without_families_is_read_with_its_rows_in_family_other() {
-        SegmenterState s = state("anchor", 4, List.of(new long[] {10, 2, 0, 1, Rows.KERNEL, 1}));
-        byte[] v2 = SegmenterStateCodec.encode(s);
-        // The version-1 layout: same fields, 5-column rows, no family names after the notes.
-        SegmenterState v1Shape = new SegmenterState(
-                s.job(),
-                s.run(),
-                s.rank(),
-                s.anchor(),
-                s.numLayers(),
-                s.detecting(),
-                s.nextPassIndex(),
-                s.seenAny(),
-                s.maxEndNs(),
-                s.lastStartNs(),
-                s.warmupNames(),
-                s.warmup(),
-                s.categories(),
-                List.of(new long[] {10, 2, 0, 1, Rows.KERNEL}),
-                s.hasPredecessor(),
-                s.gapMedians(),
-                s.recentComplete(),
-                s.pendingNotes(),
-                List.of());
-        byte[] v1 = SegmenterStateCodec.encode(v1Shape);
-        v1 = Arrays.copyOf(v1, v1.length - 1); // drop the empty family list (one varint 0)
-        v1[0] = 1;
-        SegmenterState back = SegmenterStateCodec.decode(v1);
-        assertThat(back.families()).containsExactly("other");
-        assertThat(back.open()).singleElement().satisfies(r -> assertThat(r)
-                .containsExactly(10, 2, 0, 1, Rows.KERNEL, 0));
-        assertThat(SegmenterStateCodec.decode(v2).families()).containsExactly("Cijk_Alik_Bljk_MT64x32x256", "memcpy");
     }
 }

@@ -100,13 +100,28 @@ class PassSegmenterProcessorTest {
     }
 
     @Test
-    void host_lane_batches_write_only_the_run_store() {
+    void a_host_lane_batch_feeds_the_segmenter_all_or_nothing() {
         process(gpuBatches.get(0));
+        Map<RunKey, RunState> runsBefore = runs.snapshot();
+        String segmenterBefore = json(segmenters.snapshot());
         segmenters.failWrites(true);
         TraceBatch host = new TraceBatch(
-                "job", "run", "0", TraceBatch.Lane.HOST, SOURCE, 0, List.of(TraceEvent.kernel("x", 1, 1, 0, 7)), false);
+                "job",
+                "run",
+                "0",
+                TraceBatch.Lane.HOST,
+                SOURCE,
+                0,
+                List.of(new TraceEvent(TraceEvent.Kind.RUNTIME, "cudaLaunchKernel", 1, 1, null, 9L, 5L, null, null)),
+                false);
+        assertThatThrownBy(() -> process(host)).hasMessageContaining("refuses writes");
+        assertThat(runs.snapshot()).isEqualTo(runsBefore);
+        assertThat(json(segmenters.snapshot())).isEqualTo(segmenterBefore);
+
+        segmenters.failWrites(false);
         process(host);
         assertThat(runs.get(RunKey.of(host)).next(SOURCE, TraceBatch.Lane.HOST)).isEqualTo(1);
+        assertThat(segmenters.get(RunKey.of(host)).steps().traceStartNs()).isEqualTo(1);
     }
 
     /** Outputs of all batches through a fresh processor with fresh stores, nothing going wrong. */

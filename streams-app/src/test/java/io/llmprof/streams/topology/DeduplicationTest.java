@@ -39,6 +39,7 @@ class DeduplicationTest {
         List<TraceEvent> events = gpuEvents(golden);
         TraceBatch like = golden.records().get(1).value();
         try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            h.pipe(golden.records().get(0)); // the host lane
             h.traceEvents.pipeInput(like.key(), rebatch(like, 0, events.subList(0, 14), false), 1_000L);
             // Restarted from a checkpoint at index 9: events 9..13 again, then new ones up to 19.
             h.traceEvents.pipeInput(like.key(), rebatch(like, 9, events.subList(9, 20), false), 2_000L);

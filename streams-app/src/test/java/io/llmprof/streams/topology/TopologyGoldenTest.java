@@ -21,7 +21,7 @@ class TopologyGoldenTest {
     Path stateDir;
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"five-passes", "idle-flush", "two-runs"})
+    @ValueSource(strings = {"five-passes", "idle-flush", "two-runs", "marker-steps"})
     void golden_input_gives_exactly_the_expected_outputs(String name) {
         Golden golden = Golden.load(name);
         try (Harness h = new Harness(stateDir, golden.segmenter())) {
@@ -37,6 +37,7 @@ class TopologyGoldenTest {
         List<TraceEvent> events = gpuEvents(golden);
         TraceBatch first = golden.records().get(1).value();
         try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            h.pipe(golden.records().subList(0, 1)); // the host lane (its first event sets the trace start)
             long ts = 1_000;
             for (int i = 0; i < events.size(); i += batchSize) {
                 List<TraceEvent> chunk = events.subList(i, Math.min(events.size(), i + batchSize));
@@ -60,6 +61,56 @@ class TopologyGoldenTest {
             assertThat(h.count(StreamsMeters.DUPLICATES)).isZero();
             assertThat(h.count(StreamsMeters.FLUSHES, StreamsMeters.TAG_REASON, "end_of_trace"))
                     .isEqualTo(1);
+        }
+    }
+
+    @Test
+    void with_markers_the_gpu_lane_waits_for_a_late_host_lane_and_flushes_once_when_it_ends() {
+        Golden golden = Golden.load("marker-steps");
+        List<Golden.InputRecord> records = golden.records();
+        int firstLateHost = 0; // the first host record after the GPU lane's
+        while (records.get(firstLateHost).value().lane() == TraceBatch.Lane.HOST) {
+            firstLateHost++;
+        }
+        while (records.get(firstLateHost).value().lane() == TraceBatch.Lane.GPU) {
+            firstLateHost++;
+        }
+        try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            h.pipe(records.subList(0, firstLateHost));
+            // the whole GPU lane and its end arrived: nothing can be cut before the host lane says where steps are
+            assertThat(h.passes.isEmpty()).isTrue();
+            assertThat(h.count(StreamsMeters.FLUSHES, StreamsMeters.TAG_REASON, "end_of_trace"))
+                    .isZero();
+            h.pipe(records.subList(firstLateHost, records.size()));
+            assertSameJson(h.drainOutputs(), golden.expected());
+            assertThat(h.count(StreamsMeters.FLUSHES, StreamsMeters.TAG_REASON, "end_of_trace"))
+                    .isEqualTo(1);
+            // the run is finished: its segmenter state is gone
+            try (var it = h.segmenterStore().all()) {
+                assertThat(it.hasNext()).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void a_gpu_lane_that_ends_before_any_host_event_is_cut_by_anchors() {
+        Golden golden = Golden.load("marker-steps");
+        List<Golden.InputRecord> gpuFirst = new ArrayList<>();
+        golden.records().stream()
+                .filter(r -> r.value().lane() == TraceBatch.Lane.GPU)
+                .forEach(gpuFirst::add);
+        golden.records().stream()
+                .filter(r -> r.value().lane() == TraceBatch.Lane.HOST)
+                .forEach(gpuFirst::add);
+        try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            h.pipe(gpuFirst);
+            ObjectNode out = h.drainOutputs();
+            // no host event was seen when the GPU lane ended: the rank is GPU-only as far as anyone can tell
+            assertThat(out.get("passes")).hasSize(5);
+            out.get("passes").forEach(p -> {
+                assertThat(p.at("/value/boundary").asText()).isEqualTo("anchor");
+                assertThat(p.at("/value/phase").isMissingNode()).isTrue();
+            });
         }
     }
 

@@ -1,0 +1,48 @@
+package io.llmprof.streams.boundary;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.List;
+
+/**
+ * Serializable state of a {@link StepTracker}: a few numbers and the markers the GPU lane has not passed yet
+ * (at most {@value StepTracker#MAX_MARKERS} of each kind).
+ *
+ * @param hostMarkers {id, family, wrapper, startNs, endNs, lo, hi} in start order (lo > hi: no launch inside)
+ * @param hostTexts the text of each host marker
+ * @param gpuSteps {id, family, startNs, endNs} of GPU-side step annotations, in start order
+ * @param gpuTexts the text of each GPU step
+ */
+public record StepTrackerState(
+        @JsonProperty("host_seen") boolean hostSeen,
+        @JsonProperty("host_ended") boolean hostEnded,
+        @JsonProperty("gpu_ended") boolean gpuEnded,
+        @JsonProperty("markers_seen") boolean markersSeen,
+        @JsonProperty("host_watermark_ns") long hostWatermarkNs,
+        @JsonProperty("gpu_watermark_ns") long gpuWatermarkNs,
+        @JsonProperty("launch_seen") boolean launchSeen,
+        @JsonProperty("min_launch") long minLaunch,
+        @JsonProperty("max_launch") long maxLaunch,
+        @JsonProperty("next_id") long nextId,
+        @JsonProperty("last_resolved_step") long lastResolvedStep,
+        @JsonProperty("dropped_hi") long droppedHi,
+        @JsonProperty("host_markers") List<long[]> hostMarkers,
+        @JsonProperty("host_texts") List<String> hostTexts,
+        @JsonProperty("gpu_steps") List<long[]> gpuSteps,
+        @JsonProperty("gpu_texts") List<String> gpuTexts) {
+
+    public static final StepTrackerState EMPTY = new StepTracker().state();
+
+    public StepTrackerState {
+        hostMarkers = copyRows(hostMarkers);
+        hostTexts = hostTexts == null ? List.of() : List.copyOf(hostTexts);
+        gpuSteps = copyRows(gpuSteps);
+        gpuTexts = gpuTexts == null ? List.of() : List.copyOf(gpuTexts);
+        if (hostTexts.size() != hostMarkers.size() || gpuTexts.size() != gpuSteps.size()) {
+            throw new IllegalArgumentException("marker rows and texts differ in number");
+        }
+    }
+
+    private static List<long[]> copyRows(List<long[]> rows) {
+        return rows == null ? List.of() : rows.stream().map(long[]::clone).toList();
+    }
+}
