@@ -1,6 +1,7 @@
 package io.llmprof.agent.synth;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -26,6 +27,8 @@ import java.util.OptionalLong;
  * @param batchSize decode batch size: shapes in Input Dims and kernel durations
  * @param contextLen KV-cache length per sequence: attention kernel durations
  * @param layout where the runtime calls go: with the host events (default) or among the GPU records, as CUPTI does
+ * @param slowRanks rank -> factor (at least 1) on its compute kernels' durations: a straggler, reliably the slowest
+ *     rank of every pass (collectives still end together, so the other ranks wait in them)
  */
 public record SynthSpec(
         Path config,
@@ -45,7 +48,8 @@ public record SynthSpec(
         boolean flows,
         int batchSize,
         int contextLen,
-        TraceLayout layout) {
+        TraceLayout layout,
+        Map<Integer, Double> slowRanks) {
 
     /** 2025-10-09T08:53:20Z in µs: a fixed, realistic epoch so that output never depends on the clock. */
     public static final long DEFAULT_START_TS_US = 1_760_000_000_000_000L;
@@ -97,6 +101,18 @@ public record SynthSpec(
         if (contextLen < 1 || contextLen > 10_000_000) {
             throw new IllegalArgumentException("context length must be 1..10000000, got " + contextLen);
         }
+        slowRanks = slowRanks == null ? Map.of() : Map.copyOf(slowRanks);
+        for (Map.Entry<Integer, Double> e : slowRanks.entrySet()) {
+            if (e.getKey() < 0 || e.getKey() >= ranks || !(e.getValue() >= 1) || e.getValue() > 100) {
+                throw new IllegalArgumentException("slow rank wants a rank 0.." + (ranks - 1)
+                        + " and a factor 1..100, got " + e.getKey() + ":" + e.getValue());
+            }
+        }
+    }
+
+    /** Factor on the compute kernel durations of {@code rank}: 1 unless it is a slow rank. */
+    public double slowdown(int rank) {
+        return slowRanks.getOrDefault(rank, 1.0);
     }
 
     public static Builder builder(Path config) {
@@ -120,7 +136,8 @@ public record SynthSpec(
                 .flows(flows)
                 .batchSize(batchSize)
                 .contextLen(contextLen)
-                .layout(layout);
+                .layout(layout)
+                .slowRanks(slowRanks);
     }
 
     /**
@@ -146,6 +163,7 @@ public record SynthSpec(
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int contextLen = DEFAULT_CONTEXT_LEN;
         private TraceLayout layout = TraceLayout.HOST_FIRST;
+        private Map<Integer, Double> slowRanks = Map.of();
 
         private Builder(Path config) {
             this.config = config;
@@ -242,6 +260,11 @@ public record SynthSpec(
             return this;
         }
 
+        public Builder slowRanks(Map<Integer, Double> value) {
+            slowRanks = value;
+            return this;
+        }
+
         public SynthSpec build() {
             return new SynthSpec(
                     config,
@@ -261,7 +284,8 @@ public record SynthSpec(
                     flows,
                     batchSize,
                     contextLen,
-                    layout);
+                    layout,
+                    slowRanks);
         }
     }
 }
