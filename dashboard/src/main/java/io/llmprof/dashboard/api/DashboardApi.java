@@ -17,6 +17,8 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks[?job=J]}
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
+ *   <li>{@code GET /api/jobs}: jobs with their ranks and latest cross-rank pass
+ *   <li>{@code GET /api/jobs/{job}/passes[?run=R][&limit=N]}: cross-rank view per aligned pass, newest first
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -32,6 +34,7 @@ public final class DashboardApi {
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
         RankController ranks = new RankController(store);
+        JobController jobs = new JobController(store.crossRank());
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -40,6 +43,8 @@ public final class DashboardApi {
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
+                router.get("/api/jobs", jobs::jobs);
+                router.get("/api/jobs/{job}/passes", jobs::passes);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });
