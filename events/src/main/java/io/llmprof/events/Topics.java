@@ -24,12 +24,20 @@ public final class Topics {
             new Topic<>("llmprof.anomalies", Serdes.String(), new JsonSerde<>(Anomaly.class));
 
     /**
+     * The cross-rank view of each aligned pass of a job, keyed by job; re-emitted as ranks arrive, so the
+     * latest record per (job, run, index) is the current one.
+     */
+    public static final Topic<String, CrossRankPass> CROSS_RANK =
+            new Topic<>("llmprof.cross-rank", Serdes.String(), new JsonSerde<>(CrossRankPass.class));
+
+    /**
      * Dead letters: the original bytes of what could not be read or processed, with the standard
      * {@code __streams.errors.*} headers (the agent uses the same header names).
      */
     public static final Topic<byte[], byte[]> DLQ = new Topic<>("llmprof.dlq", Serdes.ByteArray(), Serdes.ByteArray());
 
     public static List<String> all() {
-        return List.of(TRACE_EVENTS.name(), PASSES.name(), LAYERS.name(), ANOMALIES.name(), DLQ.name());
+        return List.of(
+                TRACE_EVENTS.name(), PASSES.name(), LAYERS.name(), ANOMALIES.name(), DLQ.name(), CROSS_RANK.name());
     }
 }

@@ -2,6 +2,7 @@ package io.llmprof.agent.cli;
 
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
 import java.io.PrintWriter;
@@ -29,7 +30,10 @@ public final class ReplayCommand implements Callable<Integer> {
     @ParentCommand
     AgentCommand parent;
 
-    @Parameters(arity = "1..*", paramLabel = "FILE", description = "Kineto trace files (.json or .json.gz).")
+    @Parameters(
+            arity = "1..*",
+            paramLabel = "FILE",
+            description = "Kineto trace files (.json or .json.gz), or directories of them (one job's ranks).")
     List<Path> files;
 
     @Option(
@@ -70,7 +74,7 @@ public final class ReplayCommand implements Callable<Integer> {
                         parent == null
                                 ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
                                 : parent.meterRegistry())
-                .replay(files);
+                .replay(TraceFiles.expand(files));
         PrintWriter out = spec.commandLine().getOut();
         out.printf(
                 Locale.ROOT,

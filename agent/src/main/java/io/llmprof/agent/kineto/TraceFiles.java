@@ -1,6 +1,11 @@
 package io.llmprof.agent.kineto;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -23,7 +28,15 @@ public final class TraceFiles {
         return Optional.of(Long.toString(Long.parseLong(m.group(1))));
     }
 
-    /** Run identity when none is given: the file name without {@code .gz}, {@code .json}, {@code .pt.trace}. */
+    /** Run identity of files whose name is only a rank ({@code TP-0.json}, {@code rank-3.pt.trace.json}). */
+    public static final String DEFAULT_RUN = "default";
+
+    /**
+     * Run identity when none is given: the file name without {@code .gz}, {@code .json}, {@code .pt.trace}, and
+     * without the rank it states: the files of one job's ranks ({@code TP-0.json} .. {@code TP-7.json},
+     * {@code run3_rank0.json} .. {@code run3_rank7.json}) share a run, so their passes align across ranks.
+     * A name that is only a rank gives {@value #DEFAULT_RUN}.
+     */
     public static String runName(Path file) {
         String name = file.getFileName().toString();
         for (String ext : new String[] {".gz", ".json", ".pt.trace"}) {
@@ -31,7 +44,49 @@ public final class TraceFiles {
                 name = name.substring(0, name.length() - ext.length());
             }
         }
-        return name;
+        Matcher m = RANK_IN_NAME.matcher(name);
+        if (!m.find()) {
+            return name;
+        }
+        String before = trimSeparators(name.substring(0, m.start()));
+        String after = trimSeparators(name.substring(m.end()));
+        String run = before.isEmpty() ? after : after.isEmpty() ? before : before + "_" + after;
+        return run.isEmpty() ? DEFAULT_RUN : run;
+    }
+
+    private static String trimSeparators(String s) {
+        int from = 0;
+        int to = s.length();
+        while (from < to && "-_. ".indexOf(s.charAt(from)) >= 0) {
+            from++;
+        }
+        while (to > from && "-_. ".indexOf(s.charAt(to - 1)) >= 0) {
+            to--;
+        }
+        return s.substring(from, to);
+    }
+
+    /**
+     * The trace files of {@code paths}: a file as given, a directory as its trace files (not hidden, not
+     * recursive) in name order. A path that is neither is kept, so the caller reports it.
+     */
+    public static List<Path> expand(List<Path> paths) {
+        List<Path> out = new ArrayList<>();
+        for (Path p : paths) {
+            if (!Files.isDirectory(p)) {
+                out.add(p);
+                continue;
+            }
+            try (var s = Files.list(p)) {
+                s.filter(f -> Files.isRegularFile(f)
+                                && isTraceFileName(f.getFileName().toString()))
+                        .sorted()
+                        .forEach(out::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot list trace directory " + p, e);
+            }
+        }
+        return out;
     }
 
     /** Job identity when none is given: the name of the trace's directory. */

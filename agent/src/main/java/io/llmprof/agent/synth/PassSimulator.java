@@ -70,6 +70,15 @@ final class PassSimulator {
         Rng shared = Rng.of(spec.seed(), -1, p);
         double gapUs = shared.uniform(spec.hostGapMinUs(), spec.hostGapMaxUs()) * (1 + spec.idleGrowth() * p);
         boolean graph = spec.launch() == LaunchMode.GRAPH;
+        if (!spec.slowRanks().isEmpty()) {
+            // With a straggler, every rank starts the step when the last one is ready, as TP workers do when
+            // the driver broadcasts the step: the straggler's late tail then shows in its own pass wall.
+            long ready = Long.MIN_VALUE;
+            for (int r = 0; r < ranks; r++) {
+                ready = Math.max(ready, hostClock[r]);
+            }
+            java.util.Arrays.fill(hostClock, ready);
+        }
         for (int r = 0; r < ranks; r++) {
             rng[r] = Rng.of(spec.seed(), r, p);
             host(out[r], p, rng[r], gapUs, graph);
@@ -180,16 +189,18 @@ final class PassSimulator {
                 long end = latest + transfer;
                 for (int r = 0; r < ranks; r++) {
                     RankPass rp = out[r];
+                    // a slow rank also moves its share of the data slowly: its collective ends after the others'
+                    long rankEnd = end + Math.round(transfer * (spec.slowdown(r) - 1));
                     rp.kStart[i] = arrival[r];
-                    rp.kDur[i] = end - arrival[r];
-                    commFree[r] = end;
+                    rp.kDur[i] = rankEnd - arrival[r];
+                    commFree[r] = rankEnd;
                     lastStart[r] = arrival[r];
-                    pendingCommEnd[r] = end;
+                    pendingCommEnd[r] = rankEnd;
                     if (k.comm() == Comm.ALL_REDUCE) {
                         // the next compute kernel overlaps the all-reduce; later ones need its result
                         barrier[r] = Math.max(barrier[r], arrival[r] + rng[r].us(0.3, 1.0));
                     } else {
-                        barrier[r] = Math.max(barrier[r], end + rng[r].us(0.5, 1.2));
+                        barrier[r] = Math.max(barrier[r], rankEnd + rng[r].us(0.5, 1.2));
                     }
                 }
                 overlapUntil = k.comm() == Comm.ALL_REDUCE ? i + spec.edits().commOverlap() : -1;
@@ -204,7 +215,7 @@ final class PassSimulator {
                 s = Math.max(s, barrier[r]);
                 s = Math.max(s, lastStart[r] + 1);
                 rp.kStart[i] = s;
-                rp.kDur[i] = jittered(k.meanUs(), g);
+                rp.kDur[i] = jittered(k.meanUs() * spec.slowdown(r), g);
                 computeFree[r] = s + rp.kDur[i];
                 lastStart[r] = s;
                 if (i == overlapUntil) {

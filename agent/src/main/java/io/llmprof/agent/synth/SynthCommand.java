@@ -188,6 +188,13 @@ public final class SynthCommand implements Callable<Integer> {
             description = "Also write the ground truth (passes, layers, kernels per layer) as JSON here.")
     Path truth;
 
+    @Option(
+            names = "--slow-rank",
+            paramLabel = "R:FACTOR",
+            description = "Make rank R a straggler: its compute kernels take FACTOR times as long (e.g. 3:1.2)."
+                    + " Repeatable.")
+    java.util.List<String> slowRanks = new java.util.ArrayList<>();
+
     public SynthCommand() {}
 
     /** --drop-anchor PASS[:LAYER], --start-inside, --draft-layer-every, --comm-overlap. */
@@ -272,6 +279,7 @@ public final class SynthCommand implements Callable<Integer> {
                     .layout(parseLayout(layout))
                     .edits(edits())
                     .steps(StepStyle.parse(markerStyle, phases))
+                    .slowRanks(parseSlowRanks(slowRanks))
                     .build();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);
@@ -288,6 +296,21 @@ public final class SynthCommand implements Callable<Integer> {
                 default -> throw new CommandLine.TypeConversionException("eager or graph, got '" + value + "'");
             };
         }
+    }
+
+    private static java.util.Map<Integer, Double> parseSlowRanks(java.util.List<String> specs) {
+        java.util.Map<Integer, Double> out = new java.util.TreeMap<>();
+        for (String s : specs) {
+            int colon = s.indexOf(':');
+            try {
+                out.put(
+                        Integer.parseInt(s.substring(0, Math.max(0, colon)).trim()),
+                        Double.parseDouble(s.substring(colon + 1).trim()));
+            } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
+                throw new IllegalArgumentException("--slow-rank wants RANK:FACTOR, e.g. 3:1.2, got '" + s + "'");
+            }
+        }
+        return out;
     }
 
     private static TraceLayout parseLayout(String text) {

@@ -1,6 +1,7 @@
 package io.llmprof.agent.synth;
 
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -29,6 +30,8 @@ import java.util.OptionalLong;
  * @param edits edge cases (missing / extra anchors, a partial first pass, overlapping communication); {@link
  *     SynthEdits#NONE} by default
  * @param steps step marker text (torch, SGLang, vLLM) and the phase of each pass
+ * @param slowRanks rank -> factor (at least 1) on its compute kernels' durations: a straggler, reliably the slowest
+ *     rank of every pass (collectives still end together, so the other ranks wait in them)
  */
 public record SynthSpec(
         Path config,
@@ -50,7 +53,8 @@ public record SynthSpec(
         int contextLen,
         TraceLayout layout,
         SynthEdits edits,
-        StepStyle steps) {
+        StepStyle steps,
+        Map<Integer, Double> slowRanks) {
 
     /** 2025-10-09T08:53:20Z in µs: a fixed, realistic epoch so that output never depends on the clock. */
     public static final long DEFAULT_START_TS_US = 1_760_000_000_000_000L;
@@ -104,6 +108,18 @@ public record SynthSpec(
         if (contextLen < 1 || contextLen > 10_000_000) {
             throw new IllegalArgumentException("context length must be 1..10000000, got " + contextLen);
         }
+        slowRanks = slowRanks == null ? Map.of() : Map.copyOf(slowRanks);
+        for (Map.Entry<Integer, Double> e : slowRanks.entrySet()) {
+            if (e.getKey() < 0 || e.getKey() >= ranks || !(e.getValue() >= 1) || e.getValue() > 100) {
+                throw new IllegalArgumentException("slow rank wants a rank 0.." + (ranks - 1)
+                        + " and a factor 1..100, got " + e.getKey() + ":" + e.getValue());
+            }
+        }
+    }
+
+    /** Factor on the compute kernel durations of {@code rank}: 1 unless it is a slow rank. */
+    public double slowdown(int rank) {
+        return slowRanks.getOrDefault(rank, 1.0);
     }
 
     public static Builder builder(Path config) {
@@ -129,7 +145,8 @@ public record SynthSpec(
                 .contextLen(contextLen)
                 .steps(steps)
                 .layout(layout)
-                .edits(edits);
+                .edits(edits)
+                .slowRanks(slowRanks);
     }
 
     /**
@@ -157,6 +174,7 @@ public record SynthSpec(
         private TraceLayout layout = TraceLayout.HOST_FIRST;
         private SynthEdits edits = SynthEdits.NONE;
         private StepStyle steps = StepStyle.DEFAULT;
+        private Map<Integer, Double> slowRanks = Map.of();
 
         private Builder(Path config) {
             this.config = config;
@@ -263,6 +281,11 @@ public record SynthSpec(
             return this;
         }
 
+        public Builder slowRanks(Map<Integer, Double> value) {
+            slowRanks = value;
+            return this;
+        }
+
         public SynthSpec build() {
             return new SynthSpec(
                     config,
@@ -284,7 +307,8 @@ public record SynthSpec(
                     contextLen,
                     layout,
                     edits,
-                    steps);
+                    steps,
+                    slowRanks);
         }
     }
 }

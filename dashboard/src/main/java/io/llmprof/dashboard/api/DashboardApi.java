@@ -22,6 +22,8 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/kernels[?job=J]}: kernel families of a layer
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}[?job=J]}: layer compare
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}/perfetto[?job=J]}: pass and layer ranges with links
+ *   <li>{@code GET /api/jobs}: jobs with their ranks and latest cross-rank pass
+ *   <li>{@code GET /api/jobs/{job}/passes[?run=R][&limit=N]}: cross-rank view per aligned pass, newest first
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -39,6 +41,7 @@ public final class DashboardApi {
         RankController ranks = new RankController(store);
         ClusterController clusters = new ClusterController(store);
         LayerController layers = new LayerController(store);
+        JobController jobs = new JobController(store.crossRank());
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -51,6 +54,8 @@ public final class DashboardApi {
                 router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/kernels", layers::kernels);
                 router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/compare/{other}", layers::compare);
                 router.get("/api/ranks/{rank}/passes/{index}/perfetto", layers::perfetto);
+                router.get("/api/jobs", jobs::jobs);
+                router.get("/api/jobs/{job}/passes", jobs::passes);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

@@ -4,6 +4,7 @@ import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.Anomaly;
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
@@ -27,6 +28,8 @@ public final class FeedHandler {
     private final DashboardMeters meters;
     private final Deserializer<PassRecord> passes = Topics.PASSES.valueSerde().deserializer();
     private final Deserializer<LayerRecord> layers = Topics.LAYERS.valueSerde().deserializer();
+    private final Deserializer<CrossRankPass> crossRanks =
+            Topics.CROSS_RANK.valueSerde().deserializer();
     private final Deserializer<Anomaly> anomalies =
             Topics.ANOMALIES.valueSerde().deserializer();
 
@@ -49,6 +52,10 @@ public final class FeedHandler {
                 requireIdentity(layer.job(), layer.rank());
                 store.addLayer(layer);
                 meters.layerClosed(layer);
+            } else if (topic.equals(Topics.CROSS_RANK.name())) {
+                CrossRankPass crossRank = read(crossRanks, record);
+                requireIdentity(crossRank.job(), crossRank.run());
+                store.crossRank().add(crossRank);
             } else if (topic.equals(Topics.ANOMALIES.name())) {
                 meters.anomaly(read(anomalies, record));
             } else if (topic.equals(Topics.DLQ.name())) {
@@ -97,9 +104,9 @@ public final class FeedHandler {
         return value;
     }
 
-    private static void requireIdentity(String job, String rank) {
-        if (job == null || rank == null) {
-            throw new SerializationException("record without job or rank (job=" + job + ", rank=" + rank + ")");
+    private static void requireIdentity(String job, String rankOrRun) {
+        if (job == null || rankOrRun == null) {
+            throw new SerializationException("record without job or rank/run (job=" + job + ", " + rankOrRun + ")");
         }
     }
 }

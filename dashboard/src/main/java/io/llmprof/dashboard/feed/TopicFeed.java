@@ -33,8 +33,12 @@ import org.slf4j.LoggerFactory;
  * each see everything. {@code read_committed}: records of aborted Streams transactions never show.
  */
 public final class TopicFeed implements AutoCloseable {
-    public static final List<String> TOPICS =
-            List.of(Topics.PASSES.name(), Topics.LAYERS.name(), Topics.ANOMALIES.name(), Topics.DLQ.name());
+    public static final List<String> TOPICS = List.of(
+            Topics.PASSES.name(),
+            Topics.LAYERS.name(),
+            Topics.ANOMALIES.name(),
+            Topics.DLQ.name(),
+            Topics.CROSS_RANK.name());
 
     private static final Logger LOG = LoggerFactory.getLogger(TopicFeed.class);
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);

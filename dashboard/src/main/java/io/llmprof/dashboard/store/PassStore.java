@@ -26,11 +26,19 @@ public final class PassStore {
             Comparator.comparing(RankSummary::job).thenComparing(RankSummary::rank, PassStore::compareRanks);
 
     private final StoreLimits limits;
+    /** Cross-rank records (llmprof.cross-rank): as many jobs as ranks and passes per job as per rank. */
+    private final CrossRankStore crossRank;
     /** Least recently updated first: every write moves its rank to the end. */
     private final LinkedHashMap<String, RankHistory> ranks = new LinkedHashMap<>();
 
     public PassStore(StoreLimits limits) {
         this.limits = Objects.requireNonNull(limits, "limits");
+        this.crossRank = new CrossRankStore(limits.maxRanks(), limits.maxPassesPerRank());
+    }
+
+    /** The cross-rank view of each job (its own lock: the two stores are independent). */
+    public CrossRankStore crossRank() {
+        return crossRank;
     }
 
     public StoreLimits limits() {

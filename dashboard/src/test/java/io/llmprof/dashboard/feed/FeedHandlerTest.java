@@ -51,6 +51,32 @@ class FeedHandlerTest {
                 .isEqualTo(1);
     }
 
+    @Test
+    void storesCrossRankRecordsAndCountsUnreadableOnes() {
+        var cross = new io.llmprof.events.CrossRankPass(
+                "job",
+                "run",
+                4,
+                "index",
+                java.util.List.of(
+                        new io.llmprof.events.CrossRankPass.Rank("0", 4, null, 10, 0, 10, 10, true, false, null)),
+                1,
+                1,
+                java.util.List.of(),
+                10,
+                10,
+                10,
+                0,
+                0.0,
+                "0",
+                0);
+        assertThat(handler.handle(record(Topics.CROSS_RANK, cross))).isTrue();
+        assertThat(store.crossRank().passes("job", null, 10)).containsExactly(cross);
+        assertThat(handler.handle(raw(Topics.CROSS_RANK.name(), "{\"index\":1}")))
+                .isFalse();
+        assertThat(badRecords(Topics.CROSS_RANK.name())).isEqualTo(1);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"{not json", "{\"kind\":\"NO_SUCH_KIND\",\"message\":\"m\"}", "{\"message\":\"m\"}"})
     void countsAnUnreadableAnomalyAndGoesOn(String value) {

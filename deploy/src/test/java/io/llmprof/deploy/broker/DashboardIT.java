@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.dashboard.feed.TopicFeed;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.DeadLetterHeaders;
@@ -134,7 +135,8 @@ class DashboardIT {
             assertThat(health.statusCode()).isEqualTo(200);
             JsonNode body = Json.mapper().readTree(health.body());
             assertThat(body.get("status").asText()).isEqualTo("UP");
-            assertThat(body.get("feed").get("assigned_partitions").asInt()).isEqualTo(4);
+            // One partition per topic the dashboard reads.
+            assertThat(body.get("feed").get("assigned_partitions").asInt()).isEqualTo(TopicFeed.TOPICS.size());
         });
     }
 

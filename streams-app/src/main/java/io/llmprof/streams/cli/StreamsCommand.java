@@ -93,6 +93,13 @@ public class StreamsCommand implements Callable<Integer> {
     @Option(names = "--partitions", description = "Partitions of llmprof topics created when missing (default: 1).")
     Integer partitions;
 
+    @Option(
+            names = "--cross-rank-passes",
+            paramLabel = "K",
+            description = "Aligned passes the cross-rank view keeps per job and run; a rank's pass older than all of"
+                    + " them is late and dropped (default: 1000).")
+    Integer crossRankPasses;
+
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
@@ -107,6 +114,7 @@ public class StreamsCommand implements Callable<Integer> {
                 .processingGuarantee(processingGuarantee)
                 .replicationFactor(replicationFactor)
                 .partitions(partitions)
+                .crossRankPasses(crossRankPasses)
                 .build();
     }
 

@@ -1,16 +1,24 @@
 package io.llmprof.streams.metrics;
 
+import io.llmprof.events.CrossRankPass;
+import io.llmprof.events.RankKey;
 import io.llmprof.events.TraceBatch;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Every meter of the streams app, registered on the registry passed in. Names and tag keys live here
- * only; tag values are bounded enums (lane, stage, reason), never a rank, run or file.
+ * only; tag values are bounded enums (lane, stage, reason), never a run or file. The cross-rank meters
+ * carry job and rank, bounded: the first {@value #MAX_JOB_TAGS} jobs and {@value #MAX_RANK_TAGS} (job, rank)
+ * pairs get their own series, later ones share the value {@code other}.
  */
 public final class StreamsMeters {
     /**
@@ -25,10 +33,23 @@ public final class StreamsMeters {
     public static final String DROPPED = "llmprof.trace.events.dropped";
     public static final String ERRORS = "llmprof.streams.errors";
     public static final String FLUSHES = "llmprof.streams.rank.flushes";
+    public static final String CROSS_RANK_SKEW = "llmprof.cross.rank.skew";
+    public static final String CROSS_RANK_SLOWEST = "llmprof.cross.rank.slowest";
+    public static final String CROSS_RANK_LATE = "llmprof.cross.rank.late";
 
     public static final String TAG_LANE = "lane";
     public static final String TAG_STAGE = "stage";
     public static final String TAG_REASON = "reason";
+    public static final String TAG_JOB = "job";
+    public static final String TAG_RANK = "rank";
+
+    static final int MAX_JOB_TAGS = 32;
+    static final int MAX_RANK_TAGS = 256;
+    static final String OTHER = "other";
+
+    // 1-2-5 steps from 1 µs to 1 s: a skew is a small fraction of a pass.
+    private static final Duration[] SKEW_BUCKETS =
+            micros(1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1_000_000);
 
     /** Where a record or a punctuation failed (tag values of {@link #ERRORS}). */
     public enum Stage {
@@ -61,6 +82,11 @@ public final class StreamsMeters {
     private final Counter droppedAfterEnd;
     private final Map<Stage, Counter> errors = new EnumMap<>(Stage.class);
     private final Map<FlushReason, Counter> flushes = new EnumMap<>(FlushReason.class);
+    private final BoundedTagValues jobs = new BoundedTagValues(MAX_JOB_TAGS);
+    private final BoundedTagValues rankKeys = new BoundedTagValues(MAX_RANK_TAGS);
+    private final Meter.MeterProvider<Timer> crossRankSkew;
+    private final Meter.MeterProvider<Counter> crossRankSlowest;
+    private final Counter crossRankLate;
 
     public StreamsMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -98,6 +124,18 @@ public final class StreamsMeters {
                             .tag(TAG_REASON, reason.tag())
                             .register(registry));
         }
+        crossRankSkew = Timer.builder(CROSS_RANK_SKEW)
+                .description("Wall skew (slowest - fastest rank) of final cross-rank passes with two or more complete"
+                        + " ranks")
+                .serviceLevelObjectives(SKEW_BUCKETS)
+                .withRegistry(registry);
+        crossRankSlowest = Counter.builder(CROSS_RANK_SLOWEST)
+                .description("Final cross-rank passes (two or more complete ranks) of which this rank was the slowest")
+                .withRegistry(registry);
+        crossRankLate = Counter.builder(CROSS_RANK_LATE)
+                .description("Rank passes that arrived after their run's cross-rank window moved past them: not"
+                        + " aggregated")
+                .register(registry);
     }
 
     public MeterRegistry registry() {
@@ -126,5 +164,33 @@ public final class StreamsMeters {
 
     public void flushed(FlushReason reason) {
         flushes.get(reason).increment();
+    }
+
+    /**
+     * A cross-rank pass left the topology's state (evicted or expired): it is final, so it is metered now,
+     * once. Passes with fewer than two complete ranks have no skew and are not metered.
+     */
+    public void crossRankFinal(CrossRankPass pass) {
+        if (pass.completeRanks() < 2 || pass.slowestRank() == null) {
+            return;
+        }
+        String job = jobs.admit(pass.job());
+        crossRankSkew.withTags(TAG_JOB, job).record(pass.skewNs(), TimeUnit.NANOSECONDS);
+        boolean admitted = !OTHER.equals(rankKeys.admit(RankKey.of(pass.job(), pass.slowestRank())));
+        crossRankSlowest
+                .withTags(TAG_JOB, admitted ? job : OTHER, TAG_RANK, admitted ? pass.slowestRank() : OTHER)
+                .increment();
+    }
+
+    public void crossRankLate() {
+        crossRankLate.increment();
+    }
+
+    private static Duration[] micros(long... values) {
+        Duration[] out = new Duration[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = Duration.ofNanos(values[i] * 1_000);
+        }
+        return out;
     }
 }

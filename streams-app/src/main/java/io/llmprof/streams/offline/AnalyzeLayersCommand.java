@@ -8,21 +8,27 @@ import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
+import io.llmprof.events.view.CrossRankView;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.crossrank.CrossRankTable;
 import io.llmprof.streams.profile.ProfileCatalog;
+import io.llmprof.streams.report.CrossRankText;
 import io.llmprof.streams.report.LayersJsonWriter;
 import io.llmprof.streams.report.TextReport;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -58,8 +64,13 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--trace", required = true, paramLabel = "FILE", description = "Kineto trace (.json or .json.gz).")
-    Path trace;
+    @Option(
+            names = "--trace",
+            required = true,
+            paramLabel = "FILE",
+            description = "Kineto trace (.json or .json.gz), or a directory of them. Repeatable: several traces are"
+                    + " the ranks of one job (per-rank results plus a cross-rank view).")
+    List<Path> traces;
 
     @Option(
             names = "--config",
@@ -120,9 +131,23 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        if (!Files.isRegularFile(trace)) {
-            err.println("analyze layers: trace file " + trace + " does not exist or is not a file");
+        List<Path> files;
+        try {
+            files = TraceFiles.expand(traces);
+        } catch (UncheckedIOException e) {
+            err.println(
+                    "analyze layers: " + e.getMessage() + ": " + e.getCause().getMessage());
             return 2;
+        }
+        if (files.isEmpty()) {
+            err.println("analyze layers: no trace files (.json, .json.gz) in " + traces);
+            return 2;
+        }
+        for (Path trace : files) {
+            if (!Files.isRegularFile(trace)) {
+                err.println("analyze layers: trace file " + trace + " does not exist or is not a file");
+                return 2;
+            }
         }
         if (numLayers != null && numLayers < 1) {
             err.println("analyze layers: --num-layers must be >= 1, not " + numLayers);
@@ -137,26 +162,36 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             err.println("analyze layers: " + e.getMessage());
             return 2;
         }
-        Run run = new Run(segmenterConfig, TraceFiles.jobName(trace), TraceFiles.runName(trace), catalog);
-        ReadSummary summary;
+        Run run = new Run(segmenterConfig, TraceFiles.jobName(files.get(0)), catalog);
+        List<String> header = new ArrayList<>();
         try (LayersJsonWriter json = new LayersJsonWriter()) {
             run.json = format == Format.json ? json : null;
-            try {
-                summary = KinetoReader.read(trace, ReaderOptions.defaults(), run);
-            } catch (NoSuchFileException e) {
-                err.println("analyze layers: cannot open " + trace);
-                return 2;
+            for (Path trace : files) {
+                run.file(trace);
+                ReadSummary summary;
+                try {
+                    summary = KinetoReader.read(trace, ReaderOptions.defaults(), run);
+                } catch (NoSuchFileException e) {
+                    err.println("analyze layers: cannot open " + trace);
+                    return 2;
+                }
+                header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
+                        + " kernels, ranks " + run.labelsOf(summary.ranks())
+                        + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
             }
             run.finishAll();
             String anchor = run.anchor();
             Integer layers = run.numLayers();
+            List<CrossRankPass> crossRank = run.crossRank.ranks().size() < 2 ? List.of() : run.crossRank.passes();
             if (format == Format.json) {
                 json.writeDocument(
-                        out, segmenterConfig.profileName(), anchor, layers, segmenterConfig.blocksPerLayer());
+                        out,
+                        segmenterConfig.profileName(),
+                        anchor,
+                        layers,
+                        segmenterConfig.blocksPerLayer(),
+                        crossRank.stream().map(CrossRankView::of).toList());
             } else {
-                List<String> header = new ArrayList<>();
-                header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
-                        + " kernels, ranks " + summary.ranks() + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
                 header.add("profile: " + segmenterConfig.profileName() + ", " + (layers == null ? "?" : layers)
                         + " layers x " + segmenterConfig.blocksPerLayer() + " block(s), anchor role "
                         + segmenterConfig.role().wire()
@@ -164,20 +199,33 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
                 run.notices.forEach(n -> header.add("notice: " + n));
                 run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
+                CrossRankText.render(out, crossRank);
             }
         }
         if (run.gpuEvents == 0) {
-            err.println("analyze layers: " + trace + " has no GPU kernels, memcpy or memset: no passes");
+            err.println("analyze layers: "
+                    + String.join(", ", files.stream().map(Path::toString).toList())
+                    + " has no GPU kernels, memcpy or memset: no passes");
         }
         return 0;
     }
 
-    /** The reader's sink: routes GPU events to one segmenter per rank and their output to the report. */
+    /**
+     * The reader's sink: routes GPU events to one segmenter per rank and their output to the report. Several
+     * files are read one after the other; a rank already taken by an earlier file is listed as
+     * {@code <rank>@<run>} (else {@code <rank>@<file name>}), with a notice.
+     */
     private final class Run implements OrderedSink {
         final SegmenterConfig config;
         final String job;
-        final String runName;
         final Map<String, PassSegmenter> segmenters = new TreeMap<>();
+        /** (file number, rank the reader gave) -> rank as reported. */
+        final Map<String, String> labels = new HashMap<>();
+
+        final CrossRankTable crossRank = new CrossRankTable();
+        Path trace;
+        String runName;
+        int fileNumber = -1;
         final Set<String> ended = new LinkedHashSet<>();
         final Set<String> reported = new LinkedHashSet<>();
         final TextReport text;
@@ -186,15 +234,42 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         long firstEventNs = Long.MAX_VALUE;
         long gpuEvents;
 
-        Run(SegmenterConfig config, String job, String runName, ProfileCatalog catalog) {
+        Run(SegmenterConfig config, String job, ProfileCatalog catalog) {
             this.config = config;
             this.job = job;
-            this.runName = runName;
             this.text = new TextReport(fwdPass, showAllPasses, catalog.displayNames());
         }
 
+        /** The next file to be read. */
+        void file(Path file) {
+            trace = file;
+            runName = TraceFiles.runName(file);
+            fileNumber++;
+        }
+
+        /** The rank as reported for the reader's {@code rank} of the current file. */
+        String label(String rank) {
+            return labels.computeIfAbsent(fileNumber + "\u0000" + rank, k -> {
+                if (!labels.containsValue(rank)) {
+                    return rank;
+                }
+                String label = rank + "@" + runName;
+                if (labels.containsValue(label)) {
+                    label = rank + "@" + trace.getFileName();
+                }
+                notices.add(
+                        "rank " + rank + " of " + trace + " was already read from another file: listed as " + label);
+                return label;
+            });
+        }
+
+        List<String> labelsOf(java.util.Collection<String> ranks) {
+            return ranks.stream().map(this::label).toList();
+        }
+
         @Override
-        public void event(String rank, TraceBatch.Lane lane, long index, TraceEvent e) {
+        public void event(String fileRank, TraceBatch.Lane lane, long index, TraceEvent e) {
+            String rank = label(fileRank);
             if (index == 0) {
                 firstEventNs = Math.min(firstEventNs, e.startNs()); // each lane is in start order
             }
@@ -211,7 +286,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
 
         @Override
-        public void endOfTrace(String rank, TraceBatch.Lane lane) {
+        public void endOfTrace(String fileRank, TraceBatch.Lane lane) {
+            String rank = label(fileRank);
             PassSegmenter s = segmenters.get(rank);
             if (s == null) {
                 return;
@@ -247,6 +323,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
 
         void route(String rank, Emitted emitted) {
             for (ClosedPass c : emitted.passes()) {
+                crossRank.add(c.pass());
                 text.pass(rank, c);
                 if (json != null) {
                     json.pass(rank, c);
@@ -264,7 +341,11 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             });
             if (gpuEvents == 0) {
                 text.anomaly(new Anomaly(
-                        job, null, AnomalyKind.NO_KERNELS, "no GPU activity in " + trace, trace.toString()));
+                        job,
+                        null,
+                        AnomalyKind.NO_KERNELS,
+                        "no GPU activity in " + (fileNumber == 0 ? trace : (fileNumber + 1) + " files"),
+                        trace.toString()));
             }
             Set<String> anchors = new LinkedHashSet<>();
             Set<Integer> counts = new LinkedHashSet<>();

@@ -3,6 +3,7 @@ package io.llmprof.streams.report;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.events.view.CrossRankView;
 import io.llmprof.events.view.PassView;
 import io.llmprof.streams.boundary.ClosedPass;
 import java.util.List;
@@ -10,15 +11,17 @@ import java.util.Map;
 
 /**
  * The `analyze layers --format json` document. Field names are a contract: passes are {@link PassView}s,
- * exactly what {@code GET /api/ranks/{rank}/passes/{index}} returns, in the trace's own µs timebase.
+ * exactly what {@code GET /api/ranks/{rank}/passes/{index}} returns, in the trace's own µs timebase;
+ * {@code cross_rank} (last) holds the cross-rank view of each aligned pass when two or more ranks were read.
  */
-@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "ranks"})
+@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank"})
 public record LayersDocument(
         @JsonProperty("profile") String profile,
         @JsonProperty("anchor") @JsonInclude(JsonInclude.Include.ALWAYS) String anchor,
         @JsonProperty("num_layers") @JsonInclude(JsonInclude.Include.ALWAYS) Integer numLayers,
         @JsonProperty("blocks_per_layer") int blocksPerLayer,
-        @JsonProperty("ranks") List<RankPasses> ranks) {
+        @JsonProperty("ranks") List<RankPasses> ranks,
+        @JsonProperty("cross_rank") List<CrossRankView> crossRank) {
 
     /** One rank's passes in index order. */
     @JsonPropertyOrder({"rank", "passes"})
@@ -30,6 +33,7 @@ public record LayersDocument(
 
     public LayersDocument {
         ranks = List.copyOf(ranks);
+        crossRank = crossRank == null ? List.of() : List.copyOf(crossRank);
     }
 
     /** In-memory build (tests, small traces); the CLI streams the same shape with {@link LayersJsonWriter}. */
@@ -48,7 +52,8 @@ public record LayersDocument(
                         .map(e -> new RankPasses(
                                 e.getKey(),
                                 e.getValue().stream().map(LayersDocument::view).toList()))
-                        .toList());
+                        .toList(),
+                List.of());
     }
 
     public static PassView view(ClosedPass c) {

@@ -1,6 +1,7 @@
 package io.llmprof.streams.report;
 
 import io.llmprof.events.Json;
+import io.llmprof.events.view.CrossRankView;
 import io.llmprof.streams.boundary.ClosedPass;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -60,8 +62,20 @@ public final class LayersJsonWriter implements AutoCloseable {
         });
     }
 
-    /** Writes the whole document (one line, then a newline). */
+    /** Writes the whole document (one line, then a newline), without cross-rank passes. */
     public void writeDocument(Writer out, String profile, String anchor, Integer numLayers, int blocksPerLayer)
+            throws IOException {
+        writeDocument(out, profile, anchor, numLayers, blocksPerLayer, List.of());
+    }
+
+    /** Writes the whole document (one line, then a newline); {@code crossRank} is the last key. */
+    public void writeDocument(
+            Writer out,
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            List<CrossRankView> crossRank)
             throws IOException {
         var m = Json.mapper();
         out.write("{\"profile\":" + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
@@ -77,7 +91,7 @@ public final class LayersJsonWriter implements AutoCloseable {
             }
             out.write("]}");
         }
-        out.write("]}\n");
+        out.write("],\"cross_rank\":" + m.writeValueAsString(crossRank) + "}\n");
         out.flush();
     }
 

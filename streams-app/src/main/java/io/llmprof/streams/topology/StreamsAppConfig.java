@@ -36,6 +36,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param replicationFactor replication factor of llmprof and internal topics; default 1 (single broker)
  * @param partitions partitions of llmprof topics created at start; default 1
  * @param overrides extra Streams properties, applied last
+ * @param crossRankPasses aligned passes the cross-rank view holds per (job, run); default {@value
+ *     #DEFAULT_CROSS_RANK_PASSES}
  */
 public record StreamsAppConfig(
         String bootstrapServers,
@@ -52,13 +54,16 @@ public record StreamsAppConfig(
         String processingGuarantee,
         Integer replicationFactor,
         Integer partitions,
-        Map<String, String> overrides) {
+        Map<String, String> overrides,
+        Integer crossRankPasses) {
 
     public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
     public static final Duration DEFAULT_PUNCTUATION_INTERVAL = Duration.ofSeconds(5);
     public static final Duration DEFAULT_STATE_RETENTION = Duration.ofHours(1);
     public static final Duration DEFAULT_COMMIT_INTERVAL = Duration.ofMillis(100);
+    /** As many as the dashboard keeps per rank by default. */
+    public static final int DEFAULT_CROSS_RANK_PASSES = 1_000;
 
     /**
      * Largest record the app writes. A segmenter state holds up to 65,536 rows of an open pass (about
@@ -97,6 +102,9 @@ public record StreamsAppConfig(
             throw new IllegalArgumentException("partitions must be at least 1, got " + partitions);
         }
         overrides = overrides == null ? Map.of() : Map.copyOf(overrides);
+        if (crossRankPasses != null && crossRankPasses < 1) {
+            throw new IllegalArgumentException("cross-rank passes must be at least 1, got " + crossRankPasses);
+        }
         Duration retention = stateRetention == null ? DEFAULT_STATE_RETENTION : stateRetention;
         Duration idle = idleTimeout == null ? DEFAULT_IDLE_TIMEOUT : idleTimeout;
         if (retention.compareTo(idle) <= 0) {
@@ -143,6 +151,10 @@ public record StreamsAppConfig(
 
     public short effectiveReplicationFactor() {
         return replicationFactor == null ? 1 : replicationFactor.shortValue();
+    }
+
+    public int effectiveCrossRankPasses() {
+        return crossRankPasses == null ? DEFAULT_CROSS_RANK_PASSES : crossRankPasses;
     }
 
     public int effectivePartitions() {
@@ -200,6 +212,7 @@ public record StreamsAppConfig(
         b.replicationFactor = replicationFactor;
         b.partitions = partitions;
         b.overrides = overrides;
+        b.crossRankPasses = crossRankPasses;
         return b;
     }
 
@@ -220,6 +233,7 @@ public record StreamsAppConfig(
         private Integer replicationFactor;
         private Integer partitions;
         private Map<String, String> overrides;
+        private Integer crossRankPasses;
 
         private Builder(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
@@ -295,6 +309,11 @@ public record StreamsAppConfig(
             return this;
         }
 
+        public Builder crossRankPasses(Integer v) {
+            crossRankPasses = v;
+            return this;
+        }
+
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
                     bootstrapServers,
@@ -311,7 +330,8 @@ public record StreamsAppConfig(
                     processingGuarantee,
                     replicationFactor,
                     partitions,
-                    overrides);
+                    overrides,
+                    crossRankPasses);
         }
     }
 }

@@ -1,11 +1,15 @@
 package io.llmprof.streams.topology;
 
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.JsonSerde;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.SegmenterState;
+import io.llmprof.streams.crossrank.CrossRankWindow;
 import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.processor.CrossRankProcessor;
 import io.llmprof.streams.processor.PassSegmenterProcessor;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
@@ -15,7 +19,13 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -30,10 +40,19 @@ import org.apache.kafka.streams.state.Stores;
  *                                                      |         -> layers-sink    -> llmprof.layers
  *                                                      |         -> anomalies-sink -> llmprof.anomalies
  *                                   [run-state] [segmenter-snapshots]
+ *
+ * llmprof.passes -> cross-rank-passes-source -> cross-rank-by-job (key: job) -> [repartition topic
+ *   &lt;app&gt;-cross-rank-passes-by-job-repartition] -> cross-rank-aggregator -> cross-rank-sink -> llmprof.cross-rank
+ *                                                  [cross-rank-passes] [cross-rank-windows]
  * </pre>
  *
- * Every node and store is named explicitly: renaming one loses the state behind it. Both stores are cached
+ * Every node and store is named explicitly: renaming one loses the state behind it. All stores are cached
  * (one RocksDB write and one changelog record per key and commit, not per batch) and logged.
+ *
+ * <p>The cross-rank part reads the passes back from their topic and re-keys them by job through a DSL
+ * repartition topic (the Processor API has no managed internal topics): all ranks of a job meet in one task,
+ * whichever partitions their passes were on. It is built first, so the DSL part holds the lower sub-topology
+ * ids; the segmenter's node and store names, which its state is bound to, are unchanged.
  */
 public final class TopologyFactory {
     public static final String SOURCE = "trace-events-source";
@@ -46,6 +65,19 @@ public final class TopologyFactory {
     public static final String PASSES_SINK = "passes-sink";
     public static final String LAYERS_SINK = "layers-sink";
     public static final String ANOMALIES_SINK = "anomalies-sink";
+
+    public static final String CROSS_RANK_SOURCE = "cross-rank-passes-source";
+    public static final String CROSS_RANK_REKEY = "cross-rank-by-job";
+    /** Name of the repartition topic: {@code <application.id>-cross-rank-passes-by-job-repartition}. */
+    public static final String CROSS_RANK_REPARTITION = "cross-rank-passes-by-job";
+
+    public static final String CROSS_RANK = "cross-rank-aggregator";
+    /** One cross-rank record per (job, run, aligned index). */
+    public static final String CROSS_RANK_PASS_STORE = "cross-rank-passes";
+    /** Per (job, run): ranks seen, indexes held, last update. */
+    public static final String CROSS_RANK_WINDOW_STORE = "cross-rank-windows";
+
+    public static final String CROSS_RANK_SINK = "cross-rank-sink";
 
     private TopologyFactory() {}
 
@@ -100,7 +132,7 @@ public final class TopologyFactory {
             }
         };
 
-        Topology topology = new Topology();
+        Topology topology = crossRank(config, meters).build();
         topology.addSource(
                 SOURCE,
                 Topics.TRACE_EVENTS.keySerde().deserializer(),
@@ -126,6 +158,53 @@ public final class TopologyFactory {
                 Topics.ANOMALIES.valueSerde().serializer(),
                 SEGMENTER);
         return topology;
+    }
+
+    /** The cross-rank part: passes re-keyed by job, folded per (job, run, aligned index). */
+    private static StreamsBuilder crossRank(StreamsAppConfig config, StreamsMeters meters) {
+        StoreBuilder<KeyValueStore<String, CrossRankPass>> passStore = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(CROSS_RANK_PASS_STORE),
+                        Serdes.String(),
+                        Topics.CROSS_RANK.valueSerde())
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of());
+        StoreBuilder<KeyValueStore<String, CrossRankWindow>> windowStore = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(CROSS_RANK_WINDOW_STORE),
+                        Serdes.String(),
+                        new JsonSerde<>(CrossRankWindow.class))
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of());
+        ProcessorSupplier<String, PassRecord, String, CrossRankPass> aggregator = new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, PassRecord, String, CrossRankPass> get() {
+                return new CrossRankProcessor(
+                        meters,
+                        CROSS_RANK_PASS_STORE,
+                        CROSS_RANK_WINDOW_STORE,
+                        config.effectiveCrossRankPasses(),
+                        config.effectivePunctuationInterval(),
+                        config.effectiveStateRetention());
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(passStore, windowStore);
+            }
+        };
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(
+                        Topics.PASSES.name(),
+                        Consumed.with(Topics.PASSES.keySerde(), Topics.PASSES.valueSerde())
+                                .withName(CROSS_RANK_SOURCE))
+                .selectKey((rankKey, pass) -> pass == null ? null : pass.job(), Named.as(CROSS_RANK_REKEY))
+                .repartition(Repartitioned.with(Serdes.String(), Topics.PASSES.valueSerde())
+                        .withName(CROSS_RANK_REPARTITION))
+                .process(aggregator, Named.as(CROSS_RANK))
+                .to(
+                        Topics.CROSS_RANK.name(),
+                        Produced.with(Topics.CROSS_RANK.keySerde(), Topics.CROSS_RANK.valueSerde())
+                                .withName(CROSS_RANK_SINK));
+        return builder;
     }
 
     /** Streams properties of {@code config}, plus the meters the exception handlers count with. */

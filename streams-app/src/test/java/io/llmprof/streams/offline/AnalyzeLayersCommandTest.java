@@ -38,7 +38,8 @@ class AnalyzeLayersCommandTest {
         JsonNode doc = Json.mapper().readTree(o.out());
         assertThat(doc.fieldNames())
                 .toIterable()
-                .containsExactly("profile", "anchor", "num_layers", "blocks_per_layer", "ranks");
+                .containsExactly("profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank");
+        assertThat(doc.get("cross_rank")).as("one rank: no cross-rank view").isEmpty();
         assertThat(doc.get("profile").asText()).isEqualTo("generic");
         assertThat(doc.get("num_layers").asInt()).isEqualTo(36);
         assertThat(doc.get("blocks_per_layer").asInt()).isEqualTo(1);

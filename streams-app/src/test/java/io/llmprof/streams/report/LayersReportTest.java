@@ -67,7 +67,7 @@ class LayersReportTest {
                                 .writeValueAsString(LayersDocument.of("generic", null, null, 1, Map.of("0", List.of())))
                         + "\n")
                 .isEqualTo(
-                        "{\"profile\":\"generic\",\"anchor\":null,\"num_layers\":null,\"blocks_per_layer\":1,\"ranks\":[{\"rank\":\"0\",\"passes\":[]}]}\n");
+                        "{\"profile\":\"generic\",\"anchor\":null,\"num_layers\":null,\"blocks_per_layer\":1,\"ranks\":[{\"rank\":\"0\",\"passes\":[]}],\"cross_rank\":[]}\n");
     }
 
     @Test

@@ -25,8 +25,9 @@ class TopologyFactoryTest {
     @Test
     void every_node_and_the_store_have_explicit_names() {
         TopologyDescription d = TopologyFactory.build(config).describe();
-        assertThat(d.subtopologies()).hasSize(1);
-        Set<String> nodes = d.subtopologies().iterator().next().nodes().stream()
+        assertThat(d.subtopologies()).hasSize(3);
+        Set<String> nodes = d.subtopologies().stream()
+                .flatMap(s -> s.nodes().stream())
                 .map(TopologyDescription.Node::name)
                 .collect(Collectors.toSet());
         assertThat(nodes)
@@ -35,21 +36,37 @@ class TopologyFactoryTest {
                         TopologyFactory.SEGMENTER,
                         TopologyFactory.PASSES_SINK,
                         TopologyFactory.LAYERS_SINK,
-                        TopologyFactory.ANOMALIES_SINK);
-        TopologyDescription.Processor segmenter =
-                (TopologyDescription.Processor) d.subtopologies().iterator().next().nodes().stream()
-                        .filter(n -> n.name().equals(TopologyFactory.SEGMENTER))
-                        .findFirst()
-                        .orElseThrow();
-        assertThat(segmenter.stores())
+                        TopologyFactory.ANOMALIES_SINK,
+                        TopologyFactory.CROSS_RANK_SOURCE,
+                        TopologyFactory.CROSS_RANK_REKEY,
+                        TopologyFactory.CROSS_RANK_REPARTITION + "-repartition-filter",
+                        TopologyFactory.CROSS_RANK_REPARTITION + "-repartition-sink",
+                        TopologyFactory.CROSS_RANK_REPARTITION + "-repartition-source",
+                        TopologyFactory.CROSS_RANK,
+                        TopologyFactory.CROSS_RANK_SINK);
+        assertThat(processor(d, TopologyFactory.SEGMENTER).stores())
                 .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
+        assertThat(processor(d, TopologyFactory.CROSS_RANK).stores())
+                .containsExactlyInAnyOrder(
+                        TopologyFactory.CROSS_RANK_PASS_STORE, TopologyFactory.CROSS_RANK_WINDOW_STORE);
         assertThat(d.toString()).doesNotContain("KSTREAM-", "KTABLE-");
     }
 
+    private static TopologyDescription.Processor processor(TopologyDescription d, String name) {
+        return (TopologyDescription.Processor) d.subtopologies().stream()
+                .flatMap(s -> s.nodes().stream())
+                .filter(n -> n.name().equals(name))
+                .findFirst()
+                .orElseThrow();
+    }
+
     @Test
-    void sinks_write_the_three_output_topics() {
+    void sinks_write_the_four_output_topics() {
         String d = TopologyFactory.build(config).describe().toString();
         assertThat(d)
+                .contains("topic: " + Topics.CROSS_RANK.name())
+                .contains("topics: [" + Topics.PASSES.name() + "]")
+                .contains("topic: " + TopologyFactory.CROSS_RANK_REPARTITION + "-repartition")
                 .contains("topics: [" + Topics.TRACE_EVENTS.name() + "]")
                 .contains("topic: " + Topics.PASSES.name())
                 .contains("topic: " + Topics.LAYERS.name())

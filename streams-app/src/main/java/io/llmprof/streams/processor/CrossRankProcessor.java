@@ -1,0 +1,170 @@
+package io.llmprof.streams.processor;
+
+import io.llmprof.events.CrossRankPass;
+import io.llmprof.events.PassRecord;
+import io.llmprof.streams.crossrank.CrossRankAggregator;
+import io.llmprof.streams.crossrank.CrossRankWindow;
+import io.llmprof.streams.metrics.StreamsMeters;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Folds the per-rank passes of a job (records keyed by job, after the re-key) into cross-rank records with
+ * {@link CrossRankAggregator}, one store entry per (job, run, aligned index), and forwards the updated record
+ * each time a rank's pass arrives.
+ *
+ * <p>State stays bounded: per (job, run) only the newest {@code keep} aligned indexes are held (the oldest is
+ * evicted when one more arrives; a rank's pass for an index older than all of them while the window is full is
+ * late: dropped and counted), and a run without updates for {@code retention} of stream time is forgotten at
+ * the next punctuation. An aligned pass leaving the state is final: only then are its skew and slowest rank
+ * metered, so each pass counts once, with every rank that reported it.
+ */
+public final class CrossRankProcessor implements Processor<String, PassRecord, String, CrossRankPass> {
+    private static final Logger LOG = LoggerFactory.getLogger(CrossRankProcessor.class);
+    private static final char SEP = '\u0000';
+
+    private final StreamsMeters meters;
+    private final String passStoreName;
+    private final String windowStoreName;
+    private final int keep;
+    private final Duration punctuationInterval;
+    private final long retentionMs;
+
+    private ProcessorContext<String, CrossRankPass> context;
+    private KeyValueStore<String, CrossRankPass> passes;
+    private KeyValueStore<String, CrossRankWindow> windows;
+
+    /**
+     * @param keep aligned indexes held per (job, run)
+     * @param retention stream time after a run's last update before its state is dropped
+     */
+    public CrossRankProcessor(
+            StreamsMeters meters,
+            String passStoreName,
+            String windowStoreName,
+            int keep,
+            Duration punctuationInterval,
+            Duration retention) {
+        this.meters = Objects.requireNonNull(meters, "meters");
+        this.passStoreName = Objects.requireNonNull(passStoreName, "passStoreName");
+        this.windowStoreName = Objects.requireNonNull(windowStoreName, "windowStoreName");
+        if (keep < 1) {
+            throw new IllegalArgumentException("cross-rank passes kept must be >= 1, got " + keep);
+        }
+        this.keep = keep;
+        this.punctuationInterval = Objects.requireNonNull(punctuationInterval, "punctuationInterval");
+        this.retentionMs = retention.toMillis();
+    }
+
+    /** Store key of a run: job and run, NUL-separated. */
+    static String runKey(String job, String run) {
+        return job + SEP + run + SEP;
+    }
+
+    /** Store key of an aligned pass: the run's key and the index zero-padded, so a range scan is in index order. */
+    static String passKey(String job, String run, long index) {
+        return runKey(job, run) + String.format(Locale.ROOT, "%019d", index);
+    }
+
+    @Override
+    public void init(ProcessorContext<String, CrossRankPass> context) {
+        this.context = context;
+        this.passes = context.getStateStore(passStoreName);
+        this.windows = context.getStateStore(windowStoreName);
+        context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::expire);
+    }
+
+    @Override
+    public void process(Record<String, PassRecord> record) {
+        PassRecord pass = record.value();
+        if (pass == null || pass.job() == null || pass.run() == null || pass.rank() == null) {
+            throw new IllegalArgumentException("pass record without job, run or rank (key " + record.key() + ")");
+        }
+        if (pass.index() < 0) {
+            throw new IllegalArgumentException("pass index must be >= 0, got " + pass.index() + " of " + pass.key());
+        }
+        long index = CrossRankAggregator.alignIndex(pass);
+        String windowKey = runKey(pass.job(), pass.run());
+        CrossRankWindow prior = windows.get(windowKey);
+        CrossRankWindow window = prior == null ? CrossRankWindow.empty(pass.job(), pass.run()) : prior;
+        if (window.isLate(index, keep)) {
+            meters.crossRankLate();
+            LOG.warn(
+                    "pass {} of {} run {} (aligned index {}) arrived after the cross-rank view of its run moved past"
+                            + " index {}; not aggregated",
+                    pass.index(),
+                    pass.key(),
+                    pass.run(),
+                    index,
+                    window.oldest());
+            return;
+        }
+        window = window.withRank(pass.rank());
+        String key = passKey(pass.job(), pass.run(), index);
+        CrossRankPass before = passes.get(key);
+        CrossRankPass updated = CrossRankAggregator.add(before, pass, window.ranks());
+        passes.put(key, updated);
+        window = window.updated(index, before == null, record.timestamp());
+        while (window.held() > keep) {
+            window = evictOldest(window);
+        }
+        windows.put(windowKey, window);
+        context.forward(new Record<>(pass.job(), updated, record.timestamp()));
+    }
+
+    private CrossRankWindow evictOldest(CrossRankWindow w) {
+        List<KeyValue<String, CrossRankPass>> firstTwo = new ArrayList<>(2);
+        try (KeyValueIterator<String, CrossRankPass> it =
+                passes.range(passKey(w.job(), w.run(), w.oldest()), passKey(w.job(), w.run(), Long.MAX_VALUE))) {
+            while (it.hasNext() && firstTwo.size() < 2) {
+                firstTwo.add(it.next());
+            }
+        }
+        if (firstTwo.isEmpty()) {
+            throw new IllegalStateException("cross-rank window of " + w.job() + " run " + w.run() + " holds " + w.held()
+                    + " passes from index " + w.oldest() + " but the store has none");
+        }
+        KeyValue<String, CrossRankPass> oldest = firstTwo.get(0);
+        passes.delete(oldest.key);
+        meters.crossRankFinal(oldest.value);
+        return w.evictedOldest(firstTwo.size() > 1 ? firstTwo.get(1).value.index() : w.newest());
+    }
+
+    /** Forgets runs without an update for the retention; their held passes are final. */
+    private void expire(long streamTimeMs) {
+        List<CrossRankWindow> expired = new ArrayList<>();
+        try (KeyValueIterator<String, CrossRankWindow> it = windows.all()) {
+            while (it.hasNext()) {
+                CrossRankWindow w = it.next().value;
+                if (streamTimeMs - w.lastUpdateMs() >= retentionMs) {
+                    expired.add(w);
+                }
+            }
+        }
+        for (CrossRankWindow w : expired) {
+            List<KeyValue<String, CrossRankPass>> held = new ArrayList<>();
+            try (KeyValueIterator<String, CrossRankPass> it =
+                    passes.range(passKey(w.job(), w.run(), 0), passKey(w.job(), w.run(), Long.MAX_VALUE))) {
+                it.forEachRemaining(held::add);
+            }
+            for (KeyValue<String, CrossRankPass> kv : held) {
+                passes.delete(kv.key);
+                meters.crossRankFinal(kv.value);
+            }
+            windows.delete(runKey(w.job(), w.run()));
+            LOG.debug("cross-rank state of {} run {} expired ({} passes)", w.job(), w.run(), held.size());
+        }
+    }
+}
