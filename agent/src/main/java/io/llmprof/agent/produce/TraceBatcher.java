@@ -16,7 +16,8 @@ import java.util.function.Consumer;
  * Cuts each (rank, lane)'s ordered events into {@link TraceBatch} records. Boundaries depend only on the
  * events (a count, and an estimated-size cap that keeps records well under Kafka's default 1 MiB limit), so
  * re-reading a file yields the very same batches with the same {@code firstIndex}: that is what lets a
- * restarted agent resume by index. The last batch of every (rank, lane) has {@code endOfTrace=true} and may
+ * restarted agent resume by index. Before a GPU batch leaves, the same rank's pending host events leave as a
+ * batch of their own. The last batch of every (rank, lane) has {@code endOfTrace=true} and may
  * be empty.
  */
 public final class TraceBatcher implements OrderedSink {
@@ -91,6 +92,16 @@ public final class TraceBatcher implements OrderedSink {
     }
 
     private void flush(Pending p, boolean endOfTrace) {
+        if (p.lane == Lane.GPU) {
+            // The rank's host events read so far go first: they hold the step markers and launch correlations
+            // the streams app needs to place these GPU events. A host lane sparser than the GPU lane (a few
+            // events per step against hundreds of kernels) would otherwise fill its batch only many steps
+            // later. Still deterministic: it depends only on the order of the reader's events.
+            Pending host = pending.get(key(p.rank, Lane.HOST));
+            if (host != null && !host.events.isEmpty()) {
+                flush(host, false);
+            }
+        }
         long first = p.events.isEmpty() ? p.next : p.firstIndex;
         TraceBatch batch = new TraceBatch(job, run, p.rank, p.lane, source, first, p.events, endOfTrace);
         p.events.clear(); // TraceBatch copied them

@@ -45,6 +45,55 @@ class TraceBatcherTest {
     }
 
     @Test
+    void aSparseHostLaneLeavesBeforeEachGpuBatchOfItsRankNotWhenItFillsUp() {
+        List<TraceBatch> batches = new ArrayList<>();
+        TraceBatcher b = new TraceBatcher("job", "run", "src", 3, 1 << 20, batches::add, p -> {});
+        long gpu = 0;
+        for (int step = 0; step < 2; step++) { // one host marker per step, three kernels per step
+            b.event(
+                    "0",
+                    Lane.HOST,
+                    step,
+                    new TraceEvent(
+                            TraceEvent.Kind.USER_ANNOTATION,
+                            "ProfilerStep#" + step,
+                            step * 10L,
+                            9,
+                            null,
+                            1L,
+                            null,
+                            null,
+                            null));
+            b.event(
+                    "1",
+                    Lane.HOST,
+                    step,
+                    new TraceEvent(
+                            TraceEvent.Kind.USER_ANNOTATION,
+                            "ProfilerStep#" + step,
+                            step * 10L,
+                            9,
+                            null,
+                            1L,
+                            null,
+                            null,
+                            null));
+            for (int k = 0; k < 3; k++, gpu++) {
+                b.event("0", Lane.GPU, gpu, TraceEvent.kernel("k", step * 10L + k, 1, 0, 7));
+            }
+        }
+        // rank 0's host event goes right before each of its GPU batches; rank 1 (no GPU batch yet) waits
+        assertThat(batches)
+                .extracting(TraceBatch::rank, TraceBatch::lane, TraceBatch::firstIndex, x -> x.events()
+                        .size())
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("0", Lane.HOST, 0L, 1),
+                        org.assertj.core.groups.Tuple.tuple("0", Lane.GPU, 0L, 3),
+                        org.assertj.core.groups.Tuple.tuple("0", Lane.HOST, 1L, 1),
+                        org.assertj.core.groups.Tuple.tuple("0", Lane.GPU, 3L, 3));
+    }
+
+    @Test
     void endsALaneThatFilledItsLastBatchWithAnEmptyEndOfTraceBatch() {
         List<TraceBatch> batches = new ArrayList<>();
         TraceBatcher b = new TraceBatcher("job", "run", "src", 2, 1 << 20, batches::add, p -> {});

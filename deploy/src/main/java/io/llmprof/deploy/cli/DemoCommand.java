@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
 import io.llmprof.agent.synth.LaunchMode;
+import io.llmprof.agent.synth.StepStyle;
 import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
@@ -50,9 +51,11 @@ public final class DemoCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
     private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
     private static final String JOB = "demo";
-    private static final int SYNTH_REORDER_WINDOW = 1024;
+    private static final int SYNTH_REORDER_WINDOW = 16;
     /** Marks a sample directory the demo generated itself (lanes known to be in time order). */
     private static final String SAMPLE_MARKER = ".generated-by-synth";
+    /** Step phases of the generated sample: a prefill step, then 15 decode steps, repeated. */
+    static final String DEMO_PHASES = "prefill:1,decode:15";
 
     @Option(
             names = "--bootstrap-servers",
@@ -175,8 +178,10 @@ public final class DemoCommand implements Callable<Integer> {
                     .withProgress(false);
             if (generatedSample) {
                 // synth writes each lane in time order, so a small reorder window loses nothing and lets
-                // the first GPU events out without first buffering 65,536 of them (real traces keep the
-                // default: their GPU lane is out of order by up to 1.2 s of trace time).
+                // events out as they are read: the GPU lane without first buffering 65,536 kernels, and the
+                // host lane (step markers, launches; written first) before the kernels it places, instead
+                // of at the end of the file (real traces keep the default: their GPU lane is out of order by
+                // up to 1.2 s of trace time).
                 replayOptions = replayOptions.withReaderOptions(
                         replayOptions.readerOptions().withReorderWindow(SYNTH_REORDER_WINDOW));
             }
@@ -245,8 +250,17 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     private List<Path> sample(Path config) throws IOException {
-        generatedSample = Files.exists(sampleDir.resolve(SAMPLE_MARKER));
+        Path marker = sampleDir.resolve(SAMPLE_MARKER);
+        generatedSample = Files.exists(marker);
         List<Path> existing = traceFiles(sampleDir);
+        String spec = sampleSpec();
+        if (!existing.isEmpty() && generatedSample && !Files.readString(marker).contains(spec)) {
+            // A sample synth wrote for other --passes / --ranks: the counts the demo checks would not hold.
+            for (Path p : existing) {
+                Files.delete(p);
+            }
+            existing = List.of();
+        }
         if (!existing.isEmpty()) {
             return existing;
         }
@@ -258,15 +272,22 @@ public final class DemoCommand implements Callable<Integer> {
                         .ranks(ranks)
                         // Decode servers (vLLM, SGLang) replay CUDA graphs: one launch per step.
                         .launch(LaunchMode.GRAPH)
+                        // SGLang step markers: one prefill step, then decode steps, as a server runs them.
+                        .steps(StepStyle.parse("sglang", DEMO_PHASES))
                         .gzip(true)
                         .build(),
                 sampleDir);
-        Files.writeString(sampleDir.resolve(SAMPLE_MARKER), "written by llmprof synth for the demo\n");
+        Files.writeString(marker, "written by llmprof synth for the demo\n" + spec + "\n");
         generatedSample = true;
         out.printf(
                 "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
                 result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
         return traceFiles(sampleDir);
+    }
+
+    /** What the generated sample was written for; a sample written for anything else is regenerated. */
+    private String sampleSpec() {
+        return "passes=" + passes + " ranks=" + ranks + " markers=sglang phases=" + DEMO_PHASES;
     }
 
     private static List<Path> traceFiles(Path dir) throws IOException {

@@ -214,7 +214,10 @@ public final class PassSegmenter {
     private void drain(Out out, boolean force) {
         while (!pending.isEmpty()) {
             long[] p = pending.peekFirst();
-            boolean full = pending.size() > config.maxPassKernels();
+            // Without any host event yet, wait at most one warm-up window (what anchor detection buffers
+            // anyway): a GPU-only trace, or a second device's rank, gets no host lane at all.
+            boolean full = pending.size() > config.maxPassKernels()
+                    || (!tracker.hostSeen() && pending.size() > config.warmupKernels());
             long res = tracker.resolve(p[P_START], p[P_HAS_CORR] != 0 ? p[P_CORR] : null, force || full);
             if (res == StepTracker.WAIT) {
                 break;

@@ -189,6 +189,11 @@ final class StepTracker {
         if (!force && !gpuEnded && startNs >= gpuWatermarkNs) {
             return WAIT; // a GPU annotation starting at the same time may still come
         }
+        if (!hostSeen && !hostEnded && !force && correlation != null) {
+            // Live, the host lane's batches travel apart from the GPU lane's and may arrive later: a launched
+            // kernel waits for them (PassSegmenter bounds the wait when no host event ever comes).
+            return WAIT;
+        }
         boolean launched = false;
         if (hostSeen && correlation != null) {
             long c = correlation;
