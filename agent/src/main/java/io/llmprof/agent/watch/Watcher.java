@@ -1,6 +1,5 @@
 package io.llmprof.agent.watch;
 
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
@@ -8,6 +7,7 @@ import io.llmprof.agent.produce.DeliveryException;
 import io.llmprof.agent.produce.LaneIndexes;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.events.TopicBootstrap;
@@ -361,7 +361,7 @@ public final class Watcher implements AutoCloseable {
             if (!settled) {
                 if (o.checkedSize != size) {
                     o.checkedSize = size;
-                    o.completeDocument = size > 0 && KinetoReader.isCompleteDocument(file);
+                    o.completeDocument = size > 0 && TraceReaders.isComplete(file);
                 }
                 if (!o.completeDocument) {
                     waiting.add(key);
