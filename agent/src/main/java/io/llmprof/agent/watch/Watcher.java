@@ -3,6 +3,7 @@ package io.llmprof.agent.watch;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.nsys.NsysReader;
 import io.llmprof.agent.produce.DeliveryException;
 import io.llmprof.agent.produce.LaneIndexes;
 import io.llmprof.agent.produce.TraceBatcher;
@@ -359,7 +360,9 @@ public final class Watcher implements AutoCloseable {
             }
             boolean settled = clock.millis() - o.sinceMs >= options.settle().toMillis();
             if (!settled) {
-                if (o.checkedSize != size) {
+                // A JSON document of unchanged size stays as (in)complete as it was; an SQLite export becomes
+                // complete without growing (nsys removes its -journal when done), so it is checked again.
+                if (o.checkedSize != size || (!o.completeDocument && NsysReader.isSqlite(file))) {
                     o.checkedSize = size;
                     o.completeDocument = size > 0 && TraceReaders.isComplete(file);
                 }
