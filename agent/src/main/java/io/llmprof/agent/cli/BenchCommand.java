@@ -1,10 +1,10 @@
 package io.llmprof.agent.cli;
 
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.produce.TraceBatcher;
+import io.llmprof.agent.produce.TraceReaders;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
@@ -118,7 +118,7 @@ public final class BenchCommand implements Callable<Integer> {
         java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpu0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
-        ReadSummary summary = KinetoReader.read(file, options, batcher);
+        ReadSummary summary = TraceReaders.read(file, options, batcher);
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
         long peak =

@@ -32,14 +32,15 @@ public final class TraceFiles {
     public static final String DEFAULT_RUN = "default";
 
     /**
-     * Run identity when none is given: the file name without {@code .gz}, {@code .json}, {@code .pt.trace}, and
+     * Run identity when none is given: the file name without {@code .sqlite}, {@code .gz}, {@code .json}, {@code
+     * .pt.trace}, and
      * without the rank it states: the files of one job's ranks ({@code TP-0.json} .. {@code TP-7.json},
      * {@code run3_rank0.json} .. {@code run3_rank7.json}) share a run, so their passes align across ranks.
      * A name that is only a rank gives {@value #DEFAULT_RUN}.
      */
     public static String runName(Path file) {
         String name = file.getFileName().toString();
-        for (String ext : new String[] {".gz", ".json", ".pt.trace"}) {
+        for (String ext : new String[] {".sqlite", ".gz", ".json", ".pt.trace"}) {
             if (name.toLowerCase(Locale.ROOT).endsWith(ext) && name.length() > ext.length()) {
                 name = name.substring(0, name.length() - ext.length());
             }
@@ -98,12 +99,16 @@ public final class TraceFiles {
         return parent.getFileName().toString();
     }
 
-    /** {@code *.json}, {@code *.json.gz} (so also {@code *.pt.trace.json(.gz)}), not hidden. */
+    /**
+     * {@code *.json}, {@code *.json.gz} (so also {@code *.pt.trace.json(.gz)}), and Nsight Systems SQLite exports
+     * {@code *.sqlite}; not hidden. Nsight Systems {@code .nsys-rep} reports are not trace files: they must be
+     * exported with {@code nsys export --type sqlite} first.
+     */
     public static boolean isTraceFileName(String fileName) {
         if (fileName.startsWith(".")) {
             return false;
         }
         String lower = fileName.toLowerCase(Locale.ROOT);
-        return lower.endsWith(".json") || lower.endsWith(".json.gz");
+        return lower.endsWith(".json") || lower.endsWith(".json.gz") || lower.endsWith(".sqlite");
     }
 }

@@ -1,7 +1,6 @@
 package io.llmprof.agent.produce;
 
 import io.llmprof.agent.kineto.InputProblem;
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
@@ -123,7 +122,7 @@ public final class TraceShipper {
             lastBytes[0] = consumed;
             options.progress().inputBytes(consumed);
         });
-        ReadSummary summary = KinetoReader.read(file, read, batcher);
+        ReadSummary summary = TraceReaders.read(file, read, batcher);
         producer.flush();
         LaneIndexes acked = r.snapshot();
         options.listener().acknowledged(acked, r.problemIndex);

@@ -1,13 +1,14 @@
 package io.llmprof.agent.watch;
 
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.nsys.NsysReader;
 import io.llmprof.agent.produce.DeliveryException;
 import io.llmprof.agent.produce.LaneIndexes;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.events.TopicBootstrap;
@@ -359,9 +360,11 @@ public final class Watcher implements AutoCloseable {
             }
             boolean settled = clock.millis() - o.sinceMs >= options.settle().toMillis();
             if (!settled) {
-                if (o.checkedSize != size) {
+                // A JSON document of unchanged size stays as (in)complete as it was; an SQLite export becomes
+                // complete without growing (nsys removes its -journal when done), so it is checked again.
+                if (o.checkedSize != size || (!o.completeDocument && NsysReader.isSqlite(file))) {
                     o.checkedSize = size;
-                    o.completeDocument = size > 0 && KinetoReader.isCompleteDocument(file);
+                    o.completeDocument = size > 0 && TraceReaders.isComplete(file);
                 }
                 if (!o.completeDocument) {
                     waiting.add(key);

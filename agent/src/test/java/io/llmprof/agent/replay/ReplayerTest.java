@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.SharedData;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.events.AnomalyKind;
@@ -67,6 +68,36 @@ class ReplayerTest {
                 .isEqualTo(1);
         // Not a terminal under surefire: a final status line rather than a redrawn bar.
         assertThat(progress.toString(StandardCharsets.UTF_8)).contains("100%").contains("11 events");
+    }
+
+    @Test
+    void replaysAnNsysSqliteExport() throws Exception {
+        // nvfuser/report1.sqlite, one process (30156) on device 0: 19 kernels + 1 memcpy + 1 memset on the GPU
+        // lane, 968 runtime calls + 652 NVTX ranges on the host lane; counted by hand with python's sqlite3.
+        Path file = SharedData.file("nvfuser/report1.sqlite");
+        MockProducer<byte[], byte[]> mock =
+                new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+        Replayer replayer = new Replayer(
+                Replayer.Options.defaults("unused:9092").withProgress(false).withJob("j"),
+                new SimpleMeterRegistry(),
+                () -> mock);
+
+        Replayer.Summary summary = replayer.replay(TraceFiles.expand(List.of(file.getParent())));
+
+        assertThat(summary.ok()).isTrue();
+        assertThat(summary.events()).isEqualTo(19 + 1 + 1 + 968 + 652);
+        assertThat(summary.problems()).isEmpty();
+        List<TraceBatch> batches = mock.history().stream()
+                .filter(r -> r.topic().equals(Topics.TRACE_EVENTS.name()))
+                .map(r -> Topics.TRACE_EVENTS.valueSerde().deserializer().deserialize(r.topic(), r.value()))
+                .toList();
+        assertThat(batches).extracting(TraceBatch::rank).containsOnly("pid30156");
+        assertThat(batches).extracting(TraceBatch::run).containsOnly("report1");
+        assertThat(batches.stream()
+                        .filter(b -> b.lane() == Lane.GPU)
+                        .mapToInt(b -> b.events().size())
+                        .sum())
+                .isEqualTo(21);
     }
 
     @Test

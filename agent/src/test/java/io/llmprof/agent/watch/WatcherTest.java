@@ -3,6 +3,7 @@ package io.llmprof.agent.watch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.SharedData;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
@@ -124,6 +125,28 @@ class WatcherTest {
         assertThat(kafka).hasSize(sent);
         assertThat(eventIds()).hasSize(200).doesNotHaveDuplicates();
         assertThat(batches()).filteredOn(TraceBatch::endOfTrace).hasSize(2);
+    }
+
+    @Test
+    void shipsAnNsysExportOnlyOnceItsJournalIsGone() throws IOException {
+        // con_kernel.sqlite: 9 kernels + 11 memcpy + 1 memset (GPU), 71 runtime calls (HOST), process 32084;
+        // counted by hand with python's sqlite3 (see NsysRealExportsTest). Copied to the temp dir, never into
+        // the project.
+        Path file = dir.resolve("rank0.sqlite");
+        Files.copy(SharedData.file("extrap-nsight/nsys_db/con_kernel.sqlite"), file);
+        Path journal = dir.resolve("rank0.sqlite-journal");
+        Files.write(journal, new byte[] {0});
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            assertThat(w.pollOnce().waiting()).containsExactly("rank0.sqlite");
+            Files.delete(journal);
+            Watcher.PollResult r = w.pollOnce();
+            assertThat(r.shipped()).containsExactly("rank0.sqlite");
+            assertThat(r.eventsSent()).isEqualTo(9 + 11 + 1 + 71);
+            Checkpoint.FileEntry entry = w.checkpoint().get("rank0.sqlite");
+            assertThat(entry.complete()).isTrue();
+            assertThat(entry.indexes().get("0", Lane.GPU)).isEqualTo(21);
+            assertThat(entry.indexes().get("0", Lane.HOST)).isEqualTo(71);
+        }
     }
 
     @Test

@@ -1,0 +1,51 @@
+package io.llmprof.agent.produce;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.KinetoReader;
+import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.agent.kineto.ReadSummary;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.nsys.NsysReader;
+import io.llmprof.events.AnomalyKind;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Picks the reader of a trace file: an SQLite database (by its header, whatever the extension) goes to {@link
+ * NsysReader}, an {@code .nsys-rep} report is refused with a clear problem (export it with {@code nsys export
+ * --type sqlite}), anything else is a Kineto JSON trace.
+ */
+public final class TraceReaders {
+    private static final Logger LOG = LoggerFactory.getLogger(TraceReaders.class);
+
+    private TraceReaders() {}
+
+    public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        if (NsysReader.isNsysReport(file.getFileName().toString()) && !NsysReader.isSqlite(file)) {
+            long size = Files.size(file);
+            String message = "Nsight Systems .nsys-rep reports are not supported: export them with"
+                    + " `nsys export --type sqlite " + file.getFileName() + "` and give the agent the .sqlite file";
+            InputProblem problem = new InputProblem(AnomalyKind.INVALID_JSON, file.toString(), 0, message, "");
+            LOG.warn("{}: {}", file, message);
+            sink.problem(problem);
+            return new ReadSummary(size, 0, 0, 0, 0, List.of(problem), Set.of(), size, 1, false);
+        }
+        if (NsysReader.isSqlite(file)) {
+            return NsysReader.read(file, options, sink);
+        }
+        return KinetoReader.read(file, options, sink);
+    }
+
+    /** True when the file can be read now: a whole SQLite database, or one complete JSON document. */
+    public static boolean isComplete(Path file) {
+        if (NsysReader.isSqlite(file)) {
+            return NsysReader.isCompleteDatabase(file);
+        }
+        return KinetoReader.isCompleteDocument(file);
+    }
+}
