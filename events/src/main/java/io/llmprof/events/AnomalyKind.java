@@ -6,6 +6,11 @@ public enum AnomalyKind {
     TRUNCATED_INPUT(Severity.DATA_LOSS),
     /** JSON that does not parse. */
     INVALID_JSON(Severity.DATA_LOSS),
+    /**
+     * A file that is not what its reader expects and is not JSON: not an SQLite database, a corrupt one, an
+     * SQL error, an unsupported format such as {@code .nsys-rep}.
+     */
+    INVALID_INPUT(Severity.DATA_LOSS),
     /** A trace event without ts. */
     MISSING_TS(Severity.DATA_LOSS),
     /** A negative dur. */

@@ -296,7 +296,7 @@ public final class NsysReader {
             boolean complete = false;
             if (!isSqlite(file)) {
                 report(
-                        AnomalyKind.INVALID_JSON,
+                        AnomalyKind.INVALID_INPUT,
                         "not an SQLite database (no 'SQLite format 3' header); Nsight Systems reports must be"
                                 + " exported with `nsys export --type sqlite`"
                                 + (isNsysReport(file.getFileName().toString())
@@ -311,7 +311,7 @@ public final class NsysReader {
                     throw e;
                 } catch (SQLException | RuntimeException e) {
                     report(
-                            AnomalyKind.INVALID_JSON,
+                            AnomalyKind.INVALID_INPUT,
                             "cannot read the SQLite database: " + e.getClass().getSimpleName() + ": " + firstLine(e));
                 } finally {
                     for (Cursor cur : cursors) {

@@ -30,7 +30,7 @@ public final class TraceReaders {
             long size = Files.size(file);
             String message = "Nsight Systems .nsys-rep reports are not supported: export them with"
                     + " `nsys export --type sqlite " + file.getFileName() + "` and give the agent the .sqlite file";
-            InputProblem problem = new InputProblem(AnomalyKind.INVALID_JSON, file.toString(), 0, message, "");
+            InputProblem problem = new InputProblem(AnomalyKind.INVALID_INPUT, file.toString(), 0, message, "");
             LOG.warn("{}: {}", file, message);
             sink.problem(problem);
             return new ReadSummary(size, 0, 0, 0, 0, List.of(problem), Set.of(), size, 1, false);

@@ -164,7 +164,7 @@ class NsysFixtureTest {
         assertThat(summary.eventsRead()).isZero();
         assertThat(summary.complete()).isFalse();
         assertThat(sink.problems).singleElement().satisfies(p -> {
-            assertThat(p.kind()).isEqualTo(AnomalyKind.INVALID_JSON);
+            assertThat(p.kind()).isEqualTo(AnomalyKind.INVALID_INPUT);
             assertThat(p.file()).isEqualTo(file.toString());
             assertThat(p.message()).contains("not an SQLite database").contains("broken.sqlite");
         });
@@ -224,6 +224,7 @@ class NsysFixtureTest {
                 .asString()
                 .contains("not supported")
                 .contains("nsys export --type sqlite profile.nsys-rep");
+        assertThat(sink.problems).extracting(InputProblem::kind).containsExactly(AnomalyKind.INVALID_INPUT);
         assertThat(TraceFiles.isTraceFileName("profile.nsys-rep")).isFalse();
     }
 
