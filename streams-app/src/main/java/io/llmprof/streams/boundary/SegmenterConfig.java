@@ -183,117 +183,81 @@ public record SegmenterConfig(
     }
 
     public SegmenterConfig withAnchor(String regex) {
-        return new SegmenterConfig(
-                profileName,
-                regex,
-                blocksPerLayer,
-                role,
-                halfLabels,
-                categories,
-                allreducePattern,
-                numLayers,
-                layerTypes,
-                resyncFactor,
-                resyncFloorNs,
-                steadyTolerance,
-                steadyWindow,
-                warmupKernels,
-                maxPassKernels,
-                notices,
-                compressRatios,
-                displayNames,
-                topFamilies);
+        return copy(c -> c.anchor = regex);
     }
 
     public SegmenterConfig withNumLayers(Integer n) {
-        return new SegmenterConfig(
-                profileName,
-                anchor,
-                blocksPerLayer,
-                role,
-                halfLabels,
-                categories,
-                allreducePattern,
-                n,
-                layerTypes,
-                resyncFactor,
-                resyncFloorNs,
-                steadyTolerance,
-                steadyWindow,
-                warmupKernels,
-                maxPassKernels,
-                notices,
-                compressRatios,
-                displayNames,
-                topFamilies);
+        return copy(c -> c.numLayers = n);
     }
 
     public SegmenterConfig withResync(double factor, long floorNs) {
-        return new SegmenterConfig(
-                profileName,
-                anchor,
-                blocksPerLayer,
-                role,
-                halfLabels,
-                categories,
-                allreducePattern,
-                numLayers,
-                layerTypes,
-                factor,
-                floorNs,
-                steadyTolerance,
-                steadyWindow,
-                warmupKernels,
-                maxPassKernels,
-                notices,
-                compressRatios,
-                displayNames,
-                topFamilies);
+        return copy(c -> {
+            c.resyncFactor = factor;
+            c.resyncFloorNs = floorNs;
+        });
     }
 
     public SegmenterConfig withLimits(int warmup, int maxPass) {
-        return new SegmenterConfig(
-                profileName,
-                anchor,
-                blocksPerLayer,
-                role,
-                halfLabels,
-                categories,
-                allreducePattern,
-                numLayers,
-                layerTypes,
-                resyncFactor,
-                resyncFloorNs,
-                steadyTolerance,
-                steadyWindow,
-                warmup,
-                maxPass,
-                notices,
-                compressRatios,
-                displayNames,
-                topFamilies);
+        return copy(c -> {
+            c.warmupKernels = warmup;
+            c.maxPassKernels = maxPass;
+        });
     }
 
     public SegmenterConfig withTopFamilies(int n) {
-        return new SegmenterConfig(
-                profileName,
-                anchor,
-                blocksPerLayer,
-                role,
-                halfLabels,
-                categories,
-                allreducePattern,
-                numLayers,
-                layerTypes,
-                resyncFactor,
-                resyncFloorNs,
-                steadyTolerance,
-                steadyWindow,
-                warmupKernels,
-                maxPassKernels,
-                notices,
-                compressRatios,
-                displayNames,
-                n);
+        return copy(c -> c.topFamilies = n);
+    }
+
+    /** This config with the changes {@code edit} makes; the canonical constructor validates the result. */
+    private SegmenterConfig copy(java.util.function.Consumer<Copy> edit) {
+        Copy c = new Copy(this);
+        edit.accept(c);
+        return c.build();
+    }
+
+    /** The components of a config being derived: one list of them for every {@code with*} method. */
+    private static final class Copy {
+        final SegmenterConfig from;
+        String anchor;
+        Integer numLayers;
+        double resyncFactor;
+        long resyncFloorNs;
+        int warmupKernels;
+        int maxPassKernels;
+        int topFamilies;
+
+        Copy(SegmenterConfig from) {
+            this.from = from;
+            anchor = from.anchor;
+            numLayers = from.numLayers;
+            resyncFactor = from.resyncFactor;
+            resyncFloorNs = from.resyncFloorNs;
+            warmupKernels = from.warmupKernels;
+            maxPassKernels = from.maxPassKernels;
+            topFamilies = from.topFamilies;
+        }
+
+        SegmenterConfig build() {
+            return new SegmenterConfig(
+                    from.profileName,
+                    anchor,
+                    from.blocksPerLayer,
+                    from.role,
+                    from.halfLabels,
+                    from.categories,
+                    from.allreducePattern,
+                    numLayers,
+                    from.layerTypes,
+                    resyncFactor,
+                    resyncFloorNs,
+                    from.steadyTolerance,
+                    from.steadyWindow,
+                    warmupKernels,
+                    maxPassKernels,
+                    from.notices,
+                    from.compressRatios,
+                    from.displayNames,
+                    topFamilies);
+        }
     }
 }
