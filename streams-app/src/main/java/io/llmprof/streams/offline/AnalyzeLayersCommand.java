@@ -33,7 +33,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -218,7 +217,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
     private final class Run implements OrderedSink {
         final SegmenterConfig config;
         final String job;
-        final Map<String, PassSegmenter> segmenters = new TreeMap<>();
+        final RankSegmenters segmenters;
         /** (file number, rank the reader gave) -> rank as reported. */
         final Map<String, String> labels = new HashMap<>();
 
@@ -226,7 +225,6 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         Path trace;
         String runName;
         int fileNumber = -1;
-        final Set<String> ended = new LinkedHashSet<>();
         final Set<String> reported = new LinkedHashSet<>();
         final TextReport text;
         final List<String> notices = new ArrayList<>();
@@ -238,6 +236,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             this.config = config;
             this.job = job;
             this.text = new TextReport(fwdPass, showAllPasses, catalog.displayNames());
+            // runName is that of the file being read when a rank's first event arrives
+            this.segmenters = new RankSegmenters(r -> new PassSegmenter(config, job, runName, r), this::route);
         }
 
         /** The next file to be read. */
@@ -273,42 +273,21 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (index == 0) {
                 firstEventNs = Math.min(firstEventNs, e.startNs()); // each lane is in start order
             }
-            if (lane == TraceBatch.Lane.GPU) {
-                if (e.kind().isGpuActivity()) {
-                    gpuEvents++;
-                    reported(rank);
-                }
-            } else if (ended.contains(rank)) {
-                return; // host events after the rank's GPU lane ended change nothing
+            if (lane == TraceBatch.Lane.GPU && e.kind().isGpuActivity()) {
+                gpuEvents++;
+                reported(rank);
             }
-            // Host events carry the step markers and launch correlations; GPU annotations are GPU-side steps.
-            route(rank, segmenter(rank).accept(e));
+            segmenters.event(rank, lane, e);
         }
 
         @Override
         public void endOfTrace(String fileRank, TraceBatch.Lane lane) {
-            String rank = label(fileRank);
-            PassSegmenter s = segmenters.get(rank);
-            if (s == null) {
-                return;
-            }
-            if (lane == TraceBatch.Lane.HOST) {
-                if (!ended.contains(rank)) {
-                    route(rank, s.hostEnded());
-                }
-            } else if (ended.add(rank)) {
-                route(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
-                route(rank, s.hostEnded()); // a rank whose host lane never ends (none here) must not wait
-            }
+            segmenters.endOfTrace(label(fileRank), lane);
         }
 
         @Override
         public void problem(InputProblem p) {
             text.anomaly(new Anomaly(job, null, p.kind(), p.message(), p.where()));
-        }
-
-        PassSegmenter segmenter(String rank) {
-            return segmenters.computeIfAbsent(rank, r -> new PassSegmenter(config, job, runName, r));
         }
 
         /** A rank appears in the report once it has GPU activity (a CPU-only trace lists none). */
@@ -333,12 +312,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
 
         void finishAll() {
-            segmenters.forEach((rank, s) -> {
-                if (ended.add(rank)) {
-                    route(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
-                    route(rank, s.hostEnded());
-                }
-            });
+            segmenters.finishAll();
             if (gpuEvents == 0) {
                 text.anomaly(new Anomaly(
                         job,
@@ -349,7 +323,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             }
             Set<String> anchors = new LinkedHashSet<>();
             Set<Integer> counts = new LinkedHashSet<>();
-            segmenters.values().forEach(s -> {
+            segmenters.all().forEach(s -> {
                 if (s.anchor() != null) {
                     anchors.add(s.anchor());
                 }
@@ -368,7 +342,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (config.anchor() != null) {
                 return config.anchor();
             }
-            return segmenters.values().stream()
+            return segmenters.all().stream()
                     .map(PassSegmenter::anchor)
                     .filter(a -> a != null)
                     .findFirst()
@@ -379,7 +353,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (config.numLayers() != null) {
                 return config.numLayers();
             }
-            return segmenters.values().stream()
+            return segmenters.all().stream()
                     .map(PassSegmenter::numLayers)
                     .filter(n -> n != null)
                     .findFirst()

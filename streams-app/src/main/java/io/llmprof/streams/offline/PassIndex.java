@@ -15,10 +15,8 @@ import io.llmprof.streams.boundary.SegmenterConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.IntPredicate;
 import java.util.function.LongPredicate;
@@ -82,45 +80,23 @@ final class PassIndex {
         index.keepLayer = keepLayer;
         String job = TraceFiles.jobName(trace);
         String run = TraceFiles.runName(trace);
-        Map<String, PassSegmenter> segmenters = new TreeMap<>();
-        Set<String> ended = new LinkedHashSet<>();
+        RankSegmenters segmenters = new RankSegmenters(
+                r -> new PassSegmenter(config, job, run, r), (rank, emitted) -> index.take(rank, emitted, keep));
         KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
             @Override
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
                 if (i == 0) {
                     index.firstEventNs = Math.min(index.firstEventNs, e.startNs()); // each lane is in start order
                 }
-                if (lane != TraceBatch.Lane.GPU && ended.contains(rank)) {
-                    return; // host events after the rank's GPU lane ended change nothing
-                }
-                // Both lanes, exactly as analyze layers feeds them: host step markers and launch correlations
-                // decide marker-cut passes, so both commands see the same passes.
-                PassSegmenter s = segmenters.computeIfAbsent(rank, r -> new PassSegmenter(config, job, run, r));
-                index.take(rank, s.accept(e), keep);
+                segmenters.event(rank, lane, e);
             }
 
             @Override
             public void endOfTrace(String rank, TraceBatch.Lane lane) {
-                PassSegmenter s = segmenters.get(rank);
-                if (s == null) {
-                    return;
-                }
-                if (lane == TraceBatch.Lane.HOST) {
-                    if (!ended.contains(rank)) {
-                        index.take(rank, s.hostEnded(), keep);
-                    }
-                } else if (ended.add(rank)) {
-                    index.take(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE), keep);
-                    index.take(rank, s.hostEnded(), keep);
-                }
+                segmenters.endOfTrace(rank, lane);
             }
         });
-        segmenters.forEach((rank, s) -> {
-            if (ended.add(rank)) {
-                index.take(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE), keep);
-                index.take(rank, s.hostEnded(), keep);
-            }
-        });
+        segmenters.finishAll();
         if (index.firstEventNs == Long.MAX_VALUE) {
             index.firstEventNs = 0;
         }

@@ -1,0 +1,68 @@
+package io.llmprof.streams.offline;
+
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.llmprof.streams.boundary.Emitted;
+import io.llmprof.streams.boundary.PassSegmenter;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+
+/**
+ * One {@link PassSegmenter} per rank, fed both lanes of a reader's output: host step markers and launch
+ * correlations decide marker-cut passes, so every offline command that segments a trace must feed them the
+ * same way to see the same passes. Outputs go to {@code out} with their rank.
+ */
+final class RankSegmenters {
+    private final Function<String, PassSegmenter> create;
+    private final BiConsumer<String, Emitted> out;
+    private final Map<String, PassSegmenter> segmenters = new TreeMap<>();
+    private final Set<String> ended = new HashSet<>();
+
+    /** @param create makes a rank's segmenter when its first event arrives */
+    RankSegmenters(Function<String, PassSegmenter> create, BiConsumer<String, Emitted> out) {
+        this.create = create;
+        this.out = out;
+    }
+
+    void event(String rank, TraceBatch.Lane lane, TraceEvent e) {
+        if (lane != TraceBatch.Lane.GPU && ended.contains(rank)) {
+            return; // host events after the rank's GPU lane ended change nothing
+        }
+        out.accept(rank, segmenters.computeIfAbsent(rank, create).accept(e));
+    }
+
+    void endOfTrace(String rank, TraceBatch.Lane lane) {
+        PassSegmenter s = segmenters.get(rank);
+        if (s == null) {
+            return;
+        }
+        if (lane == TraceBatch.Lane.HOST) {
+            if (!ended.contains(rank)) {
+                out.accept(rank, s.hostEnded());
+            }
+        } else {
+            end(rank, s);
+        }
+    }
+
+    /** Ends every rank whose GPU lane has not ended (the file ended without saying so). */
+    void finishAll() {
+        segmenters.forEach(this::end);
+    }
+
+    Collection<PassSegmenter> all() {
+        return segmenters.values();
+    }
+
+    private void end(String rank, PassSegmenter s) {
+        if (ended.add(rank)) {
+            out.accept(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
+            out.accept(rank, s.hostEnded()); // a rank whose host lane never ends must not wait
+        }
+    }
+}
