@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -71,30 +72,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                     + " the ranks of one job (per-rank results plus a cross-rank view).")
     List<Path> traces;
 
-    @Option(
-            names = "--config",
-            paramLabel = "FILE",
-            description = "Model config.json: profile, layer count and layer types.")
-    Path config;
-
-    @Option(
-            names = "--profile",
-            paramLabel = "NAME",
-            description =
-                    "Profile (dsv4_csa_hca, dsv3_mla, generic, or one from --profiles); default: inferred from --config, else generic.")
-    String profile;
-
-    @Option(
-            names = "--anchor-kernel",
-            paramLabel = "REGEX",
-            description = "Anchor kernel regex on the canonical kernel name; default: the profile's, or auto-detected.")
-    String anchorKernel;
-
-    @Option(
-            names = "--num-layers",
-            paramLabel = "N",
-            description = "Layer count; default: config num_hidden_layers, else detected.")
-    Integer numLayers;
+    @Mixin
+    SegmenterOptions model;
 
     @Option(
             names = "--show-all-passes",
@@ -117,12 +96,6 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             paramLabel = "FORMAT",
             description = "text or json (default: ${DEFAULT-VALUE}).")
     Format format;
-
-    @Option(
-            names = "--profiles",
-            paramLabel = "FILE",
-            description = "Extra profiles file (or directory of *.json) extending or overriding the built-in ones.")
-    Path profilesFile;
 
     public AnalyzeLayersCommand() {}
 
@@ -148,16 +121,12 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 return 2;
             }
         }
-        if (numLayers != null && numLayers < 1) {
-            err.println("analyze layers: --num-layers must be >= 1, not " + numLayers);
-            return 2;
-        }
         ProfileCatalog catalog;
         SegmenterConfig segmenterConfig;
         try {
-            catalog = ProfileCatalog.withUserProfiles(profilesFile);
-            segmenterConfig = SegmenterConfig.resolve(config, profile, anchorKernel, numLayers, catalog);
-        } catch (IllegalArgumentException | IllegalStateException e) {
+            catalog = model.catalog();
+            segmenterConfig = model.resolve(catalog);
+        } catch (IllegalArgumentException e) {
             err.println("analyze layers: " + e.getMessage());
             return 2;
         }

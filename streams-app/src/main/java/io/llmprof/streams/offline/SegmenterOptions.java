@@ -5,7 +5,7 @@ import io.llmprof.streams.profile.ProfileCatalog;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** The model options of `analyze kernels` and `analyze perfetto`: the same meaning as in `analyze layers`. */
+/** The model options of every `analyze` command that segments a trace (layers, kernels, perfetto). */
 public final class SegmenterOptions {
     @Option(
             names = "--config",
@@ -16,7 +16,8 @@ public final class SegmenterOptions {
     @Option(
             names = "--profile",
             paramLabel = "NAME",
-            description = "Profile (dsv4_csa_hca, dsv3_mla, generic, or one from --profiles); default: inferred.")
+            description =
+                    "Profile (dsv4_csa_hca, dsv3_mla, generic, or one from --profiles); default: inferred from --config, else generic.")
     String profile;
 
     @Option(
@@ -41,11 +42,24 @@ public final class SegmenterOptions {
 
     /** @throws IllegalArgumentException with a message a person can act on */
     SegmenterConfig resolve() {
+        return resolve(catalog());
+    }
+
+    /** The built-in profiles with the {@code --profiles} ones. @throws IllegalArgumentException as resolve */
+    ProfileCatalog catalog() {
+        try {
+            return ProfileCatalog.withUserProfiles(profilesFile);
+        } catch (IllegalStateException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+    }
+
+    /** @throws IllegalArgumentException with a message a person can act on */
+    SegmenterConfig resolve(ProfileCatalog catalog) {
         if (numLayers != null && numLayers < 1) {
             throw new IllegalArgumentException("--num-layers must be >= 1, not " + numLayers);
         }
         try {
-            ProfileCatalog catalog = ProfileCatalog.withUserProfiles(profilesFile);
             return SegmenterConfig.resolve(config, profile, anchorKernel, numLayers, catalog);
         } catch (IllegalStateException e) {
             throw new IllegalArgumentException(e.getMessage(), e);
