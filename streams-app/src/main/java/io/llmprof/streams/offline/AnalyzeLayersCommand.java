@@ -50,7 +50,8 @@ import picocli.CommandLine.Spec;
         name = "layers",
         description = {
             "Forward passes and per-layer timing of a PyTorch-profiler (Kineto) trace, per rank.",
-            "Passes are found by counting an anchor kernel: layers x blocks-per-layer anchors make one pass."
+            "A pass is one step marker (ProfilerStep#N, SGLang step[..], vLLM execute_..) when the trace has them,",
+            "else layers x blocks-per-layer anchor kernels; layers are cut at the anchor kernel."
         },
         mixinStandardHelpOptions = true,
         sortOptions = false)
