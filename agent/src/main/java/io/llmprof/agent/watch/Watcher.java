@@ -108,122 +108,84 @@ public final class Watcher implements AutoCloseable {
         }
 
         public Options withCheckpoint(Path c) {
-            return new Options(
-                    dir,
-                    c,
-                    pollInterval,
-                    settle,
-                    job,
-                    run,
-                    batchEvents,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.checkpoint = c);
         }
 
         public Options withSettle(Duration s) {
-            return new Options(
-                    dir,
-                    checkpoint,
-                    pollInterval,
-                    s,
-                    job,
-                    run,
-                    batchEvents,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.settle = s);
         }
 
         public Options withJob(String j) {
-            return new Options(
-                    dir,
-                    checkpoint,
-                    pollInterval,
-                    settle,
-                    j,
-                    run,
-                    batchEvents,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.job = j);
         }
 
         public Options withBatchEvents(int n) {
-            return new Options(
-                    dir,
-                    checkpoint,
-                    pollInterval,
-                    settle,
-                    job,
-                    run,
-                    n,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.batchEvents = n);
         }
 
         public Options withFlushEveryBatches(int n) {
-            return new Options(
-                    dir,
-                    checkpoint,
-                    pollInterval,
-                    settle,
-                    job,
-                    run,
-                    batchEvents,
-                    n,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.flushEveryBatches = n);
         }
 
         public Options withPollInterval(Duration d) {
-            return new Options(
-                    dir,
-                    checkpoint,
-                    d,
-                    settle,
-                    job,
-                    run,
-                    batchEvents,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    bootstrapServers,
-                    partitions,
-                    replicationFactor);
+            return copy(o -> o.pollInterval = d);
         }
 
         public Options withBootstrapServers(String b) {
+            return copy(o -> o.bootstrapServers = b);
+        }
+
+        /** These options with the changes {@code edit} makes; the canonical constructor validates them. */
+        private Options copy(java.util.function.Consumer<Copy> edit) {
+            Copy o = new Copy(this);
+            edit.accept(o);
             return new Options(
-                    dir,
-                    checkpoint,
-                    pollInterval,
-                    settle,
-                    job,
-                    run,
-                    batchEvents,
-                    flushEveryBatches,
-                    maxDepth,
-                    readerOptions,
-                    b,
-                    partitions,
-                    replicationFactor);
+                    o.dir,
+                    o.checkpoint,
+                    o.pollInterval,
+                    o.settle,
+                    o.job,
+                    o.run,
+                    o.batchEvents,
+                    o.flushEveryBatches,
+                    o.maxDepth,
+                    o.readerOptions,
+                    o.bootstrapServers,
+                    o.partitions,
+                    o.replicationFactor);
+        }
+
+        /** The components of options being derived, written once for every {@code with*} method. */
+        private static final class Copy {
+            Path dir;
+            Path checkpoint;
+            Duration pollInterval;
+            Duration settle;
+            String job;
+            String run;
+            int batchEvents;
+            int flushEveryBatches;
+            int maxDepth;
+            ReaderOptions readerOptions;
+            String bootstrapServers;
+            int partitions;
+            short replicationFactor;
+
+            Copy(Options from) {
+                dir = from.dir;
+                checkpoint = from.checkpoint;
+                pollInterval = from.pollInterval;
+                settle = from.settle;
+                job = from.job;
+                run = from.run;
+                batchEvents = from.batchEvents;
+                flushEveryBatches = from.flushEveryBatches;
+                maxDepth = from.maxDepth;
+                readerOptions = from.readerOptions;
+                bootstrapServers = from.bootstrapServers;
+                partitions = from.partitions;
+                replicationFactor = from.replicationFactor;
+            }
         }
     }
 
