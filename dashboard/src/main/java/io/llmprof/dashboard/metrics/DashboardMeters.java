@@ -3,6 +3,7 @@ package io.llmprof.dashboard.metrics;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.metrics.BoundedTagValues;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.metrics.BoundedTagValues;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;

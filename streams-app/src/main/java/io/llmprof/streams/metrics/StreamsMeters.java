@@ -3,6 +3,7 @@ package io.llmprof.streams.metrics;
 import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.events.metrics.BoundedTagValues;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -45,7 +46,7 @@ public final class StreamsMeters {
 
     static final int MAX_JOB_TAGS = 32;
     static final int MAX_RANK_TAGS = 256;
-    static final String OTHER = "other";
+    static final String OTHER = BoundedTagValues.OTHER;
 
     // 1-2-5 steps from 1 µs to 1 s: a skew is a small fraction of a pass.
     private static final Duration[] SKEW_BUCKETS =
