@@ -15,6 +15,8 @@ import java.util.Objects;
  * @param correlation launch correlation id (kernels and runtime launches)
  * @param externalId {@code External id} (runtime launch and cpu_op)
  * @param inputDims cpu_op {@code Input Dims} as compact JSON text
+ * @param graphId the CUDA graph a kernel was launched from (Nsight {@code graphId}), null for eager
+ *     kernels and when the source does not say (Kineto: a kernel whose launch correlation is a graph launch)
  */
 public record TraceEvent(
         Kind kind,
@@ -25,7 +27,8 @@ public record TraceEvent(
         Long stream,
         Long correlation,
         Long externalId,
-        String inputDims) {
+        String inputDims,
+        Long graphId) {
 
     public enum Kind {
         KERNEL,
@@ -50,6 +53,20 @@ public record TraceEvent(
         if (durNs < 0) {
             throw new IllegalArgumentException("negative duration " + durNs + " for " + name);
         }
+    }
+
+    /** An event without graph id (every source but Nsight kernels). */
+    public TraceEvent(
+            Kind kind,
+            String name,
+            long startNs,
+            long durNs,
+            Integer device,
+            Long stream,
+            Long correlation,
+            Long externalId,
+            String inputDims) {
+        this(kind, name, startNs, durNs, device, stream, correlation, externalId, inputDims, null);
     }
 
     public long endNs() {

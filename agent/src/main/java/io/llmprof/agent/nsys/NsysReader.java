@@ -238,7 +238,24 @@ public final class NsysReader {
             String c4,
             String c5,
             String valid,
-            String filter) {}
+            String filter,
+            String c6) {
+        Source(
+                String table,
+                Kind kind,
+                Lane lane,
+                String pid,
+                String device,
+                String c1,
+                String c2,
+                String c3,
+                String c4,
+                String c5,
+                String valid,
+                String filter) {
+            this(table, kind, lane, pid, device, c1, c2, c3, c4, c5, valid, filter, "NULL");
+        }
+    }
 
     /** One open ordered query of one (table, lane). */
     private static final class Cursor {
@@ -440,7 +457,8 @@ public final class NsysReader {
                 Source s, String rank, long pid, Integer device, List<Cursor> cursors, PriorityQueue<Cursor> queue)
                 throws SQLException {
             String sql = "SELECT start, end, " + s.c1() + ", " + s.c2() + ", " + s.c3() + ", " + s.c4() + ", "
-                    + s.c5() + " FROM " + quote(s.table()) + " WHERE " + s.valid() + s.filter() + " AND "
+                    + s.c5() + ", " + s.c6() + " FROM " + quote(s.table()) + " WHERE " + s.valid() + s.filter()
+                    + " AND "
                     + s.pid() + " = ?" + (device == null ? "" : " AND " + s.device() + " = ?")
                     + " ORDER BY start";
             PreparedStatement ps = c.prepareStatement(sql);
@@ -477,7 +495,8 @@ public final class NsysReader {
                             longOrNull(r, 4),
                             longOrNull(r, 5),
                             null,
-                            null);
+                            null,
+                            graphId(longOrNull(r, 8)));
                 }
                 case MEMCPY -> new TraceEvent(
                         Kind.MEMCPY,
@@ -531,6 +550,11 @@ public final class NsysReader {
                             null);
                 }
             };
+        }
+
+        /** nsys writes graphId 0 (or NULL) for kernels not launched from a graph. */
+        private static Long graphId(Long v) {
+            return v == null || v == 0 ? null : v;
         }
 
         /** A name column: a StringIds id (the nsys layout), or the text itself in an export that inlines it. */
@@ -613,7 +637,8 @@ public final class NsysReader {
                         col(k, "demangledName"),
                         col(k, "shortName"),
                         ok,
-                        ""));
+                        "",
+                        col(k, "graphId")));
             }
             Set<String> m = tables.get(MEMCPY);
             if (m != null) {
