@@ -10,6 +10,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /** Creates llmprof's topics when they are missing; every component calls it at start, so order does not matter. */
@@ -26,7 +27,12 @@ public final class TopicBootstrap {
             List<NewTopic> missing = new ArrayList<>();
             for (String name : Topics.all()) {
                 if (!existing.contains(name)) {
-                    missing.add(new NewTopic(name, partitions, replicationFactor));
+                    NewTopic t = new NewTopic(name, partitions, replicationFactor);
+                    if (name.equals(Topics.HOST_BASELINES.name())) {
+                        // one value per job, kept forever: the latest mark wins
+                        t.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+                    }
+                    missing.add(t);
                 }
             }
             if (missing.isEmpty()) {

@@ -30,6 +30,21 @@ public final class Topics {
     public static final Topic<String, CrossRankPass> CROSS_RANK =
             new Topic<>("llmprof.cross-rank", Serdes.String(), new JsonSerde<>(CrossRankPass.class));
 
+    /** One record per host-overhead step window of a rank ({@link io.llmprof.events.host.HostStep}), keyed by rank. */
+    public static final Topic<String, io.llmprof.events.host.HostStep> HOST_STEPS =
+            new Topic<>("llmprof.host-steps", Serdes.String(), new JsonSerde<>(io.llmprof.events.host.HostStep.class));
+
+    /**
+     * The rolling host-overhead assessment of a rank and phase ({@link io.llmprof.events.host.HostVerdict}), keyed
+     * by {@code <rank key>|<phase>}; the latest record per key is the current one.
+     */
+    public static final Topic<String, io.llmprof.events.host.HostVerdict> HOST_VERDICTS = new Topic<>(
+            "llmprof.host-verdicts", Serdes.String(), new JsonSerde<>(io.llmprof.events.host.HostVerdict.class));
+
+    /** The baseline run of each job (compacted): key job, value run; a null value unmarks it. */
+    public static final Topic<String, String> HOST_BASELINES =
+            new Topic<>("llmprof.host-baselines", Serdes.String(), Serdes.String());
+
     /**
      * Dead letters: the original bytes of what could not be read or processed, with the standard
      * {@code __streams.errors.*} headers (the agent uses the same header names).
@@ -38,6 +53,14 @@ public final class Topics {
 
     public static List<String> all() {
         return List.of(
-                TRACE_EVENTS.name(), PASSES.name(), LAYERS.name(), ANOMALIES.name(), DLQ.name(), CROSS_RANK.name());
+                TRACE_EVENTS.name(),
+                PASSES.name(),
+                LAYERS.name(),
+                ANOMALIES.name(),
+                DLQ.name(),
+                CROSS_RANK.name(),
+                HOST_STEPS.name(),
+                HOST_VERDICTS.name(),
+                HOST_BASELINES.name());
     }
 }
