@@ -97,8 +97,8 @@ public final class NsysFixtures {
     }
 
     /**
-     * The next step's prep starts 60 µs before each window ends (over the D2H sync and tail) and runs 240 µs past
-     * it: 200 µs of gap and 40 µs into the next window.
+     * The next step's prep starts 60 µs before each window ends (over the last kernel, the D2H copy and the tail,
+     * so only part of it is exposed) and runs 240 µs past it: 200 µs of gap and 40 µs into the next window.
      */
     public static Fixture prepStraddleTrail(Path dir) throws IOException {
         return write("prep_straddle_trail", base().withPrepStraddle(Straddle.TRAIL, 60_000), dir);
