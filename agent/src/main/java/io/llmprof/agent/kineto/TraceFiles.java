@@ -101,7 +101,8 @@ public final class TraceFiles {
 
     /**
      * {@code *.json}, {@code *.json.gz} (so also {@code *.pt.trace.json(.gz)}), and Nsight Systems SQLite exports
-     * {@code *.sqlite}; not hidden. Nsight Systems {@code .nsys-rep} reports are not trace files: they must be
+     * {@code *.sqlite}; not hidden, not a generator's ground truth ({@code *.truth.json}, written next to the
+     * exports of {@code synth-nsys}). Nsight Systems {@code .nsys-rep} reports are not trace files: they must be
      * exported with {@code nsys export --type sqlite} first.
      */
     public static boolean isTraceFileName(String fileName) {
@@ -109,6 +110,9 @@ public final class TraceFiles {
             return false;
         }
         String lower = fileName.toLowerCase(Locale.ROOT);
+        if (lower.endsWith(".truth.json")) {
+            return false;
+        }
         return lower.endsWith(".json") || lower.endsWith(".json.gz") || lower.endsWith(".sqlite");
     }
 }

@@ -2,6 +2,7 @@ package io.llmprof.deploy.cli;
 
 import io.llmprof.agent.cli.AgentCommand;
 import io.llmprof.agent.synth.SynthCommand;
+import io.llmprof.agent.synth.SynthNsysCommand;
 import io.llmprof.dashboard.cli.DashboardCommand;
 import io.llmprof.deploy.broker.BrokerCommand;
 import io.llmprof.streams.cli.StreamsCommand;
@@ -23,6 +24,7 @@ import picocli.CommandLine.Command;
             DashboardCommand.class,
             AnalyzeCommand.class,
             SynthCommand.class,
+            SynthNsysCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Llmprof implements Runnable {

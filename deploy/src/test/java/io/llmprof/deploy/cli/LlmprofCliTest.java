@@ -34,7 +34,8 @@ class LlmprofCliTest {
                 "streams|--anchor-kernel",
                 "dashboard|--port",
                 "analyze layers|--fwd-pass",
-                "synth|--passes"
+                "synth|--passes",
+                "synth-nsys|--prep-scale"
             })
     void everyCommandExplainsItselfWithHelp(String command, String mentions) {
         String[] words = (command + " --help").split(" ");
