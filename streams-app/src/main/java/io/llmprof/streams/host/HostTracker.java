@@ -1,0 +1,674 @@
+package io.llmprof.streams.host;
+
+import io.llmprof.events.PassRecord;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostStep;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.regex.Pattern;
+
+/**
+ * Incremental host-overhead tracker of one rank (one device): turns the rank's two ordered lanes into step
+ * windows with their M1..M5 sums ({@link HostStep}), and keeps the rank's drill-down ({@link #drillDown()}).
+ * Not thread-safe; its state goes to a state store through {@link HostStateCodec}.
+ *
+ * <h2>Windows</h2>
+ *
+ * Sources, by priority: NVTX {@code _forward_step} ranges, then step markers, then passes, then all-reduce
+ * groups ({@link HostConfig#windowSource()} {@code auto}; a fixed source uses that one alone).
+ *
+ * <ul>
+ *   <li>nvtx: a host annotation whose name contains {@code _forward_step}; the window is the range [start, end]
+ *       as recorded (seed-compatible). Step number and phase from TRT-LLM's text ({@link StepText}).
+ *   <li>marker: a host annotation {@link io.llmprof.streams.boundary.StepMarker#parse} recognizes (GPU-side
+ *       copies are ignored); the window is the host range extended to the end of the GPU work launched inside it
+ *       ({@link Window}): host and GPU run asynchronously, and a step's own extent is its host range plus the
+ *       execution of what it launched. When markers of several families nest, only the best family's ranges make
+ *       windows: a better family's first window drops the pending lesser windows it overlaps (wrappers), and
+ *       lesser markers make no windows from then on.
+ *   <li>pass: {@link #pass} while no nvtx/marker window was seen: [startNs, endNs], phase from the pass's phase,
+ *       label {@code pass <index>}.
+ *   <li>allreduce: {@link AllReduceGrouper}, while nothing else made a window, once {@link #noPasses} was
+ *       called, or {@link HostConfig#allreduceAfterKernels()} kernels arrived, or at {@link #finish}.
+ * </ul>
+ *
+ * A better source's window drops the pending windows of lesser sources that it overlaps, and lesser sources make
+ * no windows afterwards. A window that would overlap an already emitted window of another source, or that starts
+ * before the last emitted window, is ignored (with a note on the next window). Windows are the steps' own extents:
+ * inter-step time belongs to none, and {@code gapBeforeNs} = start - previous window's end (negative on overlap).
+ *
+ * <h2>Emission and memory</h2>
+ *
+ * A lane's clock is the latest start it delivered. A window is emitted, in start order (its index is its
+ * emission ordinal), once both clocks reached its end, or the lane ended, or at {@link #finish}. A rank without
+ * host events is taken as host-less after {@link HostConfig#allreduceAfterKernels()} GPU events: its windows are
+ * then emitted on the GPU clock alone, {@code complete=false} with a note until the host lane ends; a host event
+ * arriving later lifts that. Windows of a rank that never had a host event carry a note saying so.
+ *
+ * <p>Buffered intervals (kernels, memcpy, memset; runtime calls and host annotations; cpu_ops are not used) are
+ * released once they end before the low watermark: the earliest start of a pending window or of any window that
+ * may still come (the host clock while host windows are possible, the last pass's end while passes are expected,
+ * the open all-reduce group's start). When more than {@link HostConfig#maxBufferedIntervals()} are buffered, the
+ * oldest pending windows are closed early ({@code complete=false}, with a note); with no window to close, the
+ * oldest quarter of the buffer is released and the next window says so. A window starting before released data
+ * is marked incomplete.
+ *
+ * <h2>Per window</h2>
+ *
+ * See {@link WindowEvaluator}: busy = union of kernel + memcpy + memset intervals clipped; launch time = sum of
+ * launch API durations clipped ({@link ApiNames}); prep = union of host annotations matching the prep patterns,
+ * clipped; exposed = prep union ∩ GPU idle; comm = union of communication kernels clipped; counts of events
+ * starting inside [start, end). GPU events of a device other than the first one seen are ignored, with a note.
+ */
+public final class HostTracker {
+    private static final int CACHE = 4096;
+
+    final HostConfig config;
+    final String job;
+    final String run;
+    final String rank;
+
+    private final ApiNames api = new ApiNames();
+    private final Pattern comm;
+    private final List<String> prepSubstrings = new ArrayList<>();
+    private final List<Pattern> prepRegexes = new ArrayList<>();
+    private final Map<String, Boolean> commCache = lru();
+    private final Map<String, Boolean> prepCache = lru();
+    private final Map<String, StepText> stepCache = lru();
+    private static final StepText NOT_A_STEP = new StepText(-1, "", null, null);
+
+    // state (HostStateCodec writes all of it)
+    Integer device;
+    long otherDeviceEvents;
+    long gpuClock = Long.MIN_VALUE;
+    long hostClock = Long.MIN_VALUE;
+    long gpuEvents;
+    long hostEvents;
+    long kernelsSeen;
+    long gpuMaxCorr = Long.MIN_VALUE;
+    boolean gpuEnded;
+    boolean hostEnded;
+    boolean hostAbsent;
+    boolean finishing;
+    final IntervalBuffer<GpuOp> gpu = new IntervalBuffer<>();
+    final IntervalBuffer<HostEv> host = new IntervalBuffer<>();
+    /** Pending windows by start (ties: arrival order). */
+    final List<Window> pending = new ArrayList<>();
+    /** Marker windows whose host range the host lane has not passed: they collect launches. */
+    final List<Window> openMarkers = new ArrayList<>();
+
+    int bestLevel = -1;
+    boolean noPasses;
+    boolean passSeen;
+    long lastPassEnd = Long.MIN_VALUE;
+    boolean grouperActive;
+    boolean arEnabled;
+    long arGroups;
+    AllReduceGrouper grouper = new AllReduceGrouper();
+    long nextIndex;
+    boolean anyEmitted;
+    long lastEmittedStart;
+    long lastEmittedEnd;
+    int lastEmittedLevel;
+    long prunedTo = Long.MIN_VALUE;
+    long releasedIntervals;
+    long droppedWindows;
+    long closedEarly;
+    /** Notes for the next emitted window: text to count. */
+    final LinkedHashMap<String, Long> notes = new LinkedHashMap<>();
+
+    final DrillDownState drill = new DrillDownState();
+
+    public HostTracker(HostConfig config, String job, String run, String rank) {
+        this.config = Objects.requireNonNull(config, "config");
+        this.job = Objects.requireNonNull(job, "job");
+        this.run = Objects.requireNonNull(run, "run");
+        this.rank = Objects.requireNonNull(rank, "rank");
+        this.comm = Pattern.compile(config.commPattern(), Pattern.CASE_INSENSITIVE);
+        for (String p : config.prepPatterns()) {
+            if (p.startsWith("re:")) {
+                prepRegexes.add(Pattern.compile(p.substring(3)));
+            } else {
+                prepSubstrings.add(p);
+            }
+        }
+        this.grouperActive = config.allows(HostConfig.ALLREDUCE);
+    }
+
+    public String job() {
+        return job;
+    }
+
+    public String run() {
+        return run;
+    }
+
+    public String rank() {
+        return rank;
+    }
+
+    public HostConfig config() {
+        return config;
+    }
+
+    /** One event of {@code lane}, in that lane's start order. */
+    public void accept(TraceBatch.Lane lane, TraceEvent e, Consumer<HostStep> out) {
+        if (lane == TraceBatch.Lane.GPU) {
+            gpuEvents++;
+            if (e.startNs() < gpuClock) {
+                note("GPU-lane events arrived out of start order");
+            }
+            gpuClock = Math.max(gpuClock, e.startNs());
+            if (e.kind().isGpuActivity()) {
+                gpuOp(e);
+            }
+        } else {
+            if (hostAbsent) {
+                hostAbsent = false;
+                note("host events arrived after the host lane was taken as absent: earlier windows lack host"
+                        + " figures");
+            }
+            hostEvents++;
+            if (e.startNs() < hostClock) {
+                note("host-lane events arrived out of start order");
+            }
+            hostClock = Math.max(hostClock, e.startNs());
+            if (e.kind() == TraceEvent.Kind.RUNTIME) {
+                runtime(e);
+            } else if (e.kind() == TraceEvent.Kind.USER_ANNOTATION) {
+                annotation(e);
+            }
+        }
+        after(out);
+    }
+
+    /** A pass closed by the layer segmenter (window source {@code pass}). */
+    public void pass(PassRecord closedPass, Consumer<HostStep> out) {
+        if (config.allows(HostConfig.PASS)) {
+            passSeen = true;
+            lastPassEnd = Math.max(lastPassEnd, closedPass.endNs());
+            Window w = new Window(
+                    Window.LEVEL_PASS,
+                    HostStep.SOURCE_PASS,
+                    "pass " + closedPass.index(),
+                    null,
+                    StepText.phaseOf(closedPass.phase()),
+                    closedPass.startNs(),
+                    closedPass.endNs());
+            if (!closedPass.complete()) {
+                w.note("the pass itself is incomplete (closed by " + closedPass.closedBy() + ")");
+            }
+            offer(w);
+        }
+        after(out);
+    }
+
+    /** The segmenter gave up (no anchor): all-reduce grouping may start now. */
+    public void noPasses(Consumer<HostStep> out) {
+        noPasses = true;
+        after(out);
+    }
+
+    public void laneEnded(TraceBatch.Lane lane, Consumer<HostStep> out) {
+        if (lane == TraceBatch.Lane.GPU) {
+            gpuEnded = true;
+            if (grouperActive) {
+                grouper.flush();
+            }
+        } else {
+            hostEnded = true;
+            drill.hostDone();
+        }
+        after(out);
+    }
+
+    /** The trace is over: closes and emits every window. */
+    public void finish(Consumer<HostStep> out) {
+        finishing = true;
+        laneEnded(TraceBatch.Lane.GPU, out);
+        laneEnded(TraceBatch.Lane.HOST, out);
+        while (!pending.isEmpty()) {
+            Window w = pending.remove(0);
+            if (!w.resolved) {
+                resolveMarker(w);
+            }
+            emit(w, out);
+        }
+    }
+
+    /** The rank's drill-down of everything seen so far (bounded). */
+    public HostDrillDown drillDown() {
+        return drill.build(config);
+    }
+
+    /** Buffered GPU + host intervals, for a meter. */
+    public long bufferedIntervals() {
+        return (long) gpu.size() + host.size();
+    }
+
+    /** Windows emitted so far. */
+    public long emittedWindows() {
+        return nextIndex;
+    }
+
+    /** Windows known but not emitted yet. */
+    public int pendingWindows() {
+        return pending.size();
+    }
+
+    /** Buffered intervals released unused because of the buffer bound. */
+    public long releasedIntervals() {
+        return releasedIntervals;
+    }
+
+    /** Windows closed early because of the buffer bound. */
+    public long closedEarly() {
+        return closedEarly;
+    }
+
+    /** Windows ignored: they overlapped emitted windows of another source or came out of order. */
+    public long droppedWindows() {
+        return droppedWindows;
+    }
+
+    // ---- lanes
+
+    private void gpuOp(TraceEvent e) {
+        if (e.device() != null) {
+            if (device == null) {
+                device = e.device();
+            } else if (!device.equals(e.device())) {
+                otherDeviceEvents++;
+                note("GPU events of device " + e.device() + " ignored: this tracker follows device " + device);
+                return;
+            }
+        }
+        boolean kernel = e.kind() == TraceEvent.Kind.KERNEL;
+        int flags = kernel ? GpuOp.KERNEL : GpuOp.MEMOP;
+        if (kernel && isComm(e.name())) {
+            flags |= GpuOp.COMM;
+        }
+        if (kernel && e.graphId() != null) {
+            flags |= GpuOp.GRAPH_ID;
+        }
+        if (e.kind() == TraceEvent.Kind.MEMCPY && ApiNames.isD2hCopyName(e.name())) {
+            flags |= GpuOp.D2H;
+        }
+        long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
+        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags);
+        gpu.add(op);
+        if (kernel) {
+            kernelsSeen++;
+            drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
+        }
+        if (op.has(GpuOp.D2H) && corr != Interval.NO_CORR) {
+            drill.d2hCopy(corr);
+        }
+        if (corr != Interval.NO_CORR) {
+            gpuMaxCorr = Math.max(gpuMaxCorr, corr);
+        }
+        drill.gpuOp(e.device(), e.stream(), e.startNs(), e.endNs(), e.name(), corr);
+        drill.resolveGaps(hostEnded || hostAbsent ? Long.MAX_VALUE : hostClock);
+        if (grouperActive) {
+            grouper.onOp(op);
+        }
+    }
+
+    private void runtime(TraceEvent e) {
+        String name = ApiNames.stripVersion(e.name());
+        int f = api.flags(name);
+        long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
+        HostEv ev = new HostEv(e.startNs(), e.endNs(), corr, f | HostEv.RUNTIME, name);
+        host.add(ev);
+        drill.hostEvent(ev, name);
+        if (ApiNames.is(f, ApiNames.GPU_WORK) && corr != Interval.NO_CORR) {
+            for (Window w : openMarkers) {
+                if (w.start <= ev.start && ev.start <= w.hostEnd) {
+                    w.launch(corr);
+                }
+            }
+        }
+    }
+
+    private void annotation(TraceEvent e) {
+        String name = e.name();
+        StepText st = stepText(name);
+        int f = HostEv.ANNOTATION;
+        if (isPrep(name)) {
+            f |= HostEv.PREP;
+        }
+        if (st != null) {
+            f |= HostEv.STEP_RANGE;
+        }
+        HostEv ev = new HostEv(e.startNs(), e.endNs(), Interval.NO_CORR, f, name);
+        host.add(ev);
+        drill.hostEvent(ev, null);
+        if (st != null && config.allows(st.source())) {
+            offer(new Window(st.level(), st.source(), name, st.stepNumber(), st.phase(), e.startNs(), e.endNs()));
+        }
+    }
+
+    // ---- windows
+
+    private void offer(Window w) {
+        if (w.level < bestLevel) {
+            return; // a lesser source or marker family, once a better one made windows
+        }
+        if (anyEmitted && w.level != lastEmittedLevel && w.start < lastEmittedEnd) {
+            droppedWindows++;
+            note("a " + w.source + " window overlapping already emitted windows of another source was ignored");
+            return;
+        }
+        if (anyEmitted && w.start < lastEmittedStart) {
+            droppedWindows++;
+            note("a " + w.source + " window starting before the last emitted window was ignored");
+            return;
+        }
+        if (w.level > bestLevel) {
+            pending.removeIf(p -> {
+                boolean drop = p.level < w.level && p.overlaps(w);
+                p.dropped |= drop;
+                return drop;
+            });
+            openMarkers.removeIf(p -> p.dropped);
+            bestLevel = w.level;
+        }
+        if (w.start < prunedTo) {
+            w.incomplete = true;
+            w.note("events up to " + prunedTo + " ns were released before this window was known");
+        }
+        int pos = pending.size();
+        while (pos > 0 && pending.get(pos - 1).start > w.start) {
+            pos--;
+        }
+        pending.add(pos, w);
+        if (w.marker) {
+            openMarkers.add(w);
+        }
+    }
+
+    private void after(Consumer<HostStep> out) {
+        if (!hostAbsent && !hostEnded && hostEvents == 0 && gpuEvents >= config.allreduceAfterKernels()) {
+            hostAbsent = true;
+            drill.hostDone();
+            note("no host events after " + gpuEvents + " GPU events: the host lane is taken as absent");
+        }
+        allreduce();
+        resolveMarkers();
+        drain(out);
+        prune();
+        enforceBound(out);
+    }
+
+    private void allreduce() {
+        if (!grouperActive) {
+            return;
+        }
+        if (bestLevel > Window.LEVEL_ALLREDUCE) {
+            grouperActive = false; // another source made windows: grouping is never needed again
+            grouper = new AllReduceGrouper();
+            return;
+        }
+        if (!arEnabled) {
+            if (config.windowSource().equals(HostConfig.ALLREDUCE)
+                    || noPasses
+                    || kernelsSeen >= config.allreduceAfterKernels()
+                    || finishing) {
+                arEnabled = true;
+            } else {
+                return;
+            }
+        }
+        while (!grouper.candidates.isEmpty()) {
+            AllReduceGrouper.Candidate c = grouper.candidates.removeFirst();
+            arGroups++;
+            offer(new Window(
+                    Window.LEVEL_ALLREDUCE,
+                    HostStep.SOURCE_ALLREDUCE,
+                    "allreduce group " + arGroups + " (" + c.collectives() + " collectives)",
+                    null,
+                    null,
+                    c.start(),
+                    c.end()));
+        }
+    }
+
+    private void resolveMarkers() {
+        if (!openMarkers.isEmpty()) {
+            openMarkers.removeIf(w -> hostPassedStrict(w.hostEnd));
+        }
+        for (Window w : pending) {
+            if (w.resolved) {
+                continue;
+            }
+            if (!hostPassedStrict(w.hostEnd) || (w.hasLaunches() && !gpuEnded && gpuMaxCorr <= w.maxCorr)) {
+                break; // later markers launched later: they cannot be resolved before this one
+            }
+            resolveMarker(w);
+        }
+    }
+
+    private void resolveMarker(Window w) {
+        long end = w.hostEnd;
+        if (w.hasLaunches()) {
+            for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
+                GpuOp op = gpu.get(i);
+                if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
+                    break;
+                }
+                if (w.launchedHere(op.corr)) {
+                    end = Math.max(end, op.end);
+                }
+            }
+        }
+        w.end = end;
+        w.resolved = true;
+        w.launched.clear();
+        openMarkers.remove(w);
+    }
+
+    private void drain(Consumer<HostStep> out) {
+        while (!pending.isEmpty()) {
+            Window w = pending.get(0);
+            if (!w.resolved) {
+                return;
+            }
+            boolean gpuOk = gpuEnded || gpuClock >= w.end;
+            boolean hostOk = hostEnded || hostAbsent || hostClock >= w.end;
+            if (!gpuOk || !hostOk) {
+                return;
+            }
+            pending.remove(0);
+            if (hostAbsent && !hostEnded) {
+                w.incomplete = true;
+                w.note("emitted without the host lane (taken as absent)");
+            }
+            emit(w, out);
+        }
+    }
+
+    private void emit(Window w, Consumer<HostStep> out) {
+        WindowEvaluator.Result r = WindowEvaluator.evaluate(
+                w.start,
+                w.end,
+                gpu,
+                host,
+                drill.graphCorr,
+                drill.d2hCorr,
+                config.thresholds().forPhase(w.phase).m1());
+        long index = nextIndex++;
+        Long gapBefore = anyEmitted ? w.start - lastEmittedEnd : null;
+        List<String> stepNotes = new ArrayList<>(w.notes);
+        notes.forEach((text, count) -> stepNotes.add(count > 1 ? text + " (x" + count + ")" : text));
+        notes.clear();
+        if (hostEvents == 0) {
+            stepNotes.add("no host events on this rank: no launch or host-prep figures");
+        }
+        HostStep step = new HostStep(
+                job,
+                run,
+                rank,
+                index,
+                w.label,
+                w.stepNumber,
+                w.phase,
+                w.source,
+                w.start,
+                w.end,
+                gapBefore,
+                r.sums(),
+                null,
+                r.nvtx(),
+                r.apis(),
+                r.collectives(),
+                !w.incomplete,
+                stepNotes);
+        drill.windowEmitted(index, w.start, w.end, r.sums(), r.stats());
+        anyEmitted = true;
+        lastEmittedStart = w.start;
+        lastEmittedEnd = w.end;
+        lastEmittedLevel = w.level;
+        out.accept(step);
+    }
+
+    // ---- memory
+
+    private long watermark() {
+        long low = pending.isEmpty() ? Long.MAX_VALUE : pending.get(0).start;
+        if (hostWindowsPossible()) {
+            low = Math.min(low, hostEvents == 0 ? Long.MIN_VALUE : hostClock);
+        }
+        if (config.allows(HostConfig.PASS) && bestLevel <= Window.LEVEL_PASS && !noPasses && !arEnabled) {
+            low = Math.min(low, passSeen ? lastPassEnd : Long.MIN_VALUE);
+        }
+        if (grouperActive) {
+            low = Math.min(low, grouper.earliestNeeded());
+        }
+        return low;
+    }
+
+    private boolean hostWindowsPossible() {
+        if (hostEnded || hostAbsent) {
+            return false;
+        }
+        return (config.allows(HostConfig.NVTX) && bestLevel <= Window.LEVEL_NVTX)
+                || (config.allows(HostConfig.MARKER)
+                        && bestLevel <= Window.markerLevel(io.llmprof.streams.boundary.StepMarker.Family.SGLANG));
+    }
+
+    private void prune() {
+        long low = watermark();
+        if (low == Long.MIN_VALUE) {
+            return;
+        }
+        long a = gpu.prune(low, x -> {});
+        long b = host.prune(low, x -> {});
+        prunedTo = Math.max(prunedTo, Math.max(a, b));
+    }
+
+    private void enforceBound(Consumer<HostStep> out) {
+        int max = config.maxBufferedIntervals();
+        while (bufferedIntervals() > max && !pending.isEmpty()) {
+            Window w = pending.remove(0);
+            if (!w.resolved) {
+                resolveMarker(w);
+            }
+            w.incomplete = true;
+            w.note("closed early: " + bufferedIntervals() + " buffered intervals exceeded the bound of " + max
+                    + " before both lanes passed the window's end");
+            closedEarly++;
+            emit(w, out);
+            prune();
+        }
+        if (bufferedIntervals() > max) {
+            long target = max - max / 4;
+            long n = 0;
+            long maxEnd = Long.MIN_VALUE;
+            while (bufferedIntervals() > target) {
+                boolean fromGpu = host.isEmpty() || (!gpu.isEmpty() && gpu.first().start <= host.first().start);
+                Interval x = fromGpu ? gpu.removeFirst() : host.removeFirst();
+                maxEnd = Math.max(maxEnd, x.end);
+                n++;
+            }
+            releasedIntervals += n;
+            prunedTo = Math.max(prunedTo, maxEnd);
+            note("the buffer bound of " + max + " intervals was reached with no window to close: the oldest " + n
+                    + " buffered intervals were released unused");
+        }
+    }
+
+    // ---- helpers
+
+    private boolean hostPassed(long t) {
+        return hostEnded || hostAbsent || hostClock >= t;
+    }
+
+    private boolean hostPassedStrict(long t) {
+        return hostEnded || hostAbsent || hostClock > t;
+    }
+
+    private void note(String text) {
+        if (notes.containsKey(text) || notes.size() < 16) {
+            notes.merge(text, 1L, Long::sum);
+        }
+    }
+
+    private boolean isComm(String name) {
+        Boolean hit = commCache.get(name);
+        if (hit == null) {
+            hit = comm.matcher(name).find();
+            commCache.put(name, hit);
+        }
+        return hit;
+    }
+
+    private boolean isPrep(String name) {
+        if (prepSubstrings.isEmpty() && prepRegexes.isEmpty()) {
+            return false;
+        }
+        Boolean hit = prepCache.get(name);
+        if (hit == null) {
+            boolean m = false;
+            for (String s : prepSubstrings) {
+                if (name.contains(s)) {
+                    m = true;
+                    break;
+                }
+            }
+            for (int i = 0; !m && i < prepRegexes.size(); i++) {
+                m = prepRegexes.get(i).matcher(name).find();
+            }
+            hit = m;
+            prepCache.put(name, hit);
+        }
+        return hit;
+    }
+
+    private StepText stepText(String name) {
+        if (!name.contains(StepText.FORWARD_STEP) && !io.llmprof.streams.boundary.StepMarker.mayBeMarker(name)) {
+            return null;
+        }
+        StepText hit = stepCache.get(name);
+        if (hit == null) {
+            StepText parsed = StepText.parse(name);
+            hit = parsed == null ? NOT_A_STEP : parsed;
+            stepCache.put(name, hit);
+        }
+        return hit == NOT_A_STEP ? null : hit;
+    }
+
+    private static <V> Map<String, V> lru() {
+        return new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+                return size() > CACHE;
+            }
+        };
+    }
+}

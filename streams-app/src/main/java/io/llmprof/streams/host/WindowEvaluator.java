@@ -1,0 +1,217 @@
+package io.llmprof.streams.host;
+
+import io.llmprof.events.host.HostStep;
+import io.llmprof.events.host.HostSums;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The figures of one window [s, e] from the buffered intervals. Every interval is clipped to the window, so
+ * idle time at its edges counts and an interval across two windows is split between them; counts take the
+ * events that start inside [s, e).
+ */
+final class WindowEvaluator {
+    private WindowEvaluator() {}
+
+    record Result(
+            HostSums sums, Map<String, Long> nvtx, Map<String, Long> apis, List<Long> collectives, WindowStats stats) {}
+
+    /** Sorted, merged intervals, as flat [start, end] pairs. */
+    static final class Union {
+        long[] v = new long[16];
+        int n;
+        long total;
+
+        void add(long a, long b) {
+            if (b <= a) {
+                return;
+            }
+            if (n > 0 && a <= v[n - 1]) {
+                if (b > v[n - 1]) {
+                    total += b - v[n - 1];
+                    v[n - 1] = b;
+                }
+                return;
+            }
+            if (n + 2 > v.length) {
+                v = Arrays.copyOf(v, v.length * 2);
+            }
+            v[n++] = a;
+            v[n++] = b;
+            total += b - a;
+        }
+
+        /** Length of the intersection with {@code o}. */
+        long overlap(Union o) {
+            long sum = 0;
+            int i = 0;
+            int j = 0;
+            while (i < n && j < o.n) {
+                long a = Math.max(v[i], o.v[j]);
+                long b = Math.min(v[i + 1], o.v[j + 1]);
+                if (b > a) {
+                    sum += b - a;
+                }
+                if (v[i + 1] < o.v[j + 1]) {
+                    i += 2;
+                } else {
+                    j += 2;
+                }
+            }
+            return sum;
+        }
+    }
+
+    static Result evaluate(
+            long s,
+            long e,
+            IntervalBuffer<GpuOp> gpu,
+            IntervalBuffer<HostEv> host,
+            LongRingSet graphCorr,
+            LongRingSet d2hCorr,
+            double idleThreshold) {
+        Union busy = new Union();
+        Union comm = new Union();
+        long kernels = 0;
+        long graphKernels = 0;
+        long memops = 0;
+        List<Long> collectives = new ArrayList<>();
+        for (int i = 0; i < gpu.size(); i++) {
+            GpuOp op = gpu.get(i);
+            if (op.start >= e) {
+                break;
+            }
+            if (op.start >= s) {
+                if (op.has(GpuOp.KERNEL)) {
+                    kernels++;
+                    if (op.has(GpuOp.GRAPH_ID) || (op.corr != Interval.NO_CORR && graphCorr.contains(op.corr))) {
+                        graphKernels++;
+                    }
+                    if (op.has(GpuOp.COMM) && collectives.size() < HostStep.MAX_COLLECTIVES) {
+                        collectives.add(op.start);
+                    }
+                } else {
+                    memops++;
+                }
+            }
+            long a = Math.max(s, op.start);
+            long b = Math.min(e, op.end);
+            busy.add(a, b);
+            if (op.has(GpuOp.COMM) && op.has(GpuOp.KERNEL)) {
+                comm.add(a, b);
+            }
+        }
+
+        Union prep = new Union();
+        long launchNs = 0;
+        long launchCalls = 0;
+        long apiCalls = 0;
+        Map<String, Long> nvtx = new HashMap<>();
+        Map<String, Long> apis = new HashMap<>();
+        Map<String, Long> hot = DrillDownState.newHotNames();
+        long sync = 0;
+        long d2h = 0;
+        long alloc = 0;
+        long graphLaunches = 0;
+        long eagerBetween = 0;
+        long eagerSinceGraph = 0;
+        for (int i = 0; i < host.size(); i++) {
+            HostEv ev = host.get(i);
+            if (ev.start >= e) {
+                break;
+            }
+            boolean inside = ev.start >= s;
+            long a = Math.max(s, ev.start);
+            long b = Math.min(e, ev.end);
+            long clip = Math.max(0, b - a);
+            if (ev.has(HostEv.RUNTIME)) {
+                int f = ev.apiFlags();
+                if (ApiNames.is(f, ApiNames.LAUNCH)) {
+                    launchNs += clip;
+                }
+                if (!inside) {
+                    continue;
+                }
+                apiCalls++;
+                apis.merge(ev.name, 1L, Long::sum);
+                if (ApiNames.is(f, ApiNames.LAUNCH)) {
+                    launchCalls++;
+                    if (ApiNames.is(f, ApiNames.GRAPH_LAUNCH)) {
+                        graphLaunches++;
+                        if (graphLaunches > 1) {
+                            eagerBetween += eagerSinceGraph;
+                        }
+                        eagerSinceGraph = 0;
+                    } else {
+                        eagerSinceGraph++;
+                    }
+                }
+                if (ApiNames.is(f, ApiNames.SYNC)) {
+                    sync++;
+                    hot.merge(ev.name, 1L, Long::sum);
+                }
+                if (ApiNames.is(f, ApiNames.D2H)
+                        || (ApiNames.is(f, ApiNames.MEMCPY)
+                                && ev.corr != Interval.NO_CORR
+                                && d2hCorr.contains(ev.corr))) {
+                    d2h++;
+                    hot.merge(ev.name, 1L, Long::sum);
+                }
+                if (ApiNames.is(f, ApiNames.ALLOC)) {
+                    alloc++;
+                    hot.merge(ev.name, 1L, Long::sum);
+                }
+            } else if (clip > 0) {
+                if (ev.has(HostEv.PREP)) {
+                    prep.add(a, b);
+                }
+                if (!ev.has(HostEv.STEP_RANGE)) {
+                    nvtx.merge(ev.name, clip, Long::sum);
+                }
+            }
+        }
+        long window = e - s;
+        long exposed = prep.total - prep.overlap(busy);
+        HostSums sums = new HostSums(
+                1,
+                window,
+                busy.total,
+                launchNs,
+                launchCalls,
+                apiCalls,
+                prep.total,
+                exposed,
+                comm.total,
+                kernels,
+                graphKernels,
+                memops);
+        boolean idle = window > 0 && (double) sums.idleNs() / window > idleThreshold;
+        WindowStats stats = new WindowStats(sync, d2h, alloc, graphLaunches, eagerBetween, idle, hot, apis);
+        return new Result(sums, bound(nvtx), bound(apis), collectives, stats);
+    }
+
+    /** At most {@link HostStep#MAX_NAMES} entries: the largest, the rest summed under {@link HostStep#OTHER}. */
+    static Map<String, Long> bound(Map<String, Long> m) {
+        List<Map.Entry<String, Long>> entries = new ArrayList<>(m.entrySet());
+        entries.sort(Map.Entry.<String, Long>comparingByValue().reversed().thenComparing(Map.Entry.comparingByKey()));
+        Map<String, Long> out = new LinkedHashMap<>();
+        if (entries.size() <= HostStep.MAX_NAMES) {
+            entries.forEach(x -> out.put(x.getKey(), x.getValue()));
+            return out;
+        }
+        long other = 0;
+        for (int i = 0; i < entries.size(); i++) {
+            if (i < HostStep.MAX_NAMES - 1) {
+                out.put(entries.get(i).getKey(), entries.get(i).getValue());
+            } else {
+                other += entries.get(i).getValue();
+            }
+        }
+        out.merge(HostStep.OTHER, other, Long::sum);
+        return out;
+    }
+}
