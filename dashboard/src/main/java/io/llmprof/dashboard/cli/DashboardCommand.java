@@ -95,6 +95,16 @@ public final class DashboardCommand implements Callable<Integer> {
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        for (Map.Entry<String, String> b : baselines.entrySet()) {
+            if (b.getKey().isBlank() || b.getValue() == null || b.getValue().isBlank()) {
+                spec.commandLine()
+                        .getErr()
+                        .println("llmprof dashboard: --baseline wants JOB=RUN with both non-blank, got '" + b.getKey()
+                                + "=" + (b.getValue() == null ? "" : b.getValue()) + "'");
+                registry.close();
+                return 1;
+            }
+        }
         DashboardServer server;
         try {
             DashboardConfig config = new DashboardConfig(
