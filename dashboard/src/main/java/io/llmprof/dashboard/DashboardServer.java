@@ -4,8 +4,10 @@ import io.javalin.Javalin;
 import io.llmprof.dashboard.api.DashboardApi;
 import io.llmprof.dashboard.feed.FeedHandler;
 import io.llmprof.dashboard.feed.FeedStatus;
+import io.llmprof.dashboard.feed.KafkaBaselineMarker;
 import io.llmprof.dashboard.feed.TopicFeed;
 import io.llmprof.dashboard.metrics.DashboardMeters;
+import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.TopicBootstrap;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -27,11 +29,13 @@ public final class DashboardServer implements AutoCloseable {
     private final DashboardConfig config;
     private final TopicFeed feed;
     private final Javalin http;
+    private final KafkaBaselineMarker marker;
 
-    private DashboardServer(DashboardConfig config, TopicFeed feed, Javalin http) {
+    private DashboardServer(DashboardConfig config, TopicFeed feed, Javalin http, KafkaBaselineMarker marker) {
         this.config = config;
         this.feed = feed;
         this.http = http;
+        this.marker = marker;
     }
 
     /**
@@ -44,23 +48,26 @@ public final class DashboardServer implements AutoCloseable {
                 config.bootstrapServers(), config.topicPartitions(), config.topicReplicationFactor());
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
         PassStore store = new PassStore(config.storeLimits());
+        HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);
         TopicFeed feed = new TopicFeed(
                 TopicFeed.createConsumer(config.bootstrapServers()),
-                new FeedHandler(store, meters),
+                new FeedHandler(store, host, meters),
                 POLL_TIMEOUT,
                 PARTITION_REFRESH,
                 Clock.systemUTC());
-        Javalin http = DashboardApi.create(store, registry, feed::status);
+        KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
+        Javalin http = DashboardApi.create(store, host, marker, registry, feed::status);
         try {
             feed.start();
             http.start(config.host(), config.httpPort());
         } catch (RuntimeException e) {
             feed.close();
             http.stop();
+            marker.close();
             throw new IllegalStateException(
                     "dashboard cannot serve on " + config.host() + ":" + config.httpPort() + ": " + e.getMessage(), e);
         }
-        DashboardServer server = new DashboardServer(config, feed, http);
+        DashboardServer server = new DashboardServer(config, feed, http, marker);
         LOG.debug("dashboard at {} reading {}", server.url(), config.bootstrapServers());
         return server;
     }
@@ -80,13 +87,27 @@ public final class DashboardServer implements AutoCloseable {
         return feed.status();
     }
 
-    /** Stops HTTP first (no request sees a closing feed), then the feed and its consumer. */
+    /**
+     * Writes {@code run} as the baseline of {@code job} to {@code llmprof.host-baselines} (null unmarks), as {@code
+     * PUT /api/jobs/{job}/baseline} does; the view follows when the feed reads it back.
+     *
+     * @throws IllegalStateException when Kafka did not acknowledge the record
+     */
+    public void markBaseline(String job, String run) {
+        marker.mark(job, run);
+    }
+
+    /** Stops HTTP first (no request sees a closing feed), then the feed and its consumer, then the producer. */
     @Override
     public void close() {
         try {
             http.stop();
         } finally {
-            feed.close();
+            try {
+                feed.close();
+            } finally {
+                marker.close();
+            }
         }
     }
 }

@@ -22,6 +22,14 @@ final class ApiException extends RuntimeException {
         return new ApiException(400, error, message);
     }
 
+    static ApiException conflict(String error, String message) {
+        return new ApiException(409, error, message);
+    }
+
+    static ApiException unavailable(String error, String message) {
+        return new ApiException(503, error, message);
+    }
+
     int status() {
         return status;
     }

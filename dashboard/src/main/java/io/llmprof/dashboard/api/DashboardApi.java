@@ -3,7 +3,9 @@ package io.llmprof.dashboard.api;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.json.JavalinJackson;
+import io.llmprof.dashboard.feed.BaselineMarker;
 import io.llmprof.dashboard.feed.FeedStatus;
+import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.Json;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -24,6 +26,10 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}/perfetto[?job=J]}: pass and layer ranges with links
  *   <li>{@code GET /api/jobs}: jobs with their ranks and latest cross-rank pass
  *   <li>{@code GET /api/jobs/{job}/passes[?run=R][&limit=N]}: cross-rank view per aligned pass, newest first
+ *   <li>{@code GET /api/ranks/{rank}/host[?job=J][&steps=N]}: host-overhead verdicts by phase, drill-down, last steps
+ *   <li>{@code GET /api/jobs/{job}/stragglers[?run=R]}: straggler report of the latest (or given) run
+ *   <li>{@code GET /api/jobs/{job}/compare[?run=R][&baseline=B][&phase=P]}: regression report, baseline vs target
+ *   <li>{@code GET|PUT|DELETE /api/jobs/{job}/baseline}: the job's baseline run ({@code PUT} body {@code {"run": R}})
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -33,15 +39,35 @@ public final class DashboardApi {
 
     private DashboardApi() {}
 
-    /** A configured, not yet started, Javalin app. */
+    /** Without host-overhead records: the host endpoints answer from an empty store, baseline marks with 503. */
     public static Javalin create(PassStore store, PrometheusMeterRegistry registry, Supplier<FeedStatus> feed) {
+        return create(
+                store,
+                new HostStore(store.limits().maxRanks(), HostStore.DEFAULT_MAX_JOBS),
+                (job, run) -> {
+                    throw new IllegalStateException("this dashboard has no Kafka producer for baseline marks");
+                },
+                registry,
+                feed);
+    }
+
+    /** A configured, not yet started, Javalin app. */
+    public static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed) {
         Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(hostStore, "hostStore");
+        Objects.requireNonNull(marker, "marker");
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
         RankController ranks = new RankController(store);
         ClusterController clusters = new ClusterController(store);
         LayerController layers = new LayerController(store);
         JobController jobs = new JobController(store.crossRank());
+        HostController host = new HostController(hostStore, marker);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -56,6 +82,12 @@ public final class DashboardApi {
                 router.get("/api/ranks/{rank}/passes/{index}/perfetto", layers::perfetto);
                 router.get("/api/jobs", jobs::jobs);
                 router.get("/api/jobs/{job}/passes", jobs::passes);
+                router.get("/api/ranks/{rank}/host", host::host);
+                router.get("/api/jobs/{job}/stragglers", host::stragglers);
+                router.get("/api/jobs/{job}/compare", host::compare);
+                router.get("/api/jobs/{job}/baseline", host::baseline);
+                router.put("/api/jobs/{job}/baseline", host::markBaseline);
+                router.delete("/api/jobs/{job}/baseline", host::unmarkBaseline);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

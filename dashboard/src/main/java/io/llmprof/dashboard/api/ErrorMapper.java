@@ -35,7 +35,9 @@ final class ErrorMapper {
             String message = http.getStatus() == 404
                     ? "no endpoint " + ctx.method() + " " + ctx.path()
                             + "; endpoints: GET /api/ranks, /api/ranks/{rank}/passes,"
-                            + " /api/ranks/{rank}/passes/{index}, /health, /metrics"
+                            + " /api/ranks/{rank}/passes/{index}, /api/ranks/{rank}/host, /api/jobs,"
+                            + " /api/jobs/{job}/passes, /api/jobs/{job}/stragglers, /api/jobs/{job}/compare,"
+                            + " GET|PUT|DELETE /api/jobs/{job}/baseline, /health, /metrics"
                     : http.getMessage();
             respond(ctx, http.getStatus(), http.getStatus() == 404 ? "not_found" : "http_error", message);
         } else {

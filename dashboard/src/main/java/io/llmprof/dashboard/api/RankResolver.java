@@ -1,8 +1,11 @@
 package io.llmprof.dashboard.api;
 
+import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.RankKey;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Turns the URL's rank (and optional {@code ?job=}) into a store key {@code job/rank}. Keys contain a
@@ -10,27 +13,37 @@ import java.util.List;
  * in the query; the job may be left out while only one job has that rank.
  */
 final class RankResolver {
-    private final PassStore store;
+    private final Predicate<String> known;
+    private final Function<String, List<String>> keysOfRank;
+    private final String listedAt;
 
     RankResolver(PassStore store) {
-        this.store = store;
+        this(key -> store.rank(key).isPresent(), store::keysOfRank, "GET /api/ranks lists the known ranks");
+    }
+
+    /** Over the ranks with host-overhead records. */
+    RankResolver(HostStore store) {
+        this(store::hasRank, store::keysOfRank, "ranks appear once their first host step or verdict arrived");
+    }
+
+    private RankResolver(Predicate<String> known, Function<String, List<String>> keysOfRank, String listedAt) {
+        this.known = known;
+        this.keysOfRank = keysOfRank;
+        this.listedAt = listedAt;
     }
 
     String resolve(String rank, String job) {
         if (job != null) {
             String key = RankKey.of(job, rank);
-            if (store.rank(key).isEmpty()) {
+            if (!known.test(key)) {
                 throw ApiException.notFound(
-                        "unknown_rank",
-                        "no rank '" + rank + "' of job '" + job + "' has been seen; GET /api/ranks lists the known"
-                                + " ranks");
+                        "unknown_rank", "no rank '" + rank + "' of job '" + job + "' has been seen; " + listedAt);
             }
             return key;
         }
-        List<String> keys = store.keysOfRank(rank);
+        List<String> keys = keysOfRank.apply(rank);
         if (keys.isEmpty()) {
-            throw ApiException.notFound(
-                    "unknown_rank", "no rank '" + rank + "' has been seen; GET /api/ranks lists the known ranks");
+            throw ApiException.notFound("unknown_rank", "no rank '" + rank + "' has been seen; " + listedAt);
         }
         if (keys.size() > 1) {
             List<String> jobs = keys.stream().map(RankKey::job).toList();

@@ -12,6 +12,8 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -74,6 +76,13 @@ public final class DashboardCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     short topicReplicationFactor;
 
+    @Option(
+            names = "--baseline",
+            paramLabel = "JOB=RUN",
+            description = "Marks RUN as the baseline of JOB for host-overhead compare (written to"
+                    + " llmprof.host-baselines at start). Repeatable.")
+    Map<String, String> baselines = new LinkedHashMap<>();
+
     public DashboardCommand() {}
 
     @Override
@@ -86,6 +95,16 @@ public final class DashboardCommand implements Callable<Integer> {
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        for (Map.Entry<String, String> b : baselines.entrySet()) {
+            if (b.getKey().isBlank() || b.getValue() == null || b.getValue().isBlank()) {
+                spec.commandLine()
+                        .getErr()
+                        .println("llmprof dashboard: --baseline wants JOB=RUN with both non-blank, got '" + b.getKey()
+                                + "=" + (b.getValue() == null ? "" : b.getValue()) + "'");
+                registry.close();
+                return 1;
+            }
+        }
         DashboardServer server;
         try {
             DashboardConfig config = new DashboardConfig(
@@ -96,6 +115,16 @@ public final class DashboardCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("llmprof dashboard: " + e.getMessage());
             registry.close();
             return 1;
+        }
+        for (Map.Entry<String, String> b : baselines.entrySet()) {
+            try {
+                server.markBaseline(b.getKey(), b.getValue());
+            } catch (IllegalStateException e) {
+                spec.commandLine().getErr().println("llmprof dashboard: " + e.getMessage());
+                server.close();
+                registry.close();
+                return 1;
+            }
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()

@@ -2,6 +2,7 @@ package io.llmprof.dashboard.feed;
 
 import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
+import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.CrossRankPass;
@@ -9,7 +10,12 @@ import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Topics;
+import io.llmprof.events.host.HostStep;
+import io.llmprof.events.host.HostThresholdSet;
+import io.llmprof.events.host.HostVerdict;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.header.Headers;
@@ -24,7 +30,11 @@ import org.slf4j.LoggerFactory;
 public final class FeedHandler {
     private static final Logger LOG = LoggerFactory.getLogger(FeedHandler.class);
 
+    private static final Set<String> HOST_PHASES =
+            Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
+
     private final PassStore store;
+    private final HostStore host;
     private final DashboardMeters meters;
     private final Deserializer<PassRecord> passes = Topics.PASSES.valueSerde().deserializer();
     private final Deserializer<LayerRecord> layers = Topics.LAYERS.valueSerde().deserializer();
@@ -32,9 +42,21 @@ public final class FeedHandler {
             Topics.CROSS_RANK.valueSerde().deserializer();
     private final Deserializer<Anomaly> anomalies =
             Topics.ANOMALIES.valueSerde().deserializer();
+    private final Deserializer<HostStep> hostSteps =
+            Topics.HOST_STEPS.valueSerde().deserializer();
+    private final Deserializer<HostVerdict> hostVerdicts =
+            Topics.HOST_VERDICTS.valueSerde().deserializer();
+    private final Deserializer<String> baselineValues =
+            Topics.HOST_BASELINES.valueSerde().deserializer();
 
+    /** Without host-overhead state of its own (host records go to a store nobody reads). */
     public FeedHandler(PassStore store, DashboardMeters meters) {
+        this(store, new HostStore(store.limits().maxRanks(), HostStore.DEFAULT_MAX_JOBS), meters);
+    }
+
+    public FeedHandler(PassStore store, HostStore host, DashboardMeters meters) {
         this.store = Objects.requireNonNull(store, "store");
+        this.host = Objects.requireNonNull(host, "host");
         this.meters = Objects.requireNonNull(meters, "meters");
     }
 
@@ -56,6 +78,26 @@ public final class FeedHandler {
                 CrossRankPass crossRank = read(crossRanks, record);
                 requireIdentity(crossRank.job(), crossRank.run());
                 store.crossRank().add(crossRank);
+            } else if (topic.equals(Topics.HOST_STEPS.name())) {
+                HostStep step = read(hostSteps, record);
+                requireIdentity(step.job(), step.rank());
+                requireRun(step.run());
+                host.addStep(step);
+                String job = step.job();
+                String rank = step.rank();
+                meters.hostStraggler(job, rank, () -> host.straggler(job, rank));
+            } else if (topic.equals(Topics.HOST_VERDICTS.name())) {
+                HostVerdict verdict = read(hostVerdicts, record);
+                requireIdentity(verdict.job(), verdict.rank());
+                requireRun(verdict.run());
+                if (!HOST_PHASES.contains(verdict.phase())) {
+                    throw new SerializationException(
+                            "host verdict with phase '" + verdict.phase() + "', expected all, context or generation");
+                }
+                host.addVerdict(verdict);
+                meters.hostVerdict(verdict);
+            } else if (topic.equals(Topics.HOST_BASELINES.name())) {
+                baseline(record);
             } else if (topic.equals(Topics.ANOMALIES.name())) {
                 meters.anomaly(read(anomalies, record));
             } else if (topic.equals(Topics.DLQ.name())) {
@@ -73,6 +115,22 @@ public final class FeedHandler {
             skip(record, e.toString(), e);
             return false;
         }
+    }
+
+    /** Key job, value run; a null value (tombstone) unmarks. */
+    private void baseline(ConsumerRecord<byte[], byte[]> record) {
+        if (record.key() == null) {
+            throw new SerializationException("baseline mark without a key (the job)");
+        }
+        String job = new String(record.key(), StandardCharsets.UTF_8);
+        String run = baselineValues.deserialize(record.topic(), record.headers(), record.value());
+        if (job.isBlank() || (run != null && run.isBlank())) {
+            throw new SerializationException("baseline mark with a blank job or run (job='" + job + "', run='" + run
+                    + "'); a null value unmarks");
+        }
+        host.setBaseline(job, run);
+        meters.hostRegression(
+                job, run == null ? null : metric -> host.regressionRatio(job, metric), HostStore.REGRESSION_METRICS);
     }
 
     /** The agent marks its dead letters with the input file; Kafka Streams with the source topic. */
@@ -102,6 +160,12 @@ public final class FeedHandler {
             throw new SerializationException("empty value (tombstone); the dashboard expects a JSON record");
         }
         return value;
+    }
+
+    private static void requireRun(String run) {
+        if (run == null) {
+            throw new SerializationException("host record without run");
+        }
     }
 
     private static void requireIdentity(String job, String rankOrRun) {

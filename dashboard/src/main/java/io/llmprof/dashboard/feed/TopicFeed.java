@@ -38,7 +38,10 @@ public final class TopicFeed implements AutoCloseable {
             Topics.LAYERS.name(),
             Topics.ANOMALIES.name(),
             Topics.DLQ.name(),
-            Topics.CROSS_RANK.name());
+            Topics.CROSS_RANK.name(),
+            Topics.HOST_STEPS.name(),
+            Topics.HOST_VERDICTS.name(),
+            Topics.HOST_BASELINES.name());
 
     private static final Logger LOG = LoggerFactory.getLogger(TopicFeed.class);
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);

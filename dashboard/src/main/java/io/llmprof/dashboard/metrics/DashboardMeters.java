@@ -3,16 +3,31 @@ package io.llmprof.dashboard.metrics;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankKey;
+import io.llmprof.events.host.HostAssessment;
+import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostMetrics;
+import io.llmprof.events.host.HostThresholdSet;
+import io.llmprof.events.host.HostVerdict;
 import io.llmprof.events.metrics.BoundedTagValues;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.DoubleSupplier;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Every meter of the dashboard, its names and tag keys. Meters count what the dashboard consumes from
@@ -33,6 +48,21 @@ public final class DashboardMeters {
     public static final String BAD_RECORDS = "llmprof.dashboard.bad.records";
     public static final String BUILD_INFO = "llmprof.build.info";
 
+    // Host overhead (ANALYSIS.md section 3), from llmprof.host-verdicts, -steps and -baselines.
+    public static final String HOST_GPU_IDLE_RATIO = "llmprof.host.gpu.idle.ratio";
+    public static final String HOST_LAUNCH_OVERHEAD_RATIO = "llmprof.host.launch.overhead.ratio";
+    public static final String HOST_GPU_UTILIZATION = "llmprof.host.gpu.utilization";
+    public static final String HOST_PREP_EXPOSED_RATIO = "llmprof.host.prep.exposed.ratio";
+    public static final String HOST_PREP_PERF_IMPACT = "llmprof.host.prep.perf.impact";
+    public static final String HOST_PREP_IDLE_ATTRIBUTION = "llmprof.host.prep.idle.attribution";
+    public static final String HOST_NCCL_RATIO = "llmprof.host.nccl.ratio";
+    public static final String HOST_VERDICT = "llmprof.host.verdict";
+    public static final String HOST_CROSSED_COUNT = "llmprof.host.crossed.count";
+    public static final String HOST_KERNEL_GAPS = "llmprof.host.kernel.gaps";
+    public static final String HOST_GRAPH_COVERAGE = "llmprof.host.graph.coverage";
+    public static final String HOST_STRAGGLER = "llmprof.host.straggler";
+    public static final String HOST_REGRESSION_RATIO = "llmprof.host.regression.ratio";
+
     public static final String TAG_JOB = "job";
     public static final String TAG_RANK = "rank";
     public static final String TAG_LAYER_TYPE = "layer_type";
@@ -42,6 +72,22 @@ public final class DashboardMeters {
     public static final String TAG_ORIGIN = "origin";
     public static final String TAG_TOPIC = "topic";
     public static final String TAG_VERSION = "version";
+    public static final String TAG_PHASE = "phase";
+    public static final String TAG_BUCKET = "bucket";
+    public static final String TAG_METRIC = "metric";
+
+    /** {@value #HOST_VERDICT} kinds. */
+    public static final String KIND_SEED = "seed";
+
+    public static final String KIND_LLMPROF = "llmprof";
+    /** {@value #HOST_VERDICT} values: YES 1, NO 0, INCONCLUSIVE -1. */
+    public static final double VERDICT_YES = 1;
+
+    public static final double VERDICT_NO = 0;
+    public static final double VERDICT_INCONCLUSIVE = -1;
+
+    private static final Set<String> HOST_PHASES =
+            Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
     static final int MAX_LAYER_TYPES = 32;
 
@@ -84,6 +130,13 @@ public final class DashboardMeters {
     private final Meter.MeterProvider<Counter> anomalies;
     private final Meter.MeterProvider<Counter> deadLetters;
     private final Meter.MeterProvider<Counter> badRecords;
+    private final MeterRegistry registry;
+    private final BoundedTagValues regressionJobs;
+    /** Host gauge values by meter id; gauges read them, so a value is set without re-registering. */
+    private final Map<Meter.Id, AtomicReference<Double>> hostValues = new ConcurrentHashMap<>();
+
+    private final Set<String> stragglerGauges = ConcurrentHashMap.newKeySet();
+    private final Map<String, List<Meter>> regressionGauges = new ConcurrentHashMap<>();
 
     /**
      * Registers the meters that exist from the start (build info, layer counter) on {@code registry}.
@@ -91,8 +144,9 @@ public final class DashboardMeters {
      * @param maxRankTags how many (job, rank) pairs get their own {@value #PASS_WALL} series
      */
     public DashboardMeters(MeterRegistry registry, int maxRankTags) {
-        Objects.requireNonNull(registry, "registry");
+        this.registry = Objects.requireNonNull(registry, "registry");
         this.rankKeys = new BoundedTagValues(maxRankTags);
+        this.regressionJobs = new BoundedTagValues(maxRankTags);
         this.passWall = Timer.builder(PASS_WALL)
                 .description("Wall time of complete forward passes (max end - min start of their kernels)")
                 .serviceLevelObjectives(PASS_BUCKETS)
@@ -160,6 +214,155 @@ public final class DashboardMeters {
     /** A record of {@code topic} that could not be read; topic names are a fixed set. */
     public void badRecord(String topic) {
         badRecords.withTags(TAG_TOPIC, topic).increment();
+    }
+
+    /**
+     * The gauges of one rank and phase from its latest verdict: M1..M5 (NaN when not applicable), both verdicts
+     * ({@value #VERDICT_YES} YES, {@value #VERDICT_NO} NO, {@value #VERDICT_INCONCLUSIVE} INCONCLUSIVE), the crossed
+     * count; for phase all also the kernel gap counts per bucket (summed over streams) and graph coverage. Ranks
+     * beyond the (job, rank) limit get no host gauges: a shared {@code other} series would mix ranks' ratios.
+     */
+    public void hostVerdict(HostVerdict v) {
+        if (!hostAdmitted(v.job(), v.rank()) || !HOST_PHASES.contains(v.phase())) {
+            return;
+        }
+        Tags tags = Tags.of(TAG_JOB, v.job(), TAG_RANK, v.rank(), TAG_PHASE, v.phase());
+        HostAssessment a = v.assessment();
+        HostMetrics m = a == null ? null : a.metrics();
+        hostGauge(
+                HOST_GPU_IDLE_RATIO, "M1: GPU idle time / step window time", tags, m == null ? null : m.gpuIdleRatio());
+        hostGauge(
+                HOST_LAUNCH_OVERHEAD_RATIO,
+                "M2: launch API time / step window time",
+                tags,
+                m == null ? null : m.launchOverheadRatio());
+        hostGauge(
+                HOST_GPU_UTILIZATION,
+                "M4: GPU busy time / step window time (time-based)",
+                tags,
+                m == null ? null : m.gpuUtilization());
+        hostGauge(
+                HOST_PREP_EXPOSED_RATIO,
+                "M3a: exposed host prep / host prep",
+                tags,
+                m == null ? null : m.hostPrepExposedRatio());
+        hostGauge(
+                HOST_PREP_PERF_IMPACT,
+                "M3b: exposed host prep / step window time",
+                tags,
+                m == null ? null : m.hostPrepPerfImpact());
+        hostGauge(
+                HOST_PREP_IDLE_ATTRIBUTION,
+                "M3c: exposed host prep / GPU idle time",
+                tags,
+                m == null ? null : m.hostPrepIdleAttribution());
+        hostGauge(
+                HOST_NCCL_RATIO,
+                "M5: communication kernel time / GPU busy time (caveat)",
+                tags,
+                m == null ? null : m.ncclRatio());
+        String verdictHelp = "Host-overhead verdict: 1 YES, 0 NO, -1 INCONCLUSIVE";
+        hostGauge(HOST_VERDICT, verdictHelp, tags.and(TAG_KIND, KIND_SEED), a == null ? null : verdict(a.verdict()));
+        hostGauge(
+                HOST_VERDICT,
+                verdictHelp,
+                tags.and(TAG_KIND, KIND_LLMPROF),
+                a == null ? null : verdict(a.llmprofVerdict()));
+        hostGauge(
+                HOST_CROSSED_COUNT,
+                "Metrics among M1, M2, M4, M3a-c that crossed their threshold",
+                tags,
+                a == null ? null : (double) a.crossedCount());
+        if (HostThresholdSet.ALL.equals(v.phase()) && v.drilldown() != null) {
+            Tags rankTags = Tags.of(TAG_JOB, v.job(), TAG_RANK, v.rank());
+            HostDrillDown d = v.drilldown();
+            for (int b = 0; b < HostDrillDown.GAP_BUCKETS.size(); b++) {
+                long count = 0;
+                for (HostDrillDown.StreamGaps g : d.gaps()) {
+                    count += b < g.counts().size() ? g.counts().get(b) : 0;
+                }
+                hostGauge(
+                        HOST_KERNEL_GAPS,
+                        "Inter-kernel gaps of the rank so far, all streams, by size bucket",
+                        rankTags.and(TAG_BUCKET, HostDrillDown.GAP_BUCKETS.get(b)),
+                        (double) count);
+            }
+            Double coverage = d.graph() != null ? d.graph().ratio() : m == null ? null : m.graphCoverage();
+            hostGauge(HOST_GRAPH_COVERAGE, "Kernels launched by graph launches / kernels", rankTags, coverage);
+        }
+    }
+
+    /**
+     * Registers, once per (job, rank), {@value #HOST_STRAGGLER}: 1 when the rank is a straggler of its job's latest
+     * run, 0 when not, NaN without a verdict; {@code value} is read at each scrape.
+     */
+    public void hostStraggler(String job, String rank, DoubleSupplier value) {
+        if (!hostAdmitted(job, rank) || !stragglerGauges.add(RankKey.of(job, rank))) {
+            return;
+        }
+        Gauge.builder(HOST_STRAGGLER, value, DoubleSupplier::getAsDouble)
+                .description("1 when the rank arrives last at more than 80% of its collectives (latest run), else 0;"
+                        + " NaN with too few collectives")
+                .tags(TAG_JOB, job, TAG_RANK, rank)
+                .strongReference(true)
+                .register(registry);
+    }
+
+    /**
+     * While the job has a baseline: {@value #HOST_REGRESSION_RATIO} per metric (step_duration, inter_step_gap,
+     * host_prep), target / baseline mean, read at each scrape. {@code ratio} null unmarks: the series go away.
+     */
+    public void hostRegression(String job, ToDoubleFunction<String> ratio, List<String> metrics) {
+        List<Meter> old = regressionGauges.remove(job);
+        if (old != null) {
+            old.forEach(registry::remove);
+        }
+        if (ratio == null) {
+            return;
+        }
+        String tag = regressionJobs.admit(job);
+        if (BoundedTagValues.OTHER.equals(tag)) {
+            return;
+        }
+        List<Meter> meters = new ArrayList<>();
+        for (String metric : metrics) {
+            meters.add(Gauge.builder(HOST_REGRESSION_RATIO, () -> ratio.applyAsDouble(metric))
+                    .description("Target run / baseline run mean of the metric; only while a baseline is marked")
+                    .tags(TAG_JOB, tag, TAG_METRIC, metric)
+                    .strongReference(true)
+                    .register(registry));
+        }
+        regressionGauges.put(job, List.copyOf(meters));
+    }
+
+    private boolean hostAdmitted(String job, String rank) {
+        return job != null && rank != null && !BoundedTagValues.OTHER.equals(rankKeys.admit(RankKey.of(job, rank)));
+    }
+
+    private void hostGauge(String name, String description, Tags tags, Double value) {
+        Meter.Id id = new Meter.Id(name, tags, null, null, Meter.Type.GAUGE);
+        hostValues
+                .computeIfAbsent(id, k -> {
+                    AtomicReference<Double> holder = new AtomicReference<>();
+                    Gauge.builder(name, holder, h -> h.get() == null ? Double.NaN : h.get())
+                            .description(description)
+                            .tags(tags)
+                            .strongReference(true)
+                            .register(registry);
+                    return holder;
+                })
+                .set(value);
+    }
+
+    private static Double verdict(String verdict) {
+        if (verdict == null) {
+            return null;
+        }
+        return switch (verdict) {
+            case HostAssessment.YES -> VERDICT_YES;
+            case HostAssessment.NO -> VERDICT_NO;
+            default -> VERDICT_INCONCLUSIVE;
+        };
     }
 
     /** Version from the jar manifest, {@code dev} when run from classes. */

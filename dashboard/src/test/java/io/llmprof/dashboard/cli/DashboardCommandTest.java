@@ -20,6 +20,27 @@ class DashboardCommandTest {
     }
 
     @Test
+    void baselinesAreRepeatableJobEqualsRunPairs() {
+        DashboardCommand command = new DashboardCommand();
+        new CommandLine(command).parseArgs("--baseline", "llama=run-1", "--baseline", "mixtral=base=v2");
+
+        // Split at the first '=': a run may contain one.
+        assertThat(command.baselines)
+                .containsExactly(java.util.Map.entry("llama", "run-1"), java.util.Map.entry("mixtral", "base=v2"));
+    }
+
+    @Test
+    void aBlankBaselineRunExitsWithOneBeforeConnecting() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new DashboardCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--baseline", "llama=", "--bootstrap-servers", "127.0.0.1:1");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("--baseline wants JOB=RUN with both non-blank, got 'llama='");
+    }
+
+    @Test
     void helpListsEveryOption() {
         StringWriter out = new StringWriter();
         int exit = new CommandLine(new DashboardCommand())
@@ -28,7 +49,13 @@ class DashboardCommandTest {
 
         assertThat(exit).isZero();
         assertThat(out.toString())
-                .contains("--bootstrap-servers", "--port", "--host", "--max-passes-per-rank", "--max-ranks");
+                .contains(
+                        "--bootstrap-servers",
+                        "--port",
+                        "--host",
+                        "--max-passes-per-rank",
+                        "--max-ranks",
+                        "--baseline");
     }
 
     @Test
