@@ -100,6 +100,16 @@ public class StreamsCommand implements Callable<Integer> {
                     + " them is late and dropped (default: 1000).")
     Integer crossRankPasses;
 
+    @picocli.CommandLine.Mixin
+    io.llmprof.streams.offline.HostOptions host = new io.llmprof.streams.offline.HostOptions();
+
+    @Option(
+            names = "--host-rolling-steps",
+            paramLabel = "N",
+            defaultValue = "128",
+            description = "Steps per rolling host-overhead verdict, per rank and phase (default: ${DEFAULT-VALUE}).")
+    int hostRollingSteps = 128;
+
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
@@ -115,6 +125,7 @@ public class StreamsCommand implements Callable<Integer> {
                 .replicationFactor(replicationFactor)
                 .partitions(partitions)
                 .crossRankPasses(crossRankPasses)
+                .host(host.resolve(hostRollingSteps, numLayers))
                 .build();
     }
 

@@ -38,6 +38,9 @@ public final class StreamsMeters {
     public static final String CROSS_RANK_SLOWEST = "llmprof.cross.rank.slowest";
     public static final String CROSS_RANK_LATE = "llmprof.cross.rank.late";
 
+    public static final String HOST_STEPS = "llmprof.host.steps";
+    public static final String HOST_BUFFERED = "llmprof.host.buffered.intervals";
+    public static final String TAG_COMPLETE = "complete";
     public static final String TAG_LANE = "lane";
     public static final String TAG_STAGE = "stage";
     public static final String TAG_REASON = "reason";
@@ -59,7 +62,12 @@ public final class StreamsMeters {
         /** The processor threw for a record: dead-lettered, state left as before the record. */
         PROCESSING,
         /** The idle flush of one rank failed: its open pass is dropped, an anomaly is sent. */
-        PUNCTUATION;
+        PUNCTUATION,
+        /**
+         * The host-overhead analysis of one run failed for a record: its host state is reset, an anomaly is
+         * sent; the passes and layers of the record stand.
+         */
+        HOST;
 
         public String tag() {
             return name().toLowerCase(Locale.ROOT);
@@ -88,6 +96,9 @@ public final class StreamsMeters {
     private final Meter.MeterProvider<Timer> crossRankSkew;
     private final Meter.MeterProvider<Counter> crossRankSlowest;
     private final Counter crossRankLate;
+    private final Counter hostStepsComplete;
+    private final Counter hostStepsIncomplete;
+    private final java.util.concurrent.atomic.AtomicLong hostBuffered = new java.util.concurrent.atomic.AtomicLong();
 
     public StreamsMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -137,6 +148,26 @@ public final class StreamsMeters {
                 .description("Rank passes that arrived after their run's cross-rank window moved past them: not"
                         + " aggregated")
                 .register(registry);
+        hostStepsComplete = Counter.builder(HOST_STEPS)
+                .description("Host-overhead step windows emitted to llmprof.host-steps")
+                .tag(TAG_COMPLETE, "true")
+                .register(registry);
+        hostStepsIncomplete = Counter.builder(HOST_STEPS)
+                .description("Host-overhead step windows emitted to llmprof.host-steps")
+                .tag(TAG_COMPLETE, "false")
+                .register(registry);
+        io.micrometer.core.instrument.Gauge.builder(
+                        HOST_BUFFERED, hostBuffered, java.util.concurrent.atomic.AtomicLong::get)
+                .description("Intervals the host-overhead tracker of the most recent record's run holds (bounded)")
+                .register(registry);
+    }
+
+    public void hostStep(boolean complete) {
+        (complete ? hostStepsComplete : hostStepsIncomplete).increment();
+    }
+
+    public void hostBuffered(long intervals) {
+        hostBuffered.set(intervals);
     }
 
     public MeterRegistry registry() {

@@ -9,7 +9,12 @@ import picocli.CommandLine.Spec;
         name = "analyze",
         description = "Offline analysis of trace files (no Kafka needed).",
         mixinStandardHelpOptions = true,
-        subcommands = {AnalyzeLayersCommand.class, AnalyzeKernelsCommand.class, AnalyzePerfettoCommand.class})
+        subcommands = {
+            AnalyzeLayersCommand.class,
+            AnalyzeKernelsCommand.class,
+            AnalyzePerfettoCommand.class,
+            AnalyzeHostCommand.class
+        })
 public final class AnalyzeCommand implements Runnable {
     @Spec
     CommandSpec spec;

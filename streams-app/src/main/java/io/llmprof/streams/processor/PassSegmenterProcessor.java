@@ -41,12 +41,20 @@ import org.slf4j.LoggerFactory;
 public final class PassSegmenterProcessor implements Processor<String, TraceBatch, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(PassSegmenterProcessor.class);
 
-    /** Names of the children this processor forwards to. */
-    public record Sinks(String passes, String layers, String anomalies) {
+    /**
+     * Names of the children this processor forwards to.
+     *
+     * @param host the host-overhead child that gets a {@link HostFeed} per record, or null for none
+     */
+    public record Sinks(String passes, String layers, String anomalies, String host) {
         public Sinks {
             Objects.requireNonNull(passes, "passes");
             Objects.requireNonNull(layers, "layers");
             Objects.requireNonNull(anomalies, "anomalies");
+        }
+
+        public Sinks(String passes, String layers, String anomalies) {
+            this(passes, layers, anomalies, null);
         }
     }
 
@@ -207,6 +215,24 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         for (Emitted emitted : out) {
             forward(emitted, record.timestamp(), key);
         }
+        boolean noPasses =
+                out.stream().flatMap(e -> e.anomalies().stream()).anyMatch(a -> a.kind() == AnomalyKind.NO_ANCHOR);
+        List<io.llmprof.events.PassRecord> closedPasses = passes(out);
+        boolean fed = ingested > 0;
+        if (sinks.host() != null && (fed || !closedPasses.isEmpty() || noPasses || batch.endOfTrace() || finished)) {
+            send(
+                    sinks.host(),
+                    key.rankKey(),
+                    new HostFeed(
+                            key,
+                            batch.lane(),
+                            fed ? fresh : List.of(),
+                            closedPasses,
+                            noPasses,
+                            batch.endOfTrace(),
+                            finished),
+                    record.timestamp());
+        }
         meters.ingested(batch.lane(), ingested);
         meters.duplicates(skip);
         if (missing > 0) {
@@ -326,6 +352,23 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         LOG.info("closed idle {} run {} at stream time {}", key.rankKey(), key.run(), streamTimeMs);
         meters.flushed(StreamsMeters.FlushReason.IDLE);
         forward(emitted, streamTimeMs, key);
+        if (sinks.host() != null) {
+            send(
+                    sinks.host(),
+                    key.rankKey(),
+                    new HostFeed(key, TraceBatch.Lane.GPU, List.of(), passes(List.of(emitted)), false, false, true),
+                    streamTimeMs);
+        }
+    }
+
+    private static List<io.llmprof.events.PassRecord> passes(List<Emitted> out) {
+        List<io.llmprof.events.PassRecord> passes = new ArrayList<>();
+        for (Emitted e : out) {
+            for (ClosedPass closed : e.passes()) {
+                passes.add(closed.pass());
+            }
+        }
+        return passes;
     }
 
     private void forward(Emitted emitted, long timestampMs, RunKey key) {

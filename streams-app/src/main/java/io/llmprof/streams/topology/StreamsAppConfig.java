@@ -3,6 +3,7 @@ package io.llmprof.streams.topology;
 import io.llmprof.events.Topics;
 import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
 import io.llmprof.streams.error.DeadLetteringProcessingHandler;
+import io.llmprof.streams.host.HostConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -38,6 +39,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param overrides extra Streams properties, applied last
  * @param crossRankPasses aligned passes the cross-rank view holds per (job, run); default {@value
  *     #DEFAULT_CROSS_RANK_PASSES}
+ * @param host host-overhead analysis settings (thresholds, prep patterns, window source, rolling steps);
+ *     null = {@link HostConfig#defaults()}
  */
 public record StreamsAppConfig(
         String bootstrapServers,
@@ -55,7 +58,8 @@ public record StreamsAppConfig(
         Integer replicationFactor,
         Integer partitions,
         Map<String, String> overrides,
-        Integer crossRankPasses) {
+        Integer crossRankPasses,
+        HostConfig host) {
 
     public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
@@ -157,6 +161,10 @@ public record StreamsAppConfig(
         return crossRankPasses == null ? DEFAULT_CROSS_RANK_PASSES : crossRankPasses;
     }
 
+    public HostConfig effectiveHost() {
+        return host == null ? HostConfig.defaults() : host;
+    }
+
     public int effectivePartitions() {
         return partitions == null ? 1 : partitions;
     }
@@ -213,6 +221,7 @@ public record StreamsAppConfig(
         b.partitions = partitions;
         b.overrides = overrides;
         b.crossRankPasses = crossRankPasses;
+        b.host = host;
         return b;
     }
 
@@ -234,6 +243,7 @@ public record StreamsAppConfig(
         private Integer partitions;
         private Map<String, String> overrides;
         private Integer crossRankPasses;
+        private HostConfig host;
 
         private Builder(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
@@ -314,6 +324,11 @@ public record StreamsAppConfig(
             return this;
         }
 
+        public Builder host(HostConfig v) {
+            host = v;
+            return this;
+        }
+
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
                     bootstrapServers,
@@ -331,7 +346,8 @@ public record StreamsAppConfig(
                     replicationFactor,
                     partitions,
                     overrides,
-                    crossRankPasses);
+                    crossRankPasses,
+                    host);
         }
     }
 }

@@ -8,8 +8,10 @@ import io.llmprof.events.TraceBatch;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.crossrank.CrossRankWindow;
+import io.llmprof.streams.host.HostConfig;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.llmprof.streams.processor.CrossRankProcessor;
+import io.llmprof.streams.processor.HostProcessor;
 import io.llmprof.streams.processor.PassSegmenterProcessor;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
@@ -39,7 +41,10 @@ import org.apache.kafka.streams.state.Stores;
  * llmprof.trace-events -> trace-events-source -> pass-segmenter -> passes-sink    -> llmprof.passes
  *                                                      |         -> layers-sink    -> llmprof.layers
  *                                                      |         -> anomalies-sink -> llmprof.anomalies
- *                                   [run-state] [segmenter-snapshots]
+ *                                   [run-state] [segmenter-snapshots]      |
+ *                            HostFeed (new events, closed passes) -> host-overhead -> host-steps-sink    -> llmprof.host-steps
+ *                                                                     [host-state]  -> host-verdicts-sink -> llmprof.host-verdicts
+ *                                                                                   -> anomalies-sink
  *
  * llmprof.passes -> cross-rank-passes-source -> cross-rank-by-job (key: job) -> [repartition topic
  *   &lt;app&gt;-cross-rank-passes-by-job-repartition] -> cross-rank-aggregator -> cross-rank-sink -> llmprof.cross-rank
@@ -79,6 +84,14 @@ public final class TopologyFactory {
 
     public static final String CROSS_RANK_SINK = "cross-rank-sink";
 
+    /** Host-overhead analysis: the segmenter's child, fed every record's new events and closed passes. */
+    public static final String HOST = "host-overhead";
+    /** Per (job, rank, run): the host tracker and rollup, binary. */
+    public static final String HOST_STORE = "host-state";
+
+    public static final String HOST_STEPS_SINK = "host-steps-sink";
+    public static final String HOST_VERDICTS_SINK = "host-verdicts-sink";
+
     private TopologyFactory() {}
 
     /** The topology, with meters that go nowhere (for {@code describe()} and tools). */
@@ -97,7 +110,8 @@ public final class TopologyFactory {
 
     /** The topology with an already resolved segmenter configuration (config's model options are ignored). */
     public static Topology build(StreamsAppConfig config, SegmenterConfig segmenterConfig, StreamsMeters meters) {
-        PassSegmenterProcessor.Sinks sinks = new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK);
+        PassSegmenterProcessor.Sinks sinks =
+                new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK, HOST);
         StoreBuilder<KeyValueStore<RunKey, RunState>> runStore = Stores.keyValueStoreBuilder(
                         Stores.persistentKeyValueStore(RUN_STORE),
                         new JsonSerde<>(RunKey.class),
@@ -132,6 +146,30 @@ public final class TopologyFactory {
             }
         };
 
+        StoreBuilder<KeyValueStore<RunKey, byte[]>> hostStore = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(HOST_STORE), new JsonSerde<>(RunKey.class), Serdes.ByteArray())
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of(
+                        TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
+        HostConfig hostConfig = config.effectiveHost();
+        ProcessorSupplier<String, Object, String, Object> host = new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, Object, String, Object> get() {
+                return new HostProcessor(
+                        hostConfig,
+                        meters,
+                        HOST_STORE,
+                        new HostProcessor.Sinks(HOST_STEPS_SINK, HOST_VERDICTS_SINK, ANOMALIES_SINK),
+                        config.effectivePunctuationInterval(),
+                        config.effectiveStateRetention());
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(hostStore);
+            }
+        };
+
         Topology topology = crossRank(config, meters).build();
         topology.addSource(
                 SOURCE,
@@ -139,6 +177,7 @@ public final class TopologyFactory {
                 Topics.TRACE_EVENTS.valueSerde().deserializer(),
                 Topics.TRACE_EVENTS.name());
         topology.addProcessor(SEGMENTER, segmenter, SOURCE);
+        topology.addProcessor(HOST, host, SEGMENTER);
         topology.addSink(
                 PASSES_SINK,
                 Topics.PASSES.name(),
@@ -156,7 +195,20 @@ public final class TopologyFactory {
                 Topics.ANOMALIES.name(),
                 Topics.ANOMALIES.keySerde().serializer(),
                 Topics.ANOMALIES.valueSerde().serializer(),
-                SEGMENTER);
+                SEGMENTER,
+                HOST);
+        topology.addSink(
+                HOST_STEPS_SINK,
+                Topics.HOST_STEPS.name(),
+                Topics.HOST_STEPS.keySerde().serializer(),
+                Topics.HOST_STEPS.valueSerde().serializer(),
+                HOST);
+        topology.addSink(
+                HOST_VERDICTS_SINK,
+                Topics.HOST_VERDICTS.name(),
+                Topics.HOST_VERDICTS.keySerde().serializer(),
+                Topics.HOST_VERDICTS.valueSerde().serializer(),
+                HOST);
         return topology;
     }
 

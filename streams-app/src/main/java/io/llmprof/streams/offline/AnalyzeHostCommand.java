@@ -1,0 +1,234 @@
+package io.llmprof.streams.offline;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ReadSummary;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.events.Json;
+import io.llmprof.events.host.HostAssessment;
+import io.llmprof.events.host.HostSums;
+import io.llmprof.events.host.HostThresholdSet;
+import io.llmprof.events.host.HostThresholds;
+import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.host.HostConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code llmprof analyze host}: host-overhead detection (M1..M5, both verdicts, per phase), kernel-gap
+ * drill-down, graph coverage, launch statistics, stragglers and findings of an Nsight Systems SQLite export or
+ * a Kineto trace, and with {@code --baseline} the regression root cause. The same tracker as the live topology,
+ * streamed: memory does not grow with the trace.
+ */
+@Command(
+        name = "host",
+        description = {
+            "Host-overhead detection and regression root cause of an Nsight Systems SQLite export (nsys export",
+            "--type sqlite) or a Kineto trace: GPU idle, launch overhead, exposed host preparation, per phase,",
+            "with the seed-compatible and llmprof verdicts, gap drill-down, stragglers and findings."
+        },
+        mixinStandardHelpOptions = true,
+        sortOptions = false)
+public final class AnalyzeHostCommand implements Callable<Integer> {
+    /** Output format. */
+    public enum Format {
+        text,
+        json
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(
+            names = "--trace",
+            required = true,
+            paramLabel = "FILE",
+            description = "Nsight SQLite export (.sqlite) or Kineto trace (.json, .json.gz), or a directory of them."
+                    + " Repeatable: several files are the ranks of one run.")
+    List<Path> traces;
+
+    @Option(
+            names = "--baseline",
+            paramLabel = "FILE",
+            description = "The baseline run's file(s) or directory: compare --trace against it. Repeatable.")
+    List<Path> baseline = new ArrayList<>();
+
+    @Option(
+            names = "--format",
+            defaultValue = "text",
+            paramLabel = "FORMAT",
+            description = "text or json (default: ${DEFAULT-VALUE}).")
+    Format format;
+
+    @Mixin
+    HostOptions host;
+
+    @Mixin
+    SegmenterOptions model;
+
+    public AnalyzeHostCommand() {}
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        List<Path> files = files("--trace", traces, err);
+        if (files == null) {
+            return 2;
+        }
+        List<Path> baseFiles = baseline.isEmpty() ? List.of() : files("--baseline", baseline, err);
+        if (baseFiles == null) {
+            return 2;
+        }
+        HostConfig config;
+        SegmenterConfig segmenterConfig;
+        try {
+            segmenterConfig = model.resolve();
+            config = host.resolve(0, segmenterConfig.numLayers());
+        } catch (IllegalArgumentException e) {
+            err.println("analyze host: " + e.getMessage());
+            return 2;
+        }
+        HostRunAnalysis target;
+        HostRunAnalysis base = null;
+        try {
+            target = new HostRunAnalysis(config, segmenterConfig, files).read();
+            if (!baseFiles.isEmpty()) {
+                base = new HostRunAnalysis(config, segmenterConfig, baseFiles).read();
+            }
+        } catch (NoSuchFileException e) {
+            err.println("analyze host: cannot open " + e.getFile());
+            return 2;
+        }
+        Map<String, Object> doc = document(target, base);
+        if (format == Format.json) {
+            out.println(Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(doc));
+        } else {
+            HostText.render(out, target, base, doc);
+        }
+        out.flush();
+        if (target.gpuEvents == 0) {
+            err.println("analyze host: "
+                    + String.join(", ", files.stream().map(Path::toString).toList())
+                    + " has no GPU kernels, memcpy or memset: no step windows");
+        }
+        return 0;
+    }
+
+    private static List<Path> files(String option, List<Path> paths, PrintWriter err) {
+        List<Path> files;
+        try {
+            files = TraceFiles.expand(paths);
+        } catch (UncheckedIOException e) {
+            err.println("analyze host: " + e.getMessage() + ": " + e.getCause().getMessage());
+            return null;
+        }
+        if (files.isEmpty()) {
+            err.println("analyze host: no trace files (.sqlite, .json, .json.gz) in " + option + " " + paths);
+            return null;
+        }
+        for (Path f : files) {
+            if (!Files.isRegularFile(f)) {
+                err.println("analyze host: " + option + " file " + f + " does not exist or is not a file");
+                return null;
+            }
+        }
+        return files;
+    }
+
+    /** The JSON document (also what the text report renders from). */
+    static Map<String, Object> document(HostRunAnalysis target, HostRunAnalysis base) {
+        HostThresholdSet thresholds = target.config.thresholds();
+        HostSums all = target.phaseSums.get(HostThresholdSet.ALL);
+        HostThresholds t = thresholds.forPhase(HostThresholdSet.ALL);
+        HostAssessment a = HostAssessment.assess(all, t);
+        Map<String, Object> doc = new LinkedHashMap<>();
+        // the keys the engineers' scripts read, first and unchanged
+        doc.put("verdict", all.steps() == 0 ? null : a.verdict());
+        doc.put("aggregate_metrics", HostReport.metrics(a.metrics()));
+        doc.put("crossed_count", a.crossedCount());
+        doc.put("applicable_count", a.applicableCount());
+        doc.put("host_prep_confirmed", a.hostPrepConfirmed());
+        doc.put("nccl_caveat", a.ncclCaveat());
+        doc.put("phases", HostReport.phases(target.phaseSums, thresholds));
+        // llmprof's own
+        doc.put("llmprof_verdict", all.steps() == 0 ? null : a.llmprofVerdict());
+        doc.put("votes", HostReport.votes(a.votes()));
+        doc.put("crossed", a.crossed());
+        doc.put("thresholds", HostReport.thresholds(t));
+        doc.put("job", target.job);
+        doc.put("run", target.run);
+        doc.put("traces", target.files.stream().map(Path::toString).toList());
+        doc.put("window_source", target.config.windowSource());
+        doc.put("sums", HostReport.sums(all));
+        doc.put("steps", HostReport.profile(target.profile));
+        List<Object> ranks = new ArrayList<>();
+        for (HostRunAnalysis.RankResult r : target.ranks.values()) {
+            if (r.steps == 0 && r.tracker.drillDown().gaps().isEmpty()) {
+                continue; // a rank with no GPU activity (CPU-only process) has nothing to show
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("rank", r.rank);
+            m.put("steps", r.steps);
+            m.put("incomplete_steps", r.incomplete);
+            m.put("window_sources", r.sources);
+            m.put("all", HostReport.verdict(r.verdict(HostThresholdSet.ALL)));
+            m.put("context", HostReport.verdict(r.verdict(HostThresholdSet.CONTEXT)));
+            m.put("generation", HostReport.verdict(r.verdict(HostThresholdSet.GENERATION)));
+            m.put("drilldown", HostReport.drillDown(r.drillDown()));
+            ranks.add(m);
+        }
+        doc.put("ranks", ranks);
+        doc.put("stragglers", HostReport.stragglers(target.stragglers.report()));
+        List<Object> findings = new ArrayList<>();
+        for (HostRunAnalysis.RankResult r : target.ranks.values()) {
+            for (Object f : HostReport.findings(r.drillDown().findings())) {
+                @SuppressWarnings("unchecked")
+                Map<String, Object> m = new LinkedHashMap<>((Map<String, Object>) f);
+                m.put("rank", r.rank);
+                findings.add(m);
+            }
+        }
+        doc.put("findings", findings);
+        if (base != null) {
+            doc.put("regression", HostReport.regression(base, target));
+        }
+        doc.put("notices", target.notices);
+        doc.put("problems", problems(target));
+        return doc;
+    }
+
+    private static List<Object> problems(HostRunAnalysis a) {
+        List<Object> out = new ArrayList<>();
+        for (InputProblem p : a.problems.subList(0, Math.min(100, a.problems.size()))) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("kind", p.kind().tag());
+            m.put("file", p.file());
+            m.put("position", p.position());
+            m.put("message", p.message());
+            out.add(m);
+        }
+        for (ReadSummary s : a.summaries) {
+            if (!s.complete()) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("kind", "incomplete_file");
+                m.put("message", "a trace file ended early: results cover what was read");
+                out.add(m);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,202 @@
+package io.llmprof.streams.offline;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.agent.kineto.ReadSummary;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.produce.TraceReaders;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostStep;
+import io.llmprof.events.host.HostSums;
+import io.llmprof.events.host.HostThresholdSet;
+import io.llmprof.events.host.HostVerdict;
+import io.llmprof.events.host.RunProfile;
+import io.llmprof.events.host.StragglerDetector;
+import io.llmprof.streams.boundary.ClosedPass;
+import io.llmprof.streams.boundary.Emitted;
+import io.llmprof.streams.boundary.PassSegmenter;
+import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.host.HostConfig;
+import io.llmprof.streams.host.HostRollup;
+import io.llmprof.streams.host.HostTracker;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * One run of {@code analyze host}: trace files (the ranks of one job) streamed through the agent's readers into
+ * one {@link PassSegmenter} (pass windows) and one {@link HostTracker} per rank, exactly as the live topology
+ * feeds them. Steps are folded as they close: per-rank cumulative rollups, job-wide sums per phase, a bounded
+ * {@link RunProfile} for regression and a {@link StragglerDetector}; no step list is kept, so memory does not
+ * grow with the trace.
+ */
+final class HostRunAnalysis {
+    /** Step-duration samples kept for percentiles. */
+    static final int PROFILE_SAMPLES = 100_000;
+    /** Steps per rank the straggler detector holds. */
+    static final int STRAGGLER_STEPS = 100_000;
+
+    /** What one rank gave. */
+    static final class RankResult {
+        final String rank;
+        final HostTracker tracker;
+        final HostRollup rollup;
+        long steps;
+        long incomplete;
+        final Map<String, Long> sources = new TreeMap<>();
+
+        RankResult(String rank, HostTracker tracker, HostRollup rollup) {
+            this.rank = rank;
+            this.tracker = tracker;
+            this.rollup = rollup;
+        }
+
+        HostVerdict verdict(String phase) {
+            return rollup.latest().get(phase);
+        }
+
+        HostDrillDown drillDown() {
+            return tracker.drillDown();
+        }
+    }
+
+    final HostConfig config;
+    final SegmenterConfig segmenterConfig;
+    final List<Path> files;
+    final String job;
+    String run;
+    final Map<String, RankResult> ranks = new LinkedHashMap<>();
+    final Map<String, HostSums> phaseSums = new LinkedHashMap<>();
+    final RunProfile profile;
+    final Map<String, RunProfile> phaseProfiles = new LinkedHashMap<>();
+    final StragglerDetector stragglers;
+    final List<String> notices = new ArrayList<>();
+    final List<InputProblem> problems = new ArrayList<>();
+    final List<ReadSummary> summaries = new ArrayList<>();
+    long gpuEvents;
+    long hostEvents;
+
+    private final RankSegmenters segmenters;
+    private final Map<String, String> labels = new HashMap<>();
+    private int fileNumber = -1;
+    private Path current;
+
+    HostRunAnalysis(HostConfig config, SegmenterConfig segmenterConfig, List<Path> files) {
+        this.config = config;
+        this.segmenterConfig = segmenterConfig;
+        this.files = List.copyOf(files);
+        this.job = TraceFiles.jobName(files.get(0));
+        this.run = TraceFiles.runName(files.get(0));
+        this.profile = new RunProfile(job, run, PROFILE_SAMPLES);
+        this.stragglers = new StragglerDetector(job, run, STRAGGLER_STEPS);
+        for (String phase : List.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
+            phaseSums.put(phase, HostSums.ZERO);
+        }
+        this.segmenters = new RankSegmenters(r -> new PassSegmenter(segmenterConfig, job, run, r), this::route);
+    }
+
+    /** Reads every file in order. @throws IOException when a file cannot be opened at all */
+    HostRunAnalysis read() throws IOException {
+        Sink sink = new Sink();
+        for (Path file : files) {
+            current = file;
+            fileNumber++;
+            summaries.add(TraceReaders.read(file, ReaderOptions.defaults(), sink));
+        }
+        segmenters.finishAll();
+        for (RankResult r : ranks.values()) {
+            r.tracker.finish(step(r));
+        }
+        return this;
+    }
+
+    RunProfile profile(String phase) {
+        return phase == null || phase.equals(HostThresholdSet.ALL) ? profile : phaseProfiles.get(phase);
+    }
+
+    private RankResult rank(String rank) {
+        return ranks.computeIfAbsent(
+                rank, r -> new RankResult(r, new HostTracker(config, job, run, r), new HostRollup(config)));
+    }
+
+    private Consumer<HostStep> step(RankResult r) {
+        return s -> {
+            r.steps++;
+            if (!s.complete()) {
+                r.incomplete++;
+            }
+            r.sources.merge(s.source(), 1L, Long::sum);
+            r.rollup.add(s, null);
+            phaseSums.merge(HostThresholdSet.ALL, s.sums(), HostSums::plus);
+            profile.add(s);
+            if (s.phase() != null) {
+                phaseSums.merge(s.phase(), s.sums(), HostSums::plus);
+                phaseProfiles
+                        .computeIfAbsent(s.phase(), p -> new RunProfile(job, run, PROFILE_SAMPLES))
+                        .add(s);
+            }
+            stragglers.add(s);
+        };
+    }
+
+    private void route(String rank, Emitted emitted) {
+        RankResult r = rank(rank);
+        for (ClosedPass c : emitted.passes()) {
+            r.tracker.pass(c.pass(), step(r));
+        }
+        if (emitted.anomalies().stream().anyMatch(a -> a.kind() == AnomalyKind.NO_ANCHOR)) {
+            r.tracker.noPasses(step(r));
+        }
+    }
+
+    /** The rank as reported: a rank already read from an earlier file becomes {@code <rank>@<file name>}. */
+    private String label(String fileRank) {
+        return labels.computeIfAbsent(fileNumber + "\u0000" + fileRank, k -> {
+            if (!labels.containsValue(fileRank)) {
+                return fileRank;
+            }
+            String label = fileRank + "@" + current.getFileName();
+            notices.add(
+                    "rank " + fileRank + " of " + current + " was already read from another file: listed as " + label);
+            return label;
+        });
+    }
+
+    private final class Sink implements OrderedSink {
+        @Override
+        public void event(String fileRank, TraceBatch.Lane lane, long index, TraceEvent e) {
+            String rank = label(fileRank);
+            RankResult r = rank(rank);
+            if (lane == TraceBatch.Lane.GPU) {
+                gpuEvents++;
+            } else {
+                hostEvents++;
+            }
+            r.tracker.accept(lane, e, step(r));
+            segmenters.event(rank, lane, e);
+        }
+
+        @Override
+        public void endOfTrace(String fileRank, TraceBatch.Lane lane) {
+            String rank = label(fileRank);
+            RankResult r = rank(rank);
+            segmenters.endOfTrace(rank, lane);
+            r.tracker.laneEnded(lane, step(r));
+        }
+
+        @Override
+        public void problem(InputProblem p) {
+            problems.add(p);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+package io.llmprof.streams.offline;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The {@code analyze host} text report, rendered from the same document as the JSON output. */
+final class HostText {
+    private static final List<String[]> METRICS = List.of(
+            new String[] {"M1", "gpu_idle_ratio", "m1", ">"},
+            new String[] {"M2", "launch_overhead_ratio", "m2", ">"},
+            new String[] {"M3a", "host_prep_exposed_ratio", "m3a", ">"},
+            new String[] {"M3b", "host_prep_perf_impact", "m3b", ">"},
+            new String[] {"M3c", "host_prep_idle_attribution", "m3c", ">"},
+            new String[] {"M4", "gpu_utilization", "m4", "<"},
+            new String[] {"M5", "nccl_ratio", "m5", ">"});
+
+    private HostText() {}
+
+    static void render(PrintWriter out, HostRunAnalysis target, HostRunAnalysis base, Map<String, Object> doc) {
+        out.println("== llmprof host-overhead analysis ==");
+        out.println("traces: " + doc.get("traces"));
+        out.println("job " + doc.get("job") + ", run " + doc.get("run") + ", window source "
+                + doc.get("window_source") + ", " + target.gpuEvents + " GPU events, " + target.hostEvents
+                + " host events");
+        for (Object n : (List<?>) doc.get("notices")) {
+            out.println("notice: " + n);
+        }
+        for (Object p : (List<?>) doc.get("problems")) {
+            out.println("problem: " + p);
+        }
+        out.println();
+        out.println("VERDICT (seed-compatible): " + or(doc.get("verdict"), "n/a (no steps)") + "   crossed "
+                + doc.get("crossed_count") + " of " + doc.get("applicable_count") + " applicable "
+                + doc.get("crossed"));
+        out.println("VERDICT (llmprof):         " + or(doc.get("llmprof_verdict"), "n/a (no steps)") + "   votes "
+                + votes((List<?>) doc.get("votes")));
+        out.println(
+                "host prep confirmed: " + doc.get("host_prep_confirmed") + "   nccl caveat: " + doc.get("nccl_caveat")
+                        + (Boolean.TRUE.equals(doc.get("nccl_caveat"))
+                                ? " (communication is a large share of GPU busy time: idle partly means waiting for peers)"
+                                : ""));
+        out.println();
+        metricsTable(out, doc);
+        steps(out, map(doc.get("steps")));
+        for (Object o : (List<?>) doc.get("ranks")) {
+            rank(out, map(o));
+        }
+        stragglers(out, map(doc.get("stragglers")));
+        findings(out, (List<?>) doc.get("findings"));
+        if (doc.get("regression") != null) {
+            regression(out, map(doc.get("regression")));
+        }
+    }
+
+    private static void metricsTable(PrintWriter out, Map<String, Object> doc) {
+        Map<String, Object> phases = map(doc.get("phases"));
+        Map<String, Object> ctx = map(phases.get("context"));
+        Map<String, Object> gen = map(phases.get("generation"));
+        Map<String, Object> aggT = map(doc.get("thresholds"));
+        out.printf(
+                Locale.ROOT,
+                "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
+                "",
+                "metric",
+                "all",
+                "threshold",
+                "context",
+                "threshold",
+                "generation",
+                "threshold");
+        out.printf(
+                Locale.ROOT,
+                "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
+                "",
+                "steps",
+                map(doc.get("sums")).get("steps"),
+                "",
+                ctx.get("steps"),
+                "",
+                gen.get("steps"),
+                "");
+        for (String[] m : METRICS) {
+            out.printf(
+                    Locale.ROOT,
+                    "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
+                    m[0],
+                    m[1],
+                    value(map(doc.get("aggregate_metrics")).get(m[1]), crossed(doc.get("crossed"), m[2])),
+                    m[3] + " " + ratio(aggT.get(m[2])),
+                    value(map(ctx.get("metrics")).get(m[1]), crossed(ctx.get("crossed"), m[2])),
+                    m[3] + " " + ratio(map(ctx.get("thresholds")).get(m[2])),
+                    value(map(gen.get("metrics")).get(m[1]), crossed(gen.get("crossed"), m[2])),
+                    m[3] + " " + ratio(map(gen.get("thresholds")).get(m[2])));
+        }
+        out.printf(
+                Locale.ROOT,
+                "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
+                "",
+                "verdict seed / llmprof",
+                or(doc.get("verdict"), "-") + "/" + abbreviate(doc.get("llmprof_verdict")),
+                "",
+                or(ctx.get("verdict"), "-") + "/" + abbreviate(ctx.get("llmprof_verdict")),
+                "",
+                or(gen.get("verdict"), "-") + "/" + abbreviate(gen.get("llmprof_verdict")),
+                "");
+        out.println("(* = crossed; per-phase figures are sums over that phase's own step windows)");
+        out.println();
+    }
+
+    private static void steps(PrintWriter out, Map<String, Object> steps) {
+        if (steps == null || steps.isEmpty()) {
+            return;
+        }
+        out.println("-- steps --");
+        for (Map.Entry<String, Object> e : steps.entrySet()) {
+            out.println("  " + e.getKey() + ": " + e.getValue());
+        }
+        out.println();
+    }
+
+    private static void rank(PrintWriter out, Map<String, Object> r) {
+        out.println("-- rank " + r.get("rank") + ": " + r.get("steps") + " steps (" + r.get("incomplete_steps")
+                + " incomplete), windows " + r.get("window_sources") + " --");
+        Map<String, Object> all = map(r.get("all"));
+        if (all != null) {
+            out.println("  verdict " + all.get("verdict") + " / llmprof " + all.get("llmprof_verdict") + ", metrics "
+                    + compact(map(all.get("metrics"))));
+        }
+        Map<String, Object> d = map(r.get("drilldown"));
+        Map<String, Object> graph = map(d.get("graph_coverage"));
+        if (graph != null && !graph.isEmpty()) {
+            out.println("  graph coverage: " + graph.get("graph_kernels") + " of " + graph.get("kernels")
+                    + " kernels from " + graph.get("graph_launches") + " graph launches (" + ratio(graph.get("ratio"))
+                    + ")");
+        }
+        for (Object l : (List<?>) d.get("launch_stats")) {
+            Map<String, Object> m = map(l);
+            out.printf(
+                    Locale.ROOT,
+                    "  api %-31s %8s calls  total %10.1f us  max %8.1f us  per step %s%n",
+                    m.get("name"),
+                    m.get("calls"),
+                    ((Number) m.get("total_ns")).longValue() / 1000.0,
+                    ((Number) m.get("max_ns")).longValue() / 1000.0,
+                    m.get("per_step") == null ? "-" : String.format(Locale.ROOT, "%.1f", m.get("per_step")));
+        }
+        for (Object g : (List<?>) d.get("gaps")) {
+            Map<String, Object> m = map(g);
+            out.println("  gaps device " + m.get("device") + " stream " + m.get("stream") + ": " + m.get("buckets"));
+            for (Object t : (List<?>) m.get("top_gaps")) {
+                Map<String, Object> tg = map(t);
+                out.printf(
+                        Locale.ROOT,
+                        "    %10.1f us  before %s  after %s  preceded by %s%n",
+                        ((Number) tg.get("gap_us")).doubleValue(),
+                        shorten(tg.get("before")),
+                        shorten(tg.get("after")),
+                        tg.get("preceding") == null ? "-" : tg.get("preceding_kind") + " " + tg.get("preceding"));
+            }
+        }
+        out.println();
+    }
+
+    private static void stragglers(PrintWriter out, Map<String, Object> s) {
+        if (s == null || s.isEmpty()) {
+            return;
+        }
+        out.println("-- stragglers --");
+        for (Map.Entry<String, Object> e : s.entrySet()) {
+            out.println("  " + e.getKey() + ": " + e.getValue());
+        }
+        out.println();
+    }
+
+    private static void findings(PrintWriter out, List<?> findings) {
+        out.println("-- findings --");
+        if (findings.isEmpty()) {
+            out.println("  none");
+        }
+        for (Object o : findings) {
+            Map<String, Object> f = map(o);
+            out.println("  [" + f.get("severity") + "] " + f.get("kind") + " rank " + f.get("rank") + ": "
+                    + f.get("summary"));
+            for (Object ev : (List<?>) f.get("evidence")) {
+                out.println("      " + ev);
+            }
+        }
+        out.println();
+    }
+
+    private static void regression(PrintWriter out, Map<String, Object> r) {
+        out.println("-- regression vs baseline --");
+        out.println("  CONCLUSION: " + r.get("conclusion"));
+        for (Object ev : (List<?>) r.getOrDefault("evidence", List.of())) {
+            out.println("    " + ev);
+        }
+        out.printf(
+                Locale.ROOT,
+                "  %-10s %-48s %14s %14s %9s  %s%n",
+                "section",
+                "name",
+                "baseline",
+                "target",
+                "delta",
+                "status");
+        for (Object o : (List<?>) r.get("rows")) {
+            Map<String, Object> m = map(o);
+            out.printf(
+                    Locale.ROOT,
+                    "  %-10s %-48s %14s %14s %9s  %s%n",
+                    m.get("section"),
+                    shorten(m.get("name")),
+                    number(m.get("baseline")),
+                    number(m.get("target")),
+                    m.get("delta_pct") == null
+                            ? "-"
+                            : String.format(Locale.ROOT, "%+.1f%%", ((Number) m.get("delta_pct")).doubleValue()),
+                    m.get("status"));
+        }
+        out.println();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object o) {
+        return (Map<String, Object>) o;
+    }
+
+    private static boolean crossed(Object list, String key) {
+        return list instanceof List<?> l && l.contains(key);
+    }
+
+    private static String value(Object v, boolean crossed) {
+        return v == null
+                ? "n/a"
+                : String.format(Locale.ROOT, "%.4f", ((Number) v).doubleValue()) + (crossed ? "*" : " ");
+    }
+
+    private static String ratio(Object v) {
+        return v == null ? "-" : String.format(Locale.ROOT, "%.2f", ((Number) v).doubleValue());
+    }
+
+    private static String number(Object v) {
+        if (v == null) {
+            return "-";
+        }
+        double d = ((Number) v).doubleValue();
+        return d == Math.rint(d) && Math.abs(d) < 1e15
+                ? String.valueOf((long) d)
+                : String.format(Locale.ROOT, "%.2f", d);
+    }
+
+    private static String compact(Map<String, Object> metrics) {
+        StringBuilder b = new StringBuilder();
+        metrics.forEach((k, v) ->
+                b.append(b.length() == 0 ? "" : ", ").append(k).append('=').append(ratio(v)));
+        return b.toString();
+    }
+
+    private static String votes(List<?> votes) {
+        StringBuilder b = new StringBuilder();
+        for (Object o : votes) {
+            Map<String, Object> v = map(o);
+            b.append(b.length() == 0 ? "" : ", ")
+                    .append(v.get("name"))
+                    .append('=')
+                    .append(
+                            Boolean.TRUE.equals(v.get("applicable"))
+                                    ? (Boolean.TRUE.equals(v.get("crossed")) ? "crossed" : "ok")
+                                    : "n/a");
+        }
+        return b.toString();
+    }
+
+    private static String abbreviate(Object verdict) {
+        return verdict == null ? "-" : "INCONCLUSIVE".equals(verdict) ? "INCONCL" : verdict.toString();
+    }
+
+    private static String or(Object v, String fallback) {
+        return v == null ? fallback : v.toString();
+    }
+
+    private static String shorten(Object name) {
+        if (name == null) {
+            return "-";
+        }
+        String s = name.toString();
+        return s.length() <= 48 ? s : s.substring(0, 45) + "...";
+    }
+}
