@@ -36,6 +36,11 @@ public final class KafkaBaselineMarker implements BaselineMarker, AutoCloseable 
                         true,
                         ProducerConfig.MAX_BLOCK_MS_CONFIG,
                         (int) SEND_TIMEOUT.toMillis(),
+                        // Kafka refuses a delivery timeout below request timeout + linger.
+                        ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                        (int) SEND_TIMEOUT.toMillis() - 5_000,
+                        ProducerConfig.LINGER_MS_CONFIG,
+                        0,
                         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
                         (int) SEND_TIMEOUT.toMillis()),
                 Topics.HOST_BASELINES.keySerde().serializer(),
