@@ -21,6 +21,7 @@ public record Stats(
         @JsonProperty("p99_ns") long p99) {
     public static final Stats EMPTY = new Stats(0, 0, 0, 0, 0, 0, 0);
 
+    @com.fasterxml.jackson.annotation.JsonIgnore
     public boolean isEmpty() {
         return count == 0;
     }

@@ -43,7 +43,11 @@ class TopologyFactoryTest {
                         TopologyFactory.CROSS_RANK_REPARTITION + "-repartition-sink",
                         TopologyFactory.CROSS_RANK_REPARTITION + "-repartition-source",
                         TopologyFactory.CROSS_RANK,
-                        TopologyFactory.CROSS_RANK_SINK);
+                        TopologyFactory.CROSS_RANK_SINK,
+                        TopologyFactory.HOST,
+                        TopologyFactory.HOST_STEPS_SINK,
+                        TopologyFactory.HOST_VERDICTS_SINK);
+        assertThat(processor(d, TopologyFactory.HOST).stores()).containsExactly(TopologyFactory.HOST_STORE);
         assertThat(processor(d, TopologyFactory.SEGMENTER).stores())
                 .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
         assertThat(processor(d, TopologyFactory.CROSS_RANK).stores())
@@ -70,7 +74,9 @@ class TopologyFactoryTest {
                 .contains("topics: [" + Topics.TRACE_EVENTS.name() + "]")
                 .contains("topic: " + Topics.PASSES.name())
                 .contains("topic: " + Topics.LAYERS.name())
-                .contains("topic: " + Topics.ANOMALIES.name());
+                .contains("topic: " + Topics.ANOMALIES.name())
+                .contains("topic: " + Topics.HOST_STEPS.name())
+                .contains("topic: " + Topics.HOST_VERDICTS.name());
     }
 
     @Test
