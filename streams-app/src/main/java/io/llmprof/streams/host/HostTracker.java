@@ -209,6 +209,14 @@ public final class HostTracker {
         after(out);
     }
 
+    /**
+     * Whether passes can still become windows: false once a better source (NVTX, markers) made a window, the
+     * segmenter gave up, or all-reduce grouping took over. Offline callers stop segmenting the rank then.
+     */
+    public boolean wantsPasses() {
+        return config.allows(HostConfig.PASS) && bestLevel <= Window.LEVEL_PASS && !noPasses && !arEnabled;
+    }
+
     /** The segmenter gave up (no anchor): all-reduce grouping may start now. */
     public void noPasses(Consumer<HostStep> out) {
         noPasses = true;
@@ -544,7 +552,7 @@ public final class HostTracker {
         if (hostWindowsPossible()) {
             low = Math.min(low, hostEvents == 0 ? Long.MIN_VALUE : hostClock);
         }
-        if (config.allows(HostConfig.PASS) && bestLevel <= Window.LEVEL_PASS && !noPasses && !arEnabled) {
+        if (wantsPasses()) {
             low = Math.min(low, passSeen ? lastPassEnd : Long.MIN_VALUE);
         }
         if (grouperActive) {

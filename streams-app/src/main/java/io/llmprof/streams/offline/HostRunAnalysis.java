@@ -53,6 +53,7 @@ final class HostRunAnalysis {
         final HostRollup rollup;
         long steps;
         long incomplete;
+        boolean segmenting = true;
         final Map<String, Long> sources = new TreeMap<>();
 
         RankResult(String rank, HostTracker tracker, HostRollup rollup) {
@@ -183,14 +184,23 @@ final class HostRunAnalysis {
                 hostEvents++;
             }
             r.tracker.accept(lane, e, step(r));
-            segmenters.event(rank, lane, e);
+            if (r.segmenting && !r.tracker.wantsPasses()) {
+                // NVTX or marker windows took over (or the segmenter gave up): passes would be ignored
+                r.segmenting = false;
+                segmenters.drop(rank);
+            }
+            if (r.segmenting) {
+                segmenters.event(rank, lane, e);
+            }
         }
 
         @Override
         public void endOfTrace(String fileRank, TraceBatch.Lane lane) {
             String rank = label(fileRank);
             RankResult r = rank(rank);
-            segmenters.endOfTrace(rank, lane);
+            if (r.segmenting) {
+                segmenters.endOfTrace(rank, lane);
+            }
             r.tracker.laneEnded(lane, step(r));
         }
 

@@ -55,6 +55,12 @@ final class RankSegmenters {
         segmenters.forEach(this::end);
     }
 
+    /** Forgets a rank: its segmenter and open pass are dropped, nothing more is emitted for it. */
+    void drop(String rank) {
+        segmenters.remove(rank);
+        ended.add(rank);
+    }
+
     Collection<PassSegmenter> all() {
         return segmenters.values();
     }
