@@ -6,6 +6,7 @@ import io.llmprof.events.TraceEvent;
 import io.llmprof.events.host.HostDrillDown;
 import io.llmprof.events.host.HostStep;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -102,6 +103,12 @@ public final class HostTracker {
     final List<Window> pending = new ArrayList<>();
     /** Marker windows whose host range the host lane has not passed: they collect launches. */
     final List<Window> openMarkers = new ArrayList<>();
+    /** Launch correlation to the collecting marker window that launched it (derived from the windows). */
+    final Map<Long, Window> launchOwner = new HashMap<>();
+    /** Collecting marker windows with too many launches for {@link #launchOwner} (derived). */
+    final List<Window> overflowMarkers = new ArrayList<>();
+    /** Highest correlation each GPU stream has run. */
+    final Map<Long, Long> streamMaxCorr = new HashMap<>();
 
     int bestLevel = -1;
     boolean noPasses;
@@ -236,6 +243,9 @@ public final class HostTracker {
         while (!pending.isEmpty()) {
             Window w = pending.remove(0);
             if (!w.resolved) {
+                if (!w.collecting) {
+                    collect(w);
+                }
                 resolveMarker(w);
             }
             emit(w, out);
@@ -301,8 +311,20 @@ public final class HostTracker {
             flags |= GpuOp.D2H;
         }
         long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
-        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags);
+        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags, e.stream() == null ? GpuOp.NO_STREAM : e.stream());
         gpu.add(op);
+        if (corr != Interval.NO_CORR) {
+            streamMaxCorr.merge(op.stream, corr, Math::max);
+            Window owner = launchOwner.get(corr);
+            if (owner != null) {
+                owner.ran(op);
+            }
+            for (Window w : overflowMarkers) {
+                if (w.launchedHere(corr)) {
+                    w.ran(op);
+                }
+            }
+        }
         if (kernel) {
             kernelsSeen++;
             drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
@@ -330,7 +352,7 @@ public final class HostTracker {
         if (ApiNames.is(f, ApiNames.GPU_WORK) && corr != Interval.NO_CORR) {
             for (Window w : openMarkers) {
                 if (w.start <= ev.start && ev.start <= w.hostEnd) {
-                    w.launch(corr);
+                    w.launch(corr, ApiNames.is(f, ApiNames.LAUNCH));
                 }
             }
         }
@@ -373,7 +395,11 @@ public final class HostTracker {
         if (w.level > bestLevel) {
             pending.removeIf(p -> {
                 boolean drop = p.level < w.level && p.overlaps(w);
-                p.dropped |= drop;
+                if (drop) {
+                    p.dropped = true;
+                    p.launched.forEach(c -> launchOwner.remove(c, p));
+                    overflowMarkers.remove(p);
+                }
                 return drop;
             });
             openMarkers.removeIf(p -> p.dropped);
@@ -447,29 +473,72 @@ public final class HostTracker {
             if (w.resolved) {
                 continue;
             }
-            if (!hostPassedStrict(w.hostEnd) || (w.hasLaunches() && !gpuEnded && gpuMaxCorr <= w.maxCorr)) {
-                break; // later markers launched later: they cannot be resolved before this one
+            if (!w.collecting) {
+                if (!hostPassedStrict(w.hostEnd)) {
+                    return; // later markers start later: their host range is not passed either
+                }
+                collect(w);
+            }
+            if (!resolvable(w)) {
+                return; // emission is in order: later windows can wait
             }
             resolveMarker(w);
         }
     }
 
-    private void resolveMarker(Window w) {
-        long end = w.hostEnd;
-        if (w.hasLaunches()) {
-            for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
-                GpuOp op = gpu.get(i);
-                if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
-                    break;
-                }
-                if (w.launchedHere(op.corr)) {
-                    end = Math.max(end, op.end);
-                }
+    /** The host passed the marker's range: its launches are known; find the work the GPU already ran. */
+    void collect(Window w) {
+        w.collecting = true;
+        if (!w.hasLaunches()) {
+            return;
+        }
+        for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
+            GpuOp op = gpu.get(i);
+            if (w.launchedHere(op.corr)) {
+                w.ran(op);
             }
         }
-        w.end = end;
+        register(w);
+    }
+
+    void register(Window w) {
+        if (w.launchOverflow) {
+            overflowMarkers.add(w);
+        } else {
+            w.launched.forEach(c -> launchOwner.put(c, w));
+        }
+    }
+
+    private boolean resolvable(Window w) {
+        if (gpuEnded || !w.hasLaunches()) {
+            return true;
+        }
+        if (gpuMaxCorr <= w.maxCorr) {
+            return false; // the GPU has not started anything launched after the range
+        }
+        if (w.unseen.isEmpty()) {
+            boolean streamsMovedOn = true;
+            for (long s : w.streams) {
+                if (streamMaxCorr.getOrDefault(s, Long.MIN_VALUE) <= w.maxCorr) {
+                    streamsMovedOn = false;
+                    break;
+                }
+            }
+            if (streamsMovedOn) {
+                return true;
+            }
+        }
+        long end = Math.max(w.hostEnd, w.gpuEnd);
+        return gpuClock >= end + (end - w.start);
+    }
+
+    private void resolveMarker(Window w) {
+        w.end = Math.max(w.hostEnd, w.gpuEnd);
         w.resolved = true;
+        w.launched.forEach(c -> launchOwner.remove(c, w));
+        overflowMarkers.remove(w);
         w.launched.clear();
+        w.unseen.clear();
         openMarkers.remove(w);
     }
 
@@ -577,6 +646,9 @@ public final class HostTracker {
         while (bufferedIntervals() > max && !pending.isEmpty()) {
             Window w = pending.remove(0);
             if (!w.resolved) {
+                if (!w.collecting) {
+                    collect(w);
+                }
                 resolveMarker(w);
             }
             w.incomplete = true;

@@ -118,7 +118,8 @@ class AllReduceGroupingTest {
         List<TraceEvent> events = new ArrayList<>();
         List<long[]> extents = decodeLoop(events, 6, 3);
         List<TraceEvent> renamed = events.stream()
-                .map(e -> e.name().equals(AR) ? kernel("cross_device_reduce_1stage<bf16>", e.startNs() / 1000.0, 10) : e)
+                .map(e ->
+                        e.name().equals(AR) ? kernel("cross_device_reduce_1stage<bf16>", e.startNs() / 1000.0, 10) : e)
                 .toList();
         assertThat(windows(Ev.run(HostConfig.defaults().withWindowSource("allreduce"), renamed)))
                 .containsExactlyElementsOf(extents);

@@ -41,18 +41,20 @@ class BoundsRollupCodecTest {
         }
         HostConfig c = HostConfig.defaults().withMaxBufferedIntervals(20);
         List<HostStep> steps = Ev.run(c, events, Ev.Order.HOST_FIRST);
-        assertThat(steps).extracting(HostStep::label)
+        assertThat(steps)
+                .extracting(HostStep::label)
                 .containsExactly("_forward_step 0", "_forward_step 1", "_forward_step 2", "_forward_step 3");
         HostStep first = steps.get(0);
         assertThat(first.complete()).isFalse();
-        assertThat(first.notes()).anySatisfy(n -> assertThat(n).startsWith("closed early: ")
+        assertThat(first.notes()).anySatisfy(n -> assertThat(n)
+                .startsWith("closed early: ")
                 .endsWith("buffered intervals exceeded the bound of 20 before both lanes passed the window's end"));
         assertThat(first.sums().kernels()).isLessThan(5); // its GPU work had not all arrived
         assertThat(steps.get(3).complete()).isTrue();
         assertThat(steps.get(3).sums().kernels()).isEqualTo(1);
         // the same trace with lanes interleaved never reaches the bound
-        assertThat(Ev.run(c, events, Ev.Order.INTERLEAVED)).allSatisfy(s -> assertThat(s.complete())
-                .isTrue());
+        assertThat(Ev.run(c, events, Ev.Order.INTERLEAVED))
+                .allSatisfy(s -> assertThat(s.complete()).isTrue());
     }
 
     /**
@@ -76,8 +78,9 @@ class BoundsRollupCodecTest {
         assertThat(out.get(0).complete()).isFalse();
         assertThat(out.get(0).notes())
                 .anySatisfy(n -> assertThat(n).startsWith("events up to "))
-                .anySatisfy(n -> assertThat(n).startsWith("the buffer bound of 16 intervals was reached with no window"
-                        + " to close: the oldest "));
+                .anySatisfy(n -> assertThat(n)
+                        .startsWith("the buffer bound of 16 intervals was reached with no window"
+                                + " to close: the oldest "));
         // kernels 30..39 (start 300..390) were still buffered: the second pass is whole
         assertThat(out.get(1).complete()).isTrue();
         assertThat(out.get(1).sums().kernels()).isEqualTo(10);
@@ -86,8 +89,24 @@ class BoundsRollupCodecTest {
     static HostStep step(long index, String phase, long windowUs, long busyUs) {
         HostSums s = new HostSums(1, us(windowUs), us(busyUs), 0, 0, 0, 0, 0, 0, 1, 0, 0);
         return new HostStep(
-                "job", "run", "r0", index, "s" + index, null, phase, "nvtx", 0, us(windowUs), null, s, null, null,
-                null, null, true, null);
+                "job",
+                "run",
+                "r0",
+                index,
+                "s" + index,
+                null,
+                phase,
+                "nvtx",
+                0,
+                us(windowUs),
+                null,
+                s,
+                null,
+                null,
+                null,
+                null,
+                true,
+                null);
     }
 
     /**
@@ -151,7 +170,10 @@ class BoundsRollupCodecTest {
         List<TraceEvent> events = new ArrayList<>(HostWindowMetricsTest.trace());
         for (int i = 0; i < 8; i++) {
             double t = 1000 + i * 500;
-            events.add(nvtx("[Executor] _forward_step " + (10 + i) + ": " + (i % 3 == 0 ? 1 : 0) + " ctx reqs, 4 gen reqs", t, 400));
+            events.add(nvtx(
+                    "[Executor] _forward_step " + (10 + i) + ": " + (i % 3 == 0 ? 1 : 0) + " ctx reqs, 4 gen reqs",
+                    t,
+                    400));
             events.add(nvtx("_prepare_inputs", t - 20, 60));
             events.add(api("cudaGraphLaunch", t + 5, 5, 100L + 3 * i));
             events.add(api("cudaLaunchKernel", t + 15, 5, 101L + 3 * i));

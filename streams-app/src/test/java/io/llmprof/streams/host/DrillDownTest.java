@@ -63,7 +63,8 @@ class DrillDownTest {
         HostDrillDown d = feed(HostConfig.defaults(), events, order, steps).drillDown();
         assertThat(steps).hasSize(2);
         assertThat(d.gaps()).hasSize(2);
-        HostDrillDown.StreamGaps s7 = d.gaps().stream().filter(g -> g.stream() == 7).findFirst().orElseThrow();
+        HostDrillDown.StreamGaps s7 =
+                d.gaps().stream().filter(g -> g.stream() == 7).findFirst().orElseThrow();
         assertThat(s7.device()).isEqualTo(0);
         assertThat(s7.counts()).containsExactly(0L, 1L, 0L, 0L, 0L, 1L, 0L, 0L, 1L);
         assertThat(s7.totalNs()).isEqualTo(us(6102));
@@ -79,14 +80,19 @@ class DrillDownTest {
                         tuple(us(6000), "c", "d", "_forward_step 2", "nvtx", 1L),
                         tuple(us(100), "b", "c", "sampler", "nvtx", 0L),
                         tuple(us(2), "a", "b", "_forward_step 1", "nvtx", 0L));
-        HostDrillDown.StreamGaps s8 = d.gaps().stream().filter(g -> g.stream() == 8).findFirst().orElseThrow();
+        HostDrillDown.StreamGaps s8 =
+                d.gaps().stream().filter(g -> g.stream() == 8).findFirst().orElseThrow();
         assertThat(s8.counts()).containsExactly(0L, 1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L);
         assertThat(s8.top().get(0).startNs()).isEqualTo(us(6));
 
         // API statistics: by total time; perStep = calls inside the 2 emitted windows / 2
         assertThat(d.launches())
                 .extracting(
-                        LaunchStat::name, LaunchStat::calls, LaunchStat::totalNs, LaunchStat::maxNs, LaunchStat::perStep)
+                        LaunchStat::name,
+                        LaunchStat::calls,
+                        LaunchStat::totalNs,
+                        LaunchStat::maxNs,
+                        LaunchStat::perStep)
                 .containsExactly(
                         tuple("cudaMalloc", 1L, us(100), us(100), 0.0),
                         tuple("cudaStreamSynchronize", 1L, us(50), us(50), 0.5),

@@ -86,7 +86,10 @@ class FindingsTest {
         assertThat(f).extracting(Finding::kind, Finding::severity).containsExactly(tuple("SYNC", "HIGH"));
         assertThat(f.get(0).evidence().get(0)).startsWith("3 of 3 steady steps (100.0%)");
         assertThat(findings(
-                        HostConfig.defaults(), 6, true, (i, ev) -> ev.add(api("cudaDeviceSynchronize", i * 1000 + 300, 5))))
+                        HostConfig.defaults(),
+                        6,
+                        true,
+                        (i, ev) -> ev.add(api("cudaDeviceSynchronize", i * 1000 + 300, 5))))
                 .isEmpty();
     }
 
