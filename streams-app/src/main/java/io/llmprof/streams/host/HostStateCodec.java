@@ -120,8 +120,11 @@ public final class HostStateCodec {
             t.openMarkers.add(t.pending.get(in.count()));
         }
         for (Window w : t.pending) {
-            if (w.collecting && !w.resolved) {
-                t.register(w);
+            if (w.marker && !w.resolved) {
+                t.unresolvedMarkers.add(w);
+                if (w.collecting) {
+                    t.register(w);
+                }
             }
         }
         n = in.count();
@@ -350,6 +353,9 @@ public final class HostStateCodec {
         }
         o.bool(g.warm);
         o.bool(g.flushed);
+        o.num(g.gapLimit);
+        o.num(g.idleLimit);
+        o.num(g.sinceMedians);
         o.num(g.droppedCandidates);
         o.num(g.pending.size());
         for (AllReduceGrouper.Gap p : g.pending) {
@@ -387,6 +393,9 @@ public final class HostStateCodec {
         }
         g.warm = in.bool();
         g.flushed = in.bool();
+        g.gapLimit = in.num();
+        g.idleLimit = in.num();
+        g.sinceMedians = (int) in.num();
         g.droppedCandidates = in.num();
         int n = in.count();
         for (int i = 0; i < n; i++) {

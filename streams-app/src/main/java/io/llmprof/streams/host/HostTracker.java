@@ -7,10 +7,12 @@ import io.llmprof.events.host.HostDrillDown;
 import io.llmprof.events.host.HostStep;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -103,6 +105,8 @@ public final class HostTracker {
     final List<Window> pending = new ArrayList<>();
     /** Marker windows whose host range the host lane has not passed: they collect launches. */
     final List<Window> openMarkers = new ArrayList<>();
+    /** Pending marker windows not resolved yet, by start (derived from {@link #pending}). */
+    final List<Window> unresolvedMarkers = new ArrayList<>();
     /** Launch correlation to the collecting marker window that launched it (derived from the windows). */
     final Map<Long, Window> launchOwner = new HashMap<>();
     /** Collecting marker windows with too many launches for {@link #launchOwner} (derived). */
@@ -397,6 +401,7 @@ public final class HostTracker {
                 boolean drop = p.level < w.level && p.overlaps(w);
                 if (drop) {
                     p.dropped = true;
+                    unresolvedMarkers.remove(p);
                     p.launched.forEach(c -> launchOwner.remove(c, p));
                     overflowMarkers.remove(p);
                 }
@@ -416,6 +421,7 @@ public final class HostTracker {
         pending.add(pos, w);
         if (w.marker) {
             openMarkers.add(w);
+            unresolvedMarkers.add(w);
         }
     }
 
@@ -469,10 +475,8 @@ public final class HostTracker {
         if (!openMarkers.isEmpty()) {
             openMarkers.removeIf(w -> hostPassedStrict(w.hostEnd));
         }
-        for (Window w : pending) {
-            if (w.resolved) {
-                continue;
-            }
+        while (!unresolvedMarkers.isEmpty()) {
+            Window w = unresolvedMarkers.get(0);
             if (!w.collecting) {
                 if (!hostPassedStrict(w.hostEnd)) {
                     return; // later markers start later: their host range is not passed either
@@ -492,10 +496,20 @@ public final class HostTracker {
         if (!w.hasLaunches()) {
             return;
         }
+        // stop where the precise rule would resolve the window: every launch seen, and every stream that ran the
+        // window's work has run later-launched work (what follows cannot be the window's)
+        Set<Long> movedOn = new HashSet<>();
+        boolean later = false;
         for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
             GpuOp op = gpu.get(i);
             if (w.launchedHere(op.corr)) {
                 w.ran(op);
+            } else if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
+                later = true;
+                movedOn.add(op.stream);
+                if (w.unseen.isEmpty() && movedOn.containsAll(w.streams)) {
+                    break;
+                }
             }
         }
         register(w);
@@ -540,6 +554,7 @@ public final class HostTracker {
         w.launched.clear();
         w.unseen.clear();
         openMarkers.remove(w);
+        unresolvedMarkers.remove(w);
     }
 
     private void drain(Consumer<HostStep> out) {
