@@ -31,8 +31,8 @@ import java.util.regex.Pattern;
  *       as recorded (seed-compatible). Step number and phase from TRT-LLM's text ({@link StepText}).
  *   <li>marker: a host annotation {@link io.llmprof.streams.boundary.StepMarker#parse} recognizes (GPU-side
  *       copies are ignored); the window is the host range extended to the end of the GPU work launched inside it
- *       ({@link Window}): host and GPU run asynchronously, and a step's own extent is its host range plus the
- *       execution of what it launched. When markers of several families nest, only the best family's ranges make
+ *       ({@link Window}, which also says when that end is final): host and GPU run asynchronously, and a step's
+ *       own extent is its host range plus the execution of what it launched. When markers of several families nest, only the best family's ranges make
  *       windows: a better family's first window drops the pending lesser windows it overlaps (wrappers), and
  *       lesser markers make no windows from then on.
  *   <li>pass: {@link #pass} while no nvtx/marker window was seen: [startNs, endNs], phase from the pass's phase,
@@ -68,6 +68,13 @@ import java.util.regex.Pattern;
  * launch API durations clipped ({@link ApiNames}); prep = union of host annotations matching the prep patterns,
  * clipped; exposed = prep union ∩ GPU idle; comm = union of communication kernels clipped; counts of events
  * starting inside [start, end). GPU events of a device other than the first one seen are ignored, with a note.
+ *
+ * <h2>Bad input</h2>
+ *
+ * A lane's clock follows the lane an event came on, its meaning follows its kind. An event earlier than its
+ * lane's clock is inserted in place and noted on the next window ("arrived out of start order"); it is not lost
+ * unless its data was already released. Notes for the next window are kept per text with a count (at most 16
+ * texts).
  */
 public final class HostTracker {
     private static final int CACHE = 4096;

@@ -269,6 +269,30 @@ class HostWindowSourcesTest {
         assertThat(out).extracting(HostStep::source).containsExactly("marker");
     }
 
+    /** One tracker follows one device; an out-of-order event is kept and noted. */
+    @Test
+    void otherDevicesAreIgnoredAndLateEventsNoted() {
+        HostTracker t = new HostTracker(HostConfig.defaults(), "job", "run", "r0");
+        List<HostStep> out = new ArrayList<>();
+        t.accept(Lane.HOST, nvtx("_forward_step 1", 0, 100), out::add);
+        t.accept(Lane.GPU, kernel("a", 10, 10), out::add);
+        t.accept(
+                Lane.GPU,
+                new TraceEvent(TraceEvent.Kind.KERNEL, "other_device", us(30), us(10), 1, 7L, null, null, null),
+                out::add);
+        t.accept(Lane.GPU, kernel("b", 50, 10), out::add);
+        t.accept(Lane.GPU, kernel("late", 40, 5), out::add);
+        t.finish(out::add);
+        assertThat(out).hasSize(1);
+        // a [10,20], late [40,45], b [50,60]: 25 us; device 1's kernel is not counted
+        assertThat(out.get(0).sums().busyNs()).isEqualTo(us(25));
+        assertThat(out.get(0).sums().kernels()).isEqualTo(3);
+        assertThat(out.get(0).notes())
+                .containsExactly(
+                        "GPU events of device 1 ignored: this tracker follows device 0",
+                        "GPU-lane events arrived out of start order");
+    }
+
     @Test
     void aHostlessRankIsNotBlockedForever() {
         HostConfig c = HostConfig.defaults().withAllreduceAfterKernels(3);
