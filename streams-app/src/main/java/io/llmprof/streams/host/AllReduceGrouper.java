@@ -14,7 +14,8 @@ import java.util.Arrays;
  * exceeds {@code max(}{@value #IDLE_FLOOR_NS} ns{@code , }{@value #K}{@code  x median idle)}: a long gap alone is
  * not enough (a prefill step's layers have long gaps but a busy GPU), so a GPU that never idles between steps
  * gives one long window. Decisions wait until {@value #MIN_GAPS} gaps are known (or the lane ends), then each
- * gap is decided as it arrives, against the medians including it.
+ * gap is decided as it arrives; the medians are recomputed every {@value #MEDIAN_EVERY} gaps (and for the
+ * first decisions and at the lane's end), over the ring including the newest gaps.
  *
  * <p>Each boundary is cut inside its stretch's longest idle interval [a, b]: the step before ends at a, the next
  * starts at b, so windows cover clusters of GPU activity and the idle time between steps belongs to none. The
@@ -28,6 +29,7 @@ final class AllReduceGrouper {
     static final long GAP_FLOOR_NS = 20_000;
     static final long IDLE_FLOOR_NS = 10_000;
     static final int MAX_CANDIDATES = 4096;
+    static final int MEDIAN_EVERY = 8;
 
     /** A closed group: [start, end] with its number of communication kernels. */
     record Candidate(long start, long end, long collectives) {}
@@ -55,6 +57,11 @@ final class AllReduceGrouper {
     int ringPos;
     boolean warm;
     boolean flushed;
+    /** Limits from the last medians, recomputed every {@value #MEDIAN_EVERY} gaps (0 = not yet). */
+    long gapLimit;
+
+    long idleLimit;
+    int sinceMedians;
     long droppedCandidates;
     final ArrayDeque<Gap> pending = new ArrayDeque<>();
     final ArrayDeque<Candidate> candidates = new ArrayDeque<>();
@@ -86,8 +93,10 @@ final class AllReduceGrouper {
             idles[ringPos] = g.idleNs();
             ringPos = (ringPos + 1) % RING;
             ringSize = Math.min(RING, ringSize + 1);
+            sinceMedians++;
             if (!warm && ringSize >= MIN_GAPS) {
                 warm = true;
+                sinceMedians = MEDIAN_EVERY;
             }
             if (warm) {
                 decidePending();
@@ -106,6 +115,7 @@ final class AllReduceGrouper {
         }
         flushed = true;
         if (ringSize > 0) {
+            sinceMedians = MEDIAN_EVERY; // the last decisions use the final medians
             decidePending();
         }
         if (arCount > 0) {
@@ -114,8 +124,11 @@ final class AllReduceGrouper {
     }
 
     private void decidePending() {
-        long gapLimit = Math.max(GAP_FLOOR_NS, K * median(gaps));
-        long idleLimit = Math.max(IDLE_FLOOR_NS, K * median(idles));
+        if (sinceMedians >= MEDIAN_EVERY || gapLimit == 0) {
+            gapLimit = Math.max(GAP_FLOOR_NS, K * median(gaps));
+            idleLimit = Math.max(IDLE_FLOOR_NS, K * median(idles));
+            sinceMedians = 0;
+        }
         while (!pending.isEmpty()) {
             Gap g = pending.removeFirst();
             if (g.gapNs() > gapLimit && g.idleNs() > idleLimit) {

@@ -16,6 +16,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Compact binary form of a {@link HostTracker} or {@link HostRollup}, for the state store. The first byte is
@@ -65,6 +66,11 @@ public final class HostStateCodec {
         for (Window w : t.openMarkers) {
             o.num(t.pending.indexOf(w));
         }
+        o.num(t.streamMaxCorr.size());
+        t.streamMaxCorr.forEach((k, v) -> {
+            o.num(k);
+            o.num(v);
+        });
         o.num(t.bestLevel);
         o.bool(t.noPasses);
         o.bool(t.passSeen);
@@ -112,6 +118,18 @@ public final class HostStateCodec {
         n = in.count();
         for (int i = 0; i < n; i++) {
             t.openMarkers.add(t.pending.get(in.count()));
+        }
+        for (Window w : t.pending) {
+            if (w.marker && !w.resolved) {
+                t.unresolvedMarkers.add(w);
+                if (w.collecting) {
+                    t.register(w);
+                }
+            }
+        }
+        n = in.count();
+        for (int i = 0; i < n; i++) {
+            t.streamMaxCorr.put(in.num(), in.num());
         }
         t.bestLevel = (int) in.num();
         t.noPasses = in.bool();
@@ -228,6 +246,8 @@ public final class HostStateCodec {
             }
             if (host) {
                 o.str(((HostEv) x).name);
+            } else {
+                o.num(((GpuOp) x).stream);
             }
             prev = x.start;
         }
@@ -245,7 +265,7 @@ public final class HostStateCodec {
             if (host) {
                 ((IntervalBuffer<HostEv>) b).add(new HostEv(start, end, corr, flags, in.str()));
             } else {
-                ((IntervalBuffer<GpuOp>) b).add(new GpuOp(start, end, corr, flags));
+                ((IntervalBuffer<GpuOp>) b).add(new GpuOp(start, end, corr, flags, in.num()));
             }
             prev = start;
         }
@@ -266,13 +286,29 @@ public final class HostStateCodec {
         o.num(w.minCorr);
         o.num(w.maxCorr);
         o.bool(w.launchOverflow);
-        long[] launched =
-                w.launched.stream().mapToLong(Long::longValue).sorted().toArray();
-        o.num(launched.length);
+        o.num(w.gpuEnd);
+        o.bool(w.collecting);
+        sortedLongs(o, w.launched);
+        sortedLongs(o, w.unseen);
+        sortedLongs(o, w.streams);
+    }
+
+    private static void sortedLongs(Out o, Set<Long> v) {
+        long[] sorted = v.stream().mapToLong(Long::longValue).sorted().toArray();
+        o.num(sorted.length);
         long prev = 0;
-        for (long c : launched) {
+        for (long c : sorted) {
             o.num(c - prev);
             prev = c;
+        }
+    }
+
+    private static void sortedLongs(In in, Set<Long> into) {
+        int n = in.count();
+        long prev = 0;
+        for (int i = 0; i < n; i++) {
+            prev += in.num();
+            into.add(prev);
         }
     }
 
@@ -292,12 +328,11 @@ public final class HostStateCodec {
         w.minCorr = in.num();
         w.maxCorr = in.num();
         w.launchOverflow = in.bool();
-        int n = in.count();
-        long prev = 0;
-        for (int i = 0; i < n; i++) {
-            prev += in.num();
-            w.launched.add(prev);
-        }
+        w.gpuEnd = in.num();
+        w.collecting = in.bool();
+        sortedLongs(in, w.launched);
+        sortedLongs(in, w.unseen);
+        sortedLongs(in, w.streams);
         return w;
     }
 
@@ -318,6 +353,9 @@ public final class HostStateCodec {
         }
         o.bool(g.warm);
         o.bool(g.flushed);
+        o.num(g.gapLimit);
+        o.num(g.idleLimit);
+        o.num(g.sinceMedians);
         o.num(g.droppedCandidates);
         o.num(g.pending.size());
         for (AllReduceGrouper.Gap p : g.pending) {
@@ -355,6 +393,9 @@ public final class HostStateCodec {
         }
         g.warm = in.bool();
         g.flushed = in.bool();
+        g.gapLimit = in.num();
+        g.idleLimit = in.num();
+        g.sinceMedians = (int) in.num();
         g.droppedCandidates = in.num();
         int n = in.count();
         for (int i = 0; i < n; i++) {

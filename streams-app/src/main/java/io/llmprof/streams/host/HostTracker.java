@@ -6,10 +6,13 @@ import io.llmprof.events.TraceEvent;
 import io.llmprof.events.host.HostDrillDown;
 import io.llmprof.events.host.HostStep;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -28,8 +31,8 @@ import java.util.regex.Pattern;
  *       as recorded (seed-compatible). Step number and phase from TRT-LLM's text ({@link StepText}).
  *   <li>marker: a host annotation {@link io.llmprof.streams.boundary.StepMarker#parse} recognizes (GPU-side
  *       copies are ignored); the window is the host range extended to the end of the GPU work launched inside it
- *       ({@link Window}): host and GPU run asynchronously, and a step's own extent is its host range plus the
- *       execution of what it launched. When markers of several families nest, only the best family's ranges make
+ *       ({@link Window}, which also says when that end is final): host and GPU run asynchronously, and a step's
+ *       own extent is its host range plus the execution of what it launched. When markers of several families nest, only the best family's ranges make
  *       windows: a better family's first window drops the pending lesser windows it overlaps (wrappers), and
  *       lesser markers make no windows from then on.
  *   <li>pass: {@link #pass} while no nvtx/marker window was seen: [startNs, endNs], phase from the pass's phase,
@@ -65,6 +68,13 @@ import java.util.regex.Pattern;
  * launch API durations clipped ({@link ApiNames}); prep = union of host annotations matching the prep patterns,
  * clipped; exposed = prep union ∩ GPU idle; comm = union of communication kernels clipped; counts of events
  * starting inside [start, end). GPU events of a device other than the first one seen are ignored, with a note.
+ *
+ * <h2>Bad input</h2>
+ *
+ * A lane's clock follows the lane an event came on, its meaning follows its kind. An event earlier than its
+ * lane's clock is inserted in place and noted on the next window ("arrived out of start order"); it is not lost
+ * unless its data was already released. Notes for the next window are kept per text with a count (at most 16
+ * texts).
  */
 public final class HostTracker {
     private static final int CACHE = 4096;
@@ -102,6 +112,14 @@ public final class HostTracker {
     final List<Window> pending = new ArrayList<>();
     /** Marker windows whose host range the host lane has not passed: they collect launches. */
     final List<Window> openMarkers = new ArrayList<>();
+    /** Pending marker windows not resolved yet, by start (derived from {@link #pending}). */
+    final List<Window> unresolvedMarkers = new ArrayList<>();
+    /** Launch correlation to the collecting marker window that launched it (derived from the windows). */
+    final Map<Long, Window> launchOwner = new HashMap<>();
+    /** Collecting marker windows with too many launches for {@link #launchOwner} (derived). */
+    final List<Window> overflowMarkers = new ArrayList<>();
+    /** Highest correlation each GPU stream has run. */
+    final Map<Long, Long> streamMaxCorr = new HashMap<>();
 
     int bestLevel = -1;
     boolean noPasses;
@@ -244,6 +262,9 @@ public final class HostTracker {
         while (!pending.isEmpty()) {
             Window w = pending.remove(0);
             if (!w.resolved) {
+                if (!w.collecting) {
+                    collect(w);
+                }
                 resolveMarker(w);
             }
             emit(w, out);
@@ -309,8 +330,20 @@ public final class HostTracker {
             flags |= GpuOp.D2H;
         }
         long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
-        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags);
+        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags, e.stream() == null ? GpuOp.NO_STREAM : e.stream());
         gpu.add(op);
+        if (corr != Interval.NO_CORR) {
+            streamMaxCorr.merge(op.stream, corr, Math::max);
+            Window owner = launchOwner.get(corr);
+            if (owner != null) {
+                owner.ran(op);
+            }
+            for (Window w : overflowMarkers) {
+                if (w.launchedHere(corr)) {
+                    w.ran(op);
+                }
+            }
+        }
         if (kernel) {
             kernelsSeen++;
             drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
@@ -338,7 +371,7 @@ public final class HostTracker {
         if (ApiNames.is(f, ApiNames.GPU_WORK) && corr != Interval.NO_CORR) {
             for (Window w : openMarkers) {
                 if (w.start <= ev.start && ev.start <= w.hostEnd) {
-                    w.launch(corr);
+                    w.launch(corr, ApiNames.is(f, ApiNames.LAUNCH));
                 }
             }
         }
@@ -381,7 +414,12 @@ public final class HostTracker {
         if (w.level > bestLevel) {
             pending.removeIf(p -> {
                 boolean drop = p.level < w.level && p.overlaps(w);
-                p.dropped |= drop;
+                if (drop) {
+                    p.dropped = true;
+                    unresolvedMarkers.remove(p);
+                    p.launched.forEach(c -> launchOwner.remove(c, p));
+                    overflowMarkers.remove(p);
+                }
                 return drop;
             });
             openMarkers.removeIf(p -> p.dropped);
@@ -398,6 +436,7 @@ public final class HostTracker {
         pending.add(pos, w);
         if (w.marker) {
             openMarkers.add(w);
+            unresolvedMarkers.add(w);
         }
     }
 
@@ -451,34 +490,86 @@ public final class HostTracker {
         if (!openMarkers.isEmpty()) {
             openMarkers.removeIf(w -> hostPassedStrict(w.hostEnd));
         }
-        for (Window w : pending) {
-            if (w.resolved) {
-                continue;
+        while (!unresolvedMarkers.isEmpty()) {
+            Window w = unresolvedMarkers.get(0);
+            if (!w.collecting) {
+                if (!hostPassedStrict(w.hostEnd)) {
+                    return; // later markers start later: their host range is not passed either
+                }
+                collect(w);
             }
-            if (!hostPassedStrict(w.hostEnd) || (w.hasLaunches() && !gpuEnded && gpuMaxCorr <= w.maxCorr)) {
-                break; // later markers launched later: they cannot be resolved before this one
+            if (!resolvable(w)) {
+                return; // emission is in order: later windows can wait
             }
             resolveMarker(w);
         }
     }
 
-    private void resolveMarker(Window w) {
-        long end = w.hostEnd;
-        if (w.hasLaunches()) {
-            for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
-                GpuOp op = gpu.get(i);
-                if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
+    /** The host passed the marker's range: its launches are known; find the work the GPU already ran. */
+    void collect(Window w) {
+        w.collecting = true;
+        if (!w.hasLaunches()) {
+            return;
+        }
+        // stop where the precise rule would resolve the window: every launch seen, and every stream that ran the
+        // window's work has run later-launched work (what follows cannot be the window's)
+        Set<Long> movedOn = new HashSet<>();
+        boolean later = false;
+        for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
+            GpuOp op = gpu.get(i);
+            if (w.launchedHere(op.corr)) {
+                w.ran(op);
+            } else if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
+                later = true;
+                movedOn.add(op.stream);
+                if (w.unseen.isEmpty() && movedOn.containsAll(w.streams)) {
                     break;
-                }
-                if (w.launchedHere(op.corr)) {
-                    end = Math.max(end, op.end);
                 }
             }
         }
-        w.end = end;
+        register(w);
+    }
+
+    void register(Window w) {
+        if (w.launchOverflow) {
+            overflowMarkers.add(w);
+        } else {
+            w.launched.forEach(c -> launchOwner.put(c, w));
+        }
+    }
+
+    private boolean resolvable(Window w) {
+        if (gpuEnded || !w.hasLaunches()) {
+            return true;
+        }
+        if (gpuMaxCorr <= w.maxCorr) {
+            return false; // the GPU has not started anything launched after the range
+        }
+        if (w.unseen.isEmpty()) {
+            boolean streamsMovedOn = true;
+            for (long s : w.streams) {
+                if (streamMaxCorr.getOrDefault(s, Long.MIN_VALUE) <= w.maxCorr) {
+                    streamsMovedOn = false;
+                    break;
+                }
+            }
+            if (streamsMovedOn) {
+                return true;
+            }
+        }
+        long end = Math.max(w.hostEnd, w.gpuEnd);
+        return gpuClock >= end + (end - w.start);
+    }
+
+    private void resolveMarker(Window w) {
+        w.end = Math.max(w.hostEnd, w.gpuEnd);
         w.resolved = true;
+        w.launched.forEach(c -> launchOwner.remove(c, w));
+        overflowMarkers.remove(w);
         w.launched.clear();
+        w.unseen.clear();
         openMarkers.remove(w);
+        unresolvedMarkers.remove(w);
     }
 
     private void drain(Consumer<HostStep> out) {
@@ -585,6 +676,9 @@ public final class HostTracker {
         while (bufferedIntervals() > max && !pending.isEmpty()) {
             Window w = pending.remove(0);
             if (!w.resolved) {
+                if (!w.collecting) {
+                    collect(w);
+                }
                 resolveMarker(w);
             }
             w.incomplete = true;

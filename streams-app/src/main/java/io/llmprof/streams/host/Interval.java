@@ -31,9 +31,14 @@ final class GpuOp extends Interval {
     static final int GRAPH_ID = 8;
 
     static final int D2H = 16;
+    /** Stream key when the source gives none. */
+    static final long NO_STREAM = Long.MIN_VALUE;
 
-    GpuOp(long start, long end, long corr, int flags) {
+    final long stream;
+
+    GpuOp(long start, long end, long corr, int flags, long stream) {
         super(start, end, corr, flags);
+        this.stream = stream;
     }
 }
 

@@ -14,9 +14,12 @@ import java.util.Set;
  *
  * <p>A marker window is the host range extended to the end of the GPU work launched inside it: {@code [host
  * start, max(host end, last end of the GPU operations whose correlation is a launch, copy or memset call that
- * started inside the range)]}. It is resolved once the host lane has passed the range's end and the GPU lane has
- * delivered an operation launched after the range's last launch (or ended); the extension counts the launched
- * operations the GPU lane delivered before that one, so the result does not depend on how the lanes interleave.
+ * started inside the range)]}. Once the host lane has passed the range's end, the window collects its launched
+ * operations; it is resolved when the GPU lane ended, or when the GPU has started work launched after the range's
+ * last launch and either (precisely) every kernel or graph launch of the range has been seen on the GPU and every
+ * stream that ran the range's work has since started later-launched work (a stream runs its work in launch order),
+ * or (fallback, for a stream that is never used again or a launch that never shows) the GPU clock has moved past
+ * the window's current end by the window's own length.
  */
 final class Window {
     static final int LEVEL_ALLREDUCE = 0;
@@ -44,9 +47,18 @@ final class Window {
     boolean dropped;
     // marker launches (correlation ids of GPU work launched inside the host range); cleared once resolved
     Set<Long> launched;
+    /** Kernel and graph launches not seen on the GPU yet. */
+    final Set<Long> unseen = new HashSet<>(0);
+    /** Streams that ran this window's work. */
+    final Set<Long> streams = new HashSet<>(0);
+
     long minCorr = Long.MAX_VALUE;
     long maxCorr = Long.MIN_VALUE;
     boolean launchOverflow;
+    /** Latest end of this window's launched work seen so far. */
+    long gpuEnd = Long.MIN_VALUE;
+    /** The host lane passed the range: launches are known and the window collects its GPU work. */
+    boolean collecting;
 
     Window(int level, String source, String label, Long stepNumber, String phase, long start, long hostEnd) {
         this.level = level;
@@ -66,14 +78,18 @@ final class Window {
         return 2 + family.ordinal();
     }
 
-    void launch(long corr) {
+    void launch(long corr, boolean kernelLaunch) {
         minCorr = Math.min(minCorr, corr);
         maxCorr = Math.max(maxCorr, corr);
         if (!launchOverflow) {
             launched.add(corr);
+            if (kernelLaunch) {
+                unseen.add(corr);
+            }
             if (launched.size() > MAX_LAUNCHES) {
                 launchOverflow = true;
                 launched.clear();
+                unseen.clear();
                 note("more than " + MAX_LAUNCHES + " launches inside the marker: its GPU work is taken as every"
                         + " operation with a correlation id in [" + minCorr + ", " + maxCorr + "]");
             }
@@ -85,6 +101,13 @@ final class Window {
             return false;
         }
         return launchOverflow ? corr >= minCorr && corr <= maxCorr : launched.contains(corr);
+    }
+
+    /** One of this window's launched operations ran. */
+    void ran(GpuOp op) {
+        gpuEnd = Math.max(gpuEnd, op.end);
+        unseen.remove(op.corr);
+        streams.add(op.stream);
     }
 
     boolean hasLaunches() {

@@ -13,6 +13,25 @@ import java.util.Map;
  * The figures of one window [s, e] from the buffered intervals. Every interval is clipped to the window, so
  * idle time at its edges counts and an interval across two windows is split between them; counts take the
  * events that start inside [s, e).
+ *
+ * <ul>
+ *   <li>busy: length of the union of kernel, memcpy and memset intervals; idle = window - busy.
+ *   <li>launchNs: sum (not union: threads may launch concurrently) of launch API durations ({@link ApiNames});
+ *       launchCalls and apiCalls: launch calls and runtime calls of any name starting inside.
+ *   <li>prepNs: union of host annotations whose name matches a prep pattern; exposedNs: prep union minus its
+ *       overlap with the busy union.
+ *   <li>commNs: union of communication kernels (the comm pattern on kernel names; memcpy never counts).
+ *   <li>kernels, memops: starting inside; graphKernels: kernels with an Nsight graph id, or whose correlation is
+ *       one of the rank's recent graph launches.
+ *   <li>nvtx: clipped time per host annotation name (a name's ranges are summed, nested ones included), without
+ *       the annotations that are step ranges of any kind ({@code _forward_step}, step markers of every family,
+ *       window-making or not); apis: runtime calls per (version-stripped) name starting inside. Both bounded by
+ *       {@link #bound}.
+ *   <li>collectives: starts of the communication kernels starting inside, in order, at most {@link
+ *       HostStep#MAX_COLLECTIVES}.
+ *   <li>for the findings: sync, D2H (by name, or a generic copy whose GPU memcpy was DtoH and already seen),
+ *       alloc and graph launches starting inside, and eager launches between two graph launches.
+ * </ul>
  */
 final class WindowEvaluator {
     private WindowEvaluator() {}

@@ -152,6 +152,52 @@ class HostWindowSourcesTest {
         assertThat(steps.get(0).sums().graphKernels()).isEqualTo(1);
     }
 
+    /**
+     * The SGLang shape: step[DECODE] [0,100] launches a graph (corr 5) that runs on stream 3 [200,520]; a later
+     * launch (corr 6) runs on stream 2 at 320, in the middle. Stream 3 is the one that ran the window's work, so the
+     * window lasts until stream 3 runs later work (corr 7 at 600): [0, 520].
+     */
+    @ParameterizedTest
+    @EnumSource(Ev.Order.class)
+    void aMarkerWaitsForEveryStreamThatRanItsWork(Ev.Order order) {
+        List<TraceEvent> events = List.of(
+                nvtx("step[DECODE bs=8]", 0, 100),
+                api("hipGraphLaunch", 10, 5, 5),
+                api("hipLaunchKernel", 150, 5, 6),
+                Ev.kernelOn(3, "g1", 200, 100, 5L),
+                Ev.kernelOn(3, "g2", 310, 100, 5L),
+                Ev.kernelOn(2, "later", 320, 10, 6L),
+                Ev.kernelOn(3, "g3", 420, 100, 5L),
+                Ev.kernelOn(3, "next", 600, 10, 7L));
+        List<HostStep> steps = Ev.run(HostConfig.defaults(), events, order);
+        assertThat(steps).extracting(HostStep::startNs, HostStep::endNs).containsExactly(tuple(0L, us(520)));
+        assertThat(steps.get(0).sums().kernels()).isEqualTo(4);
+        assertThat(steps.get(0).sums().graphKernels()).isEqualTo(3);
+    }
+
+    /**
+     * Live, lanes open: stream 3 never runs anything again, so the fallback resolves the window once the GPU clock
+     * is past its end (520) by its length (520): the kernel at 1100 does it, before any lane ends.
+     */
+    @Test
+    void aMarkerWhoseStreamFallsSilentIsResolvedByTheFallback() {
+        HostTracker t = new HostTracker(HostConfig.defaults(), "job", "run", "r0");
+        List<HostStep> out = new ArrayList<>();
+        for (TraceEvent e : List.of(
+                nvtx("step[DECODE bs=8]", 0, 100),
+                api("hipGraphLaunch", 10, 5, 5),
+                api("hipLaunchKernel", 150, 5, 6),
+                api("hipLaunchKernel", 1000, 5, 8),
+                Ev.kernelOn(3, "g1", 200, 100, 5L),
+                Ev.kernelOn(3, "g3", 420, 100, 5L),
+                Ev.kernelOn(2, "later", 600, 10, 6L))) {
+            t.accept(Ev.laneOf(e), e, out::add);
+        }
+        assertThat(out).isEmpty();
+        t.accept(Lane.GPU, Ev.kernelOn(2, "much_later", 1100, 10, 8L), out::add);
+        assertThat(out).extracting(HostStep::endNs).containsExactly(us(520));
+    }
+
     /** ProfilerStep#5 [0,100] launched corr 1 (ran [150,180]); a marker without launches keeps its host range. */
     @ParameterizedTest
     @EnumSource(Ev.Order.class)
@@ -221,6 +267,30 @@ class HostWindowSourcesTest {
         t.pass(Ev.pass(1, 150, 160, "decode", true), out::add);
         t.finish(out::add);
         assertThat(out).extracting(HostStep::source).containsExactly("marker");
+    }
+
+    /** One tracker follows one device; an out-of-order event is kept and noted. */
+    @Test
+    void otherDevicesAreIgnoredAndLateEventsNoted() {
+        HostTracker t = new HostTracker(HostConfig.defaults(), "job", "run", "r0");
+        List<HostStep> out = new ArrayList<>();
+        t.accept(Lane.HOST, nvtx("_forward_step 1", 0, 100), out::add);
+        t.accept(Lane.GPU, kernel("a", 10, 10), out::add);
+        t.accept(
+                Lane.GPU,
+                new TraceEvent(TraceEvent.Kind.KERNEL, "other_device", us(30), us(10), 1, 7L, null, null, null),
+                out::add);
+        t.accept(Lane.GPU, kernel("b", 50, 10), out::add);
+        t.accept(Lane.GPU, kernel("late", 40, 5), out::add);
+        t.finish(out::add);
+        assertThat(out).hasSize(1);
+        // a [10,20], late [40,45], b [50,60]: 25 us; device 1's kernel is not counted
+        assertThat(out.get(0).sums().busyNs()).isEqualTo(us(25));
+        assertThat(out.get(0).sums().kernels()).isEqualTo(3);
+        assertThat(out.get(0).notes())
+                .containsExactly(
+                        "GPU events of device 1 ignored: this tracker follows device 0",
+                        "GPU-lane events arrived out of start order");
     }
 
     @Test
