@@ -28,8 +28,8 @@ import java.util.Map;
  * #decodeTracker} and {@link #decodeRollup}.)
  */
 public final class HostStateCodec {
-    /** Version 1: the layout written by the encoders below. */
-    public static final byte VERSION = 1;
+    /** Version 2: the layout written by the encoders below (1 had no stream on buffered GPU operations). */
+    public static final byte VERSION = 2;
 
     private static final byte TRACKER = 'T';
     private static final byte ROLLUP = 'R';
@@ -228,6 +228,12 @@ public final class HostStateCodec {
             }
             if (host) {
                 o.str(((HostEv) x).name);
+            } else {
+                long stream = ((GpuOp) x).stream;
+                o.bool(stream != GpuOp.NO_STREAM);
+                if (stream != GpuOp.NO_STREAM) {
+                    o.num(stream);
+                }
             }
             prev = x.start;
         }
@@ -245,7 +251,8 @@ public final class HostStateCodec {
             if (host) {
                 ((IntervalBuffer<HostEv>) b).add(new HostEv(start, end, corr, flags, in.str()));
             } else {
-                ((IntervalBuffer<GpuOp>) b).add(new GpuOp(start, end, corr, flags));
+                long stream = in.bool() ? in.num() : GpuOp.NO_STREAM;
+                ((IntervalBuffer<GpuOp>) b).add(new GpuOp(start, end, corr, flags, stream));
             }
             prev = start;
         }

@@ -6,6 +6,7 @@ import io.llmprof.events.TraceEvent;
 import io.llmprof.events.host.HostDrillDown;
 import io.llmprof.events.host.HostStep;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -301,8 +302,13 @@ public final class HostTracker {
             flags |= GpuOp.D2H;
         }
         long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
-        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags);
+        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags, e.stream() == null ? GpuOp.NO_STREAM : e.stream());
         gpu.add(op);
+        for (Window w : pending) {
+            if (w.workStreams != null && !w.resolved) {
+                w.see(op);
+            }
+        }
         if (kernel) {
             kernelsSeen++;
             drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
@@ -447,21 +453,34 @@ public final class HostTracker {
             if (w.resolved) {
                 continue;
             }
-            if (!hostPassedStrict(w.hostEnd) || (w.hasLaunches() && !gpuEnded && gpuMaxCorr <= w.maxCorr)) {
+            if (!hostPassedStrict(w.hostEnd) || (w.hasLaunches() && !gpuEnded && !workDone(w))) {
                 break; // later markers launched later: they cannot be resolved before this one
             }
             resolveMarker(w);
         }
     }
 
+    /** Whether none of the marker's work can still arrive (the host lane has passed its range). */
+    private boolean workDone(Window w) {
+        if (gpuMaxCorr <= w.maxCorr) {
+            return false; // nothing launched after it has run yet
+        }
+        if (w.workStreams == null) {
+            w.workStreams = new HashSet<>(4);
+            w.laterStreams = new HashSet<>(4);
+            for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
+                w.see(gpu.get(i));
+            }
+        }
+        return w.workDone();
+    }
+
     private void resolveMarker(Window w) {
         long end = w.hostEnd;
         if (w.hasLaunches()) {
+            // to the buffer's end: another stream's later work may start before this marker's last operation
             for (int i = gpu.lowerBound(w.start); i < gpu.size(); i++) {
                 GpuOp op = gpu.get(i);
-                if (op.corr != Interval.NO_CORR && op.corr > w.maxCorr) {
-                    break;
-                }
                 if (w.launchedHere(op.corr)) {
                     end = Math.max(end, op.end);
                 }
@@ -470,6 +489,8 @@ public final class HostTracker {
         w.end = end;
         w.resolved = true;
         w.launched.clear();
+        w.workStreams = null;
+        w.laterStreams = null;
         openMarkers.remove(w);
     }
 

@@ -32,8 +32,15 @@ final class GpuOp extends Interval {
 
     static final int D2H = 16;
 
-    GpuOp(long start, long end, long corr, int flags) {
+    /** Stream id when the event carries none. */
+    static final long NO_STREAM = Long.MIN_VALUE;
+
+    /** The stream it ran on: work on one stream runs in launch order, across streams it does not. */
+    final long stream;
+
+    GpuOp(long start, long end, long corr, int flags, long stream) {
         super(start, end, corr, flags);
+        this.stream = stream;
     }
 }
 

@@ -14,9 +14,11 @@ import java.util.Set;
  *
  * <p>A marker window is the host range extended to the end of the GPU work launched inside it: {@code [host
  * start, max(host end, last end of the GPU operations whose correlation is a launch, copy or memset call that
- * started inside the range)]}. It is resolved once the host lane has passed the range's end and the GPU lane has
- * delivered an operation launched after the range's last launch (or ended); the extension counts the launched
- * operations the GPU lane delivered before that one, so the result does not depend on how the lanes interleave.
+ * started inside the range)]}. It is resolved once the host lane has passed the range's end and, on every stream
+ * that ran work launched inside it, the GPU lane has delivered an operation launched after the range's last launch
+ * (or the GPU lane ended): a stream runs its work in launch order, so no more of the marker's work can come on it,
+ * while across streams (a graph on one, eager kernels on another) later launches may start earlier. The result
+ * does not depend on how the lanes interleave.
  */
 final class Window {
     static final int LEVEL_ALLREDUCE = 0;
@@ -47,6 +49,13 @@ final class Window {
     long minCorr = Long.MAX_VALUE;
     long maxCorr = Long.MIN_VALUE;
     boolean launchOverflow;
+    /**
+     * Once the host lane passed the range (its launches are known): the streams that ran its work, and those that
+     * ran work launched after it. Derived from the GPU buffer (rebuilt after a state restore), never stored.
+     */
+    Set<Long> workStreams;
+
+    Set<Long> laterStreams;
 
     Window(int level, String source, String label, Long stepNumber, String phase, long start, long hostEnd) {
         this.level = level;
@@ -85,6 +94,23 @@ final class Window {
             return false;
         }
         return launchOverflow ? corr >= minCorr && corr <= maxCorr : launched.contains(corr);
+    }
+
+    /** Notes which streams ran this marker's work and later work (after the host lane passed the range). */
+    void see(GpuOp op) {
+        if (op.corr == Interval.NO_CORR) {
+            return;
+        }
+        if (launchedHere(op.corr)) {
+            workStreams.add(op.stream);
+        } else if (op.corr > maxCorr) {
+            laterStreams.add(op.stream);
+        }
+    }
+
+    /** Every stream that ran this marker's work has since run later work: none of it can still come. */
+    boolean workDone() {
+        return !laterStreams.isEmpty() && laterStreams.containsAll(workStreams);
     }
 
     boolean hasLaunches() {
