@@ -1,5 +1,7 @@
 package io.llmprof.streams.offline;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.TraceFiles;
@@ -48,6 +50,16 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         text,
         json
     }
+
+    /**
+     * The shared mapper leaves nulls out; this document keeps them: a metric or verdict that does not apply is
+     * {@code null}, never absent, so scripts reading {@code doc["verdict"]} or a metric key never fail.
+     */
+    private static final ObjectWriter JSON = Json.mapper()
+            .copy()
+            .setDefaultPropertyInclusion(
+                    JsonInclude.Value.construct(JsonInclude.Include.ALWAYS, JsonInclude.Include.ALWAYS))
+            .writerWithDefaultPrettyPrinter();
 
     @Spec
     CommandSpec spec;
@@ -115,7 +127,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         }
         Map<String, Object> doc = document(target, base);
         if (format == Format.json) {
-            out.println(Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsString(doc));
+            out.println(JSON.writeValueAsString(doc));
         } else {
             HostText.render(out, target, base, doc);
         }

@@ -118,6 +118,11 @@ final class HostRunAnalysis {
         for (RankResult r : ranks.values()) {
             r.tracker.finish(step(r));
         }
+        if (gpuEvents > 0 && phaseSums.get(HostThresholdSet.ALL).steps() == 0) {
+            notices.add("no step windows (window source " + config.windowSource() + "): no NVTX _forward_step range,"
+                    + " step marker, layer pass or all-reduce group was found, so the metrics and verdicts are null;"
+                    + " the per-rank drill-down (gaps, graph coverage, launch statistics) covers the whole trace");
+        }
         return this;
     }
 

@@ -3,6 +3,7 @@ package io.llmprof.streams.host;
 import static io.llmprof.streams.host.Ev.api;
 import static io.llmprof.streams.host.Ev.gpuAnnotation;
 import static io.llmprof.streams.host.Ev.kernel;
+import static io.llmprof.streams.host.Ev.kernelOn;
 import static io.llmprof.streams.host.Ev.nvtx;
 import static io.llmprof.streams.host.Ev.us;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -136,6 +137,38 @@ class HostWindowSourcesTest {
         assertThat(steps.get(0).sums().busyNs()).isEqualTo(us(60));
         assertThat(steps.get(0).sums().kernels()).isEqualTo(1);
         assertThat(steps.get(1).sums().busyNs()).isEqualTo(us(50));
+    }
+
+    /**
+     * Work on several streams (the real SGLang decode trace): step[DECODE] [10,400] launches a graph (corr 3) that
+     * runs on stream 3 as [450,550] and [551,651]; an eager kernel launched after the marker (corr 5) runs on stream
+     * 2 at [500,510], while the graph still runs, and corr 6 on stream 3 at [700,710]. A later launch on stream 2
+     * says nothing about stream 3: the window ends with the graph's last kernel, 651, not at 550. Its kernels: the
+     * two graph kernels and the eager one (it starts inside), busy [450,550] + [551,651] = 200. The next
+     * step[DECODE] [800,900] launched corr 7, run [850,870]: [800,900], 149 after the first.
+     */
+    @ParameterizedTest
+    @EnumSource(Ev.Order.class)
+    void markerWindowWaitsForItsWorkOnEveryStream(Ev.Order order) {
+        List<TraceEvent> events = List.of(
+                nvtx("step[DECODE bs=32]", 10, 390),
+                api("hipGraphLaunch", 20, 10, 3),
+                api("hipLaunchKernel", 420, 5, 5),
+                kernelOn(3, "graph_a", 450, 100, 3L),
+                kernelOn(2, "eager", 500, 10, 5L),
+                kernelOn(3, "graph_b", 551, 100, 3L),
+                api("hipLaunchKernel", 690, 5, 6),
+                kernelOn(3, "after", 700, 10, 6L),
+                nvtx("step[DECODE bs=32]", 800, 100),
+                api("hipLaunchKernel", 810, 5, 7),
+                kernelOn(3, "next", 850, 20, 7L));
+        List<HostStep> steps = Ev.run(HostConfig.defaults(), events, order);
+        assertThat(steps)
+                .extracting(HostStep::startNs, HostStep::endNs, HostStep::gapBeforeNs, HostStep::complete)
+                .containsExactly(tuple(us(10), us(651), null, true), tuple(us(800), us(900), us(149), true));
+        assertThat(steps.get(0).sums().kernels()).isEqualTo(3);
+        assertThat(steps.get(0).sums().busyNs()).isEqualTo(us(200));
+        assertThat(steps.get(1).sums().kernels()).isEqualTo(1);
     }
 
     /** vLLM's execute_ marker wrapping SGLang's step[...] (the real SGLang traces): only step[...] counts. */

@@ -1,0 +1,245 @@
+package io.llmprof.streams.offline;
+
+import static io.llmprof.streams.offline.AnalyzeHostCommandTest.METRIC_KEYS;
+import static io.llmprof.streams.offline.AnalyzeHostCommandTest.host;
+import static io.llmprof.streams.offline.AnalyzeHostCommandTest.texts;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.events.Json;
+import io.llmprof.streams.offline.AnalyzeHostCommandTest.Out;
+import io.llmprof.streams.support.SharedData;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * {@code analyze host} on the real files of ../shared/data: the five Nsight Systems exports (none is an LLM
+ * workload: no _forward_step range, step marker, layer pass or all-reduce) and two Kineto LLM decode steps. Every
+ * expected number was worked out by hand with python:
+ *
+ * <ul>
+ *   <li>nsys (sqlite3): rows of CUPTI_ACTIVITY_KIND_KERNEL/MEMCPY/MEMSET per ((globalPid >> 24) & 0xFFFFFF,
+ *       deviceId, streamId); per stream, ops sorted by start, a gap where an op starts after the latest end so far;
+ *       runtime names from StringIds with the _v\d+ suffix stripped, counted.
+ *   <li>Kineto (json + gzip, Decimal µs, ns = round(µs x 1000)): the step marker's host range [ts, ts + dur], the
+ *       correlations of the LaunchKernel / GraphLaunch / Memcpy / Memset calls starting inside it, the window's end
+ *       = the latest end of the kernel/gpu_memcpy/gpu_memset events with those correlations; kernels and memops
+ *       starting in [start, end); busy = the union of all GPU intervals clipped to the window; graph kernels = those
+ *       whose correlation is a hipGraphLaunch's.
+ * </ul>
+ */
+class AnalyzeHostRealDataTest {
+
+    private static final Map<Path, JsonNode> DOCS = new HashMap<>();
+
+    /** The JSON of a file (its text report is rendered and checked once too), cached per class. */
+    static synchronized JsonNode analyze(Path file) throws Exception {
+        JsonNode cached = DOCS.get(file);
+        if (cached != null) {
+            return cached;
+        }
+        Out o = host("--trace", file.toString(), "--format", "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        assertThat(o.err()).isEmpty();
+        // the text report of the same file renders too
+        Out text = host("--trace", file.toString());
+        assertThat(text.code()).as(text.err()).isZero();
+        assertThat(text.out()).contains("VERDICT (seed-compatible): ", "VERDICT (llmprof): ");
+        JsonNode doc = Json.mapper().readTree(o.out());
+        DOCS.put(file, doc);
+        return doc;
+    }
+
+    static Map<String, Long> launchStats(JsonNode rank) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (JsonNode l : rank.get("drilldown").get("launch_stats")) {
+            out.put(l.get("name").asText(), l.get("calls").asLong());
+        }
+        return out;
+    }
+
+    static List<Long> gapsPerStream(JsonNode rank) {
+        List<Long> out = new ArrayList<>();
+        for (JsonNode g : rank.get("drilldown").get("gaps")) {
+            long n = 0;
+            for (JsonNode c : g.get("buckets")) {
+                n += c.asLong();
+            }
+            out.add(n);
+        }
+        return out;
+    }
+
+    /**
+     * No step window in any of them: no verdict (null, not absent), every metric null, both phases empty, a notice
+     * saying why, and the whole-trace drill-down. Columns: file | rank | kernels (python: count(*) of the kernel
+     * table, all on device 0 of that one process) | streams with GPU work | inter-op gaps over all streams.
+     */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                // con_kernel: 9 kernels, 11 memcpy, 1 memset on streams 14..18, gaps 3+2+2+2+4 = 13
+                "extrap-nsight/nsys_db/con_kernel.sqlite | pid32084 | 9 | 5 | 13",
+                // profile16: 12 kernels, 30 memcpy, 17 memset on streams 14..28, gaps 3+4+5+5+4+2x5+3+2x3+4 = 44
+                "extrap-nsight/concurrent_example/concurrent.s16/profile16.sqlite | pid24620 | 12 | 15 | 44",
+                // ex-gpu: 6 kernels on stream 7 (of 4 A100s only device 0 ran work), 5 gaps
+                "extrap-nsight/sampled_callchains/ex-gpu.s1000/ex-gpu.s1000.sqlite | pid869498 | 6 | 1 | 5",
+                // memfusion: 36 kernels + 4 memcpy on stream 82, 39 gaps
+                "memfusion-artifact/report1.sqlite | pid24129 | 36 | 1 | 39",
+                // nvfuser: 19 kernels + 1 memcpy + 1 memset on stream 7, 20 gaps
+                "nvfuser/report1.sqlite | pid30156 | 19 | 1 | 20",
+            })
+    void nonLlmNsysExportsHaveNoStepsNoVerdictAndTheWholeTraceDrillDown(
+            String file, String rank, long kernels, int streams, long gaps) throws Exception {
+        JsonNode doc = analyze(SharedData.file(file));
+        assertThat(doc.has("verdict")).isTrue();
+        assertThat(doc.get("verdict").isNull()).isTrue();
+        assertThat(doc.get("llmprof_verdict").isNull()).isTrue();
+        for (String k : METRIC_KEYS) {
+            assertThat(doc.get("aggregate_metrics").get(k).isNull()).as(k).isTrue();
+        }
+        assertThat(doc.get("crossed_count").asInt()).isZero();
+        assertThat(doc.get("applicable_count").asInt()).isZero();
+        assertThat(doc.get("phases").get("context").get("steps").asInt()).isZero();
+        assertThat(doc.get("phases").get("generation").get("steps").asInt()).isZero();
+        assertThat(doc.get("sums").get("steps").asInt()).isZero();
+        assertThat(doc.get("steps").get("count").asInt()).isZero();
+        assertThat(doc.get("window_source").asText()).isEqualTo("auto");
+        assertThat(texts(doc.get("notices")))
+                .singleElement()
+                .asString()
+                .startsWith("no step windows (window source auto)");
+        assertThat(doc.get("problems")).isEmpty();
+        assertThat(doc.get("ranks").findValuesAsText("rank")).containsExactly(rank);
+        JsonNode r = doc.get("ranks").get(0);
+        assertThat(r.get("steps").asInt()).isZero();
+        JsonNode graph = r.get("drilldown").get("graph_coverage");
+        assertThat(graph.get("kernels").asLong()).isEqualTo(kernels);
+        assertThat(graph.get("graph_kernels").asLong()).isZero();
+        assertThat(graph.get("ratio").doubleValue()).isZero();
+        assertThat(r.get("drilldown").get("gaps")).hasSize(streams);
+        assertThat(gapsPerStream(r).stream().mapToLong(Long::longValue).sum()).isEqualTo(gaps);
+        assertThat(texts(doc.get("stragglers").get("stragglers"))).isEmpty();
+    }
+
+    /** Per-stream gaps of con_kernel (streams 14..18: 5, 5, 3, 3, 5 ops) and its API calls, suffixes stripped. */
+    @Test
+    void conKernelDrillDownMatchesTheFile() throws Exception {
+        JsonNode r = analyze(SharedData.file("extrap-nsight/nsys_db/con_kernel.sqlite"))
+                .get("ranks")
+                .get(0);
+        assertThat(r.get("drilldown").get("gaps").findValuesAsText("stream"))
+                .containsExactly("14", "15", "16", "17", "18");
+        assertThat(gapsPerStream(r)).containsExactly(3L, 2L, 2L, 2L, 4L);
+        Map<String, Long> calls = launchStats(r);
+        // 71 runtime rows under 16 names; cudaLaunchKernel_v7000 x 7, cudaMalloc_v3020 x 5
+        assertThat(calls).hasSize(16);
+        assertThat(calls.values().stream().mapToLong(Long::longValue).sum()).isEqualTo(71);
+        assertThat(calls).containsEntry("cudaLaunchKernel", 7L).containsEntry("cudaMalloc", 5L);
+    }
+
+    /**
+     * The launch calls of memfusion (TensorRT: cudaLaunchKernel_v7000 x 14 + cuLaunchKernelEx x 22 = its 36
+     * kernels; cuModuleUnload x 5490) and nvfuser (cudaLaunchKernel_v7000 x 17 + cuLaunchKernel + cuLaunchKernelEx
+     * = its 19 kernels; cuGetProcAddress_v2 x 838).
+     */
+    @Test
+    void launchStatisticsOfTheRealExportsCountEveryCall() throws Exception {
+        Map<String, Long> memfusion = launchStats(analyze(SharedData.file("memfusion-artifact/report1.sqlite"))
+                .get("ranks")
+                .get(0));
+        assertThat(memfusion)
+                .containsEntry("cudaLaunchKernel", 14L)
+                .containsEntry("cuLaunchKernelEx", 22L)
+                .containsEntry("cuModuleUnload", 5490L)
+                .hasSize(11);
+        Map<String, Long> nvfuser = launchStats(
+                analyze(SharedData.file("nvfuser/report1.sqlite")).get("ranks").get(0));
+        assertThat(nvfuser)
+                .containsEntry("cudaLaunchKernel", 17L)
+                .containsEntry("cuLaunchKernel", 1L)
+                .containsEntry("cuLaunchKernelEx", 1L)
+                .containsEntry("cuGetProcAddress", 838L)
+                .hasSize(25);
+    }
+
+    /**
+     * SGLang Qwen3-8B decode on MI300 (tracelens): one step[DECODE bs=32] marker, host range [216408.420, +465248.054]
+     * µs; inside it 7 hipLaunchKernel, 1 hipModuleLaunchKernel and 1 hipGraphLaunch (9 launches, 1633.171 µs in
+     * all, the graph launch alone 1572.609) among 24 runtime calls. The graph's 544 kernels run on stream 3 until
+     * 4909914689963.940 µs, while eager kernels launched after the marker already run on stream 2: the window is
+     * [4909914216408420, 4909914689963940] ns = 473555520 ns, with 553 kernels (544 from the graph) and 1 memcpy
+     * starting inside; busy 9706189 ns, idle 463849331 (hipMemcpyWithStream blocks the host 463 ms before the graph
+     * is launched). M1 = 0.9795 > 0.30 and M4 = 0.0205 < 0.60 cross, M2 = 0.0034 does not, no prep: seed YES (2 of
+     * 3), llmprof NO (1 of 2 applicable votes). Over the whole trace 555 kernels, 544 from the one graph launch.
+     */
+    @Test
+    void sglangDecodeStepIsOneMarkerWindowThatWaitsForTheWholeGraph() throws Exception {
+        JsonNode doc = analyze(SharedData.file("tracelens/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz"));
+        JsonNode sums = doc.get("sums");
+        assertThat(sums.get("steps").asInt()).isEqualTo(1);
+        assertThat(sums.get("window_ns").asLong()).isEqualTo(473_555_520L);
+        assertThat(sums.get("busy_ns").asLong()).isEqualTo(9_706_189L);
+        assertThat(sums.get("kernels").asLong()).isEqualTo(553);
+        assertThat(sums.get("graph_kernels").asLong()).isEqualTo(544);
+        assertThat(sums.get("memops").asLong()).isEqualTo(1);
+        assertThat(sums.get("launch_calls").asLong()).isEqualTo(9);
+        assertThat(sums.get("launch_ns").asLong()).isEqualTo(1_633_171L);
+        assertThat(sums.get("api_calls").asLong()).isEqualTo(24);
+        assertThat(sums.get("host_prep_ns").asLong()).isZero();
+        JsonNode m = doc.get("aggregate_metrics");
+        assertThat(m.get("gpu_idle_ratio").doubleValue()).isCloseTo(463_849_331.0 / 473_555_520, within(1e-12));
+        assertThat(m.get("launch_overhead_ratio").doubleValue()).isCloseTo(1_633_171.0 / 473_555_520, within(1e-12));
+        assertThat(m.get("host_prep_exposed_ratio").isNull()).isTrue();
+        assertThat(doc.get("verdict").asText()).isEqualTo("YES");
+        assertThat(doc.get("llmprof_verdict").asText()).isEqualTo("NO");
+        assertThat(texts(doc.get("crossed"))).containsExactly("m1", "m4");
+        assertThat(doc.get("applicable_count").asInt()).isEqualTo(3);
+        assertThat(doc.get("phases").get("generation").get("steps").asInt()).isEqualTo(1);
+        assertThat(doc.get("phases").get("context").get("steps").asInt()).isZero();
+        assertThat(doc.get("ranks").findValuesAsText("rank")).containsExactly("0");
+        JsonNode rank = doc.get("ranks").get(0);
+        assertThat(rank.get("window_sources").get("marker").asInt()).isEqualTo(1);
+        JsonNode graph = rank.get("drilldown").get("graph_coverage");
+        assertThat(graph.get("kernels").asLong()).isEqualTo(555);
+        assertThat(graph.get("graph_kernels").asLong()).isEqualTo(544);
+        assertThat(graph.get("graph_launches").asLong()).isEqualTo(1);
+        assertThat(doc.get("notices")).isEmpty();
+    }
+
+    /**
+     * vLLM decode, full CUDA graph (tracelens, MI300, device 2, stream 0): one execute_32_context_0..._generation_32
+     * marker; its launches (3 hipLaunchKernel, 1 hipExtModuleLaunchKernel, 1 hipGraphLaunch: 531.667 µs) end their
+     * work at 19114.059 µs after its start: window 19114059 ns, 425 kernels (421 from the graph), 9 memcpy, busy
+     * 10717708 ns. M1 = 0.4393 > 0.30, M4 = 0.5607 < 0.60: seed YES, llmprof NO (M2 = 0.0278).
+     */
+    @Test
+    void vllmFullGraphDecodeStep() throws Exception {
+        JsonNode doc = analyze(SharedData.file("tracelens/inference/vllm_decode_full/graph_execution.json.gz"));
+        JsonNode sums = doc.get("sums");
+        assertThat(sums.get("steps").asInt()).isEqualTo(1);
+        assertThat(sums.get("window_ns").asLong()).isEqualTo(19_114_059L);
+        assertThat(sums.get("busy_ns").asLong()).isEqualTo(10_717_708L);
+        assertThat(sums.get("kernels").asLong()).isEqualTo(425);
+        assertThat(sums.get("graph_kernels").asLong()).isEqualTo(421);
+        assertThat(sums.get("memops").asLong()).isEqualTo(9);
+        assertThat(sums.get("launch_calls").asLong()).isEqualTo(5);
+        assertThat(sums.get("launch_ns").asLong()).isEqualTo(531_667L);
+        assertThat(sums.get("api_calls").asLong()).isEqualTo(20);
+        assertThat(doc.get("verdict").asText()).isEqualTo("YES");
+        assertThat(doc.get("llmprof_verdict").asText()).isEqualTo("NO");
+        assertThat(texts(doc.get("crossed"))).containsExactly("m1", "m4");
+        assertThat(doc.get("phases").get("generation").get("steps").asInt()).isEqualTo(1);
+        assertThat(doc.get("ranks").get(0).get("window_sources").get("marker").asInt())
+                .isEqualTo(1);
+    }
+}
