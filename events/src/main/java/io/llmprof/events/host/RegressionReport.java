@@ -33,9 +33,11 @@ import java.util.TreeSet;
  * at 0.
  *
  * <p>Conclusion: {@link #NO_REGRESSION} when no row regressed, or when neither the mean step duration nor the mean
- * inter-step gap grew (what regressed did not cost time per step). Otherwise {@link #INTER_STEP} when the mean gap
- * grew more ns per step than the mean step duration, {@link #STEP_EXECUTION} when the step duration grew at least
- * as much. A side without gaps (one step per rank) counts as no gap growth.
+ * inter-step gap grew (what regressed did not cost time per step). Otherwise the growth per step is split: host
+ * side = the gap's growth plus the growth of GPU idle time inside the steps (the GPU waiting for the host inside a
+ * step: exposed prep, syncs; at most the step's own growth), execution = the rest of the step's growth. {@link
+ * #INTER_STEP} when the host side grew more, {@link #STEP_EXECUTION} otherwise. A side without gaps (one step per
+ * rank) counts as no gap growth.
  *
  * @param stepGrowthNs target - baseline mean step duration (ns)
  * @param gapGrowthNs target - baseline mean inter-step gap (ns), 0 when either side has no gaps
@@ -165,13 +167,18 @@ public record RegressionReport(
 
         double stepGrowth = bs.isEmpty() || ts.isEmpty() ? 0 : ts.avg() - bs.avg();
         double gapGrowth = bg.isEmpty() || tg.isEmpty() ? 0 : tg.avg() - bg.avg();
+        // Time the GPU spends waiting for the host grows between steps (the gap) or inside them (GPU idle in the
+        // step windows: exposed prep, syncs, launch-bound stretches); the rest of the step growth is execution.
+        double idleGrowth = Math.max(0, target.idleNsPerStep() - b.idleNsPerStep());
+        double hostGrowth = gapGrowth + Math.min(idleGrowth, Math.max(0, stepGrowth));
+        double executionGrowth = stepGrowth - Math.min(idleGrowth, Math.max(0, stepGrowth));
         List<Row> regressed =
                 rows.rows.stream().filter(r -> r.status().equals(REGRESSION)).toList();
         String conclusion;
         if (regressed.isEmpty() || (stepGrowth <= 0 && gapGrowth <= 0)) {
             conclusion = NO_REGRESSION;
         } else {
-            conclusion = gapGrowth > stepGrowth ? INTER_STEP : STEP_EXECUTION;
+            conclusion = hostGrowth > executionGrowth ? INTER_STEP : STEP_EXECUTION;
         }
 
         List<String> evidence = new ArrayList<>();
@@ -193,6 +200,11 @@ public record RegressionReport(
                 "growth per step: inter-step gap %+.3f us, step duration %+.3f us",
                 gapGrowth / 1_000,
                 stepGrowth / 1_000));
+        evidence.add(String.format(
+                Locale.ROOT,
+                "host side (gap + GPU idle inside steps) %+.3f us vs execution (step growth without the idle) %+.3f us",
+                hostGrowth / 1_000,
+                executionGrowth / 1_000));
         if (regressed.isEmpty()) {
             evidence.add("no figure grew by more than " + pct(regressionPct));
         } else {

@@ -668,9 +668,9 @@ class AnalyzeHostCommandTest {
     /**
      * NsysFixtures.regression: target = baseline with host prep x3 (300 -> 900 µs, inside each _forward_step
      * window) and the inter-step gap x2 (200 -> 400 µs). Per step: prep +200% and the gap +100% regress; the
-     * step itself grows by the 600 µs of extra prep (the GPU waits for it), the gap by 200 µs. The rule of
-     * RegressionReport (the larger growth per step wins) therefore says STEP EXECUTION TIME, although both grown
-     * figures are host time: the prep is inside the step window.
+     * step itself grows by the 600 µs of extra prep, all of it GPU idle (the GPU waits for the prep), the gap by
+     * 200 µs. RegressionReport splits the growth: host side = gap 200 + idle inside steps 600 = 800 µs, execution
+     * = step growth 600 - idle growth 600 = 0: INTER-STEP HOST OVERHEAD.
      */
     @Test
     void regressionPairFlagsTheGapAndThePrepName() throws Exception {
@@ -692,7 +692,10 @@ class AnalyzeHostCommandTest {
         assertThat(row(reg, "kernels", "kernels").get("status").asText()).isEqualTo("UNCHANGED");
         assertThat(reg.get("gap_growth_ns").doubleValue()).isEqualTo(200_000.0);
         assertThat(reg.get("step_growth_ns").doubleValue()).isCloseTo(600_000.0, within(1e-6));
-        assertThat(reg.get("conclusion").asText()).isEqualTo("STEP EXECUTION TIME");
+        assertThat(row(reg, "step", "gpu_idle").get("target").doubleValue()
+                        - row(reg, "step", "gpu_idle").get("baseline").doubleValue())
+                .isCloseTo(600_000.0, within(1e-6));
+        assertThat(reg.get("conclusion").asText()).isEqualTo("INTER-STEP HOST OVERHEAD");
     }
 
     /** Only the inter-step gap grows (200 -> 600 µs, +200%): INTER-STEP HOST OVERHEAD. */
@@ -846,7 +849,7 @@ class AnalyzeHostCommandTest {
         assertThat(o.code()).as(o.err()).isZero();
         assertThat(o.out())
                 .contains("-- regression vs baseline --")
-                .contains("CONCLUSION: STEP EXECUTION TIME")
+                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD")
                 .containsPattern("gap +avg +200000 +400000 +\\+100\\.0% +REGRESSION")
                 .containsPattern("nvtx +_prepare_tp_inputs +300000 +900000 +\\+200\\.0% +REGRESSION");
     }
