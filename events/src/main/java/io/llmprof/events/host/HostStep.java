@@ -13,7 +13,8 @@ import java.util.Map;
  *     ProfilerStep#12}), else null
  * @param phase {@link HostThresholdSet#CONTEXT}, {@link HostThresholdSet#GENERATION}, or null when the source
  *     does not say
- * @param source {@link #SOURCE_NVTX}, {@link #SOURCE_MARKER}, {@link #SOURCE_PASS} or {@link #SOURCE_ALLREDUCE}
+ * @param source {@link #SOURCE_NVTX}, {@link #SOURCE_MARKER}, {@link #SOURCE_PASS}, {@link #SOURCE_ALLREDUCE} or
+ *     {@link #SOURCE_TRACE}
  * @param gapBeforeNs this window's start minus the previous window's end (the inter-step gap; negative when
  *     they overlap), null for the first window
  * @param sums the window's figures ({@code steps} = 1)
@@ -51,6 +52,9 @@ public record HostStep(
     public static final String SOURCE_MARKER = "marker";
     public static final String SOURCE_PASS = "pass";
     public static final String SOURCE_ALLREDUCE = "allreduce";
+    /** The whole trace, when nothing gave a step structure (offline and live at the end of a run). */
+    public static final String SOURCE_TRACE = "trace";
+
     public static final int MAX_NAMES = 64;
     public static final int MAX_COLLECTIVES = 1024;
     public static final String OTHER = "(other)";

@@ -269,6 +269,23 @@ public final class HostTracker {
             }
             emit(w, out);
         }
+        if (!anyEmitted && config.allows(HostConfig.AUTO) && !gpu.isEmpty()) {
+            // No step structure at all (no NVTX steps, markers, passes or all-reduce groups): the whole trace is one
+            // window, so a non-LLM export still gets its M1..M5.
+            long end = Long.MIN_VALUE;
+            for (int i = 0; i < gpu.size(); i++) {
+                end = Math.max(end, gpu.get(i).end);
+            }
+            Window w = new Window(
+                    Window.LEVEL_TRACE, HostStep.SOURCE_TRACE, "whole trace", null, null, gpu.first().start, end);
+            w.note("no step structure (NVTX _forward_step, step markers, passes, all-reduce groups): the whole"
+                    + " trace is one window");
+            if (prunedTo != Long.MIN_VALUE) {
+                w.incomplete = true;
+                w.note("events up to " + prunedTo + " ns were released before the end: the window starts after them");
+            }
+            emit(w, out);
+        }
     }
 
     /** The rank's drill-down of everything seen so far (bounded). */

@@ -22,6 +22,9 @@ import java.util.Set;
  * the window's current end by the window's own length.
  */
 final class Window {
+    /** The whole trace as one window, at finish, when no other source made any. */
+    static final int LEVEL_TRACE = -1;
+
     static final int LEVEL_ALLREDUCE = 0;
     static final int LEVEL_PASS = 1;
     static final int LEVEL_NVTX = 5;

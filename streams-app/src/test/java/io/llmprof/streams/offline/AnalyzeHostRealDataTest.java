@@ -1,6 +1,5 @@
 package io.llmprof.streams.offline;
 
-import static io.llmprof.streams.offline.AnalyzeHostCommandTest.METRIC_KEYS;
 import static io.llmprof.streams.offline.AnalyzeHostCommandTest.host;
 import static io.llmprof.streams.offline.AnalyzeHostCommandTest.texts;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,49 +78,51 @@ class AnalyzeHostRealDataTest {
     }
 
     /**
-     * No step window in any of them: no verdict (null, not absent), every metric null, both phases empty, a notice
-     * saying why, and the whole-trace drill-down. Columns: file | rank | kernels (python: count(*) of the kernel
-     * table, all on device 0 of that one process) | streams with GPU work | inter-op gaps over all streams.
+     * No step structure in any of them (no NVTX _forward_step, markers, anchors or all-reduces): the whole trace is
+     * one window (source trace) with a note, so M1/M4 exist; the drill-down covers the trace. Columns: file | rank |
+     * kernels (python: count(*) of the kernel table, all on device 0 of that one process) | streams with GPU work |
+     * inter-op gaps over all streams | window ns | busy ns. Window and busy by python over kernel+memcpy+memset rows
+     * of device 0: window = max(end) - min(start), busy = length of the union of [start, end].
      */
     @ParameterizedTest
     @CsvSource(
             delimiter = '|',
             value = {
                 // con_kernel: 9 kernels, 11 memcpy, 1 memset on streams 14..18, gaps 3+2+2+2+4 = 13
-                "extrap-nsight/nsys_db/con_kernel.sqlite | pid32084 | 9 | 5 | 13",
+                "extrap-nsight/nsys_db/con_kernel.sqlite | pid32084 | 9 | 5 | 13 | 258758865 | 258745872",
                 // profile16: 12 kernels, 30 memcpy, 17 memset on streams 14..28, gaps 3+4+5+5+4+2x5+3+2x3+4 = 44
-                "extrap-nsight/concurrent_example/concurrent.s16/profile16.sqlite | pid24620 | 12 | 15 | 44",
+                "extrap-nsight/concurrent_example/concurrent.s16/profile16.sqlite | pid24620 | 12 | 15 | 44 | 776798508"
+                        + " | 537893996",
                 // ex-gpu: 6 kernels on stream 7 (of 4 A100s only device 0 ran work), 5 gaps
-                "extrap-nsight/sampled_callchains/ex-gpu.s1000/ex-gpu.s1000.sqlite | pid869498 | 6 | 1 | 5",
+                "extrap-nsight/sampled_callchains/ex-gpu.s1000/ex-gpu.s1000.sqlite | pid869498 | 6 | 1 | 5 | 3189236"
+                        + " | 177665",
                 // memfusion: 36 kernels + 4 memcpy on stream 82, 39 gaps
-                "memfusion-artifact/report1.sqlite | pid24129 | 36 | 1 | 39",
+                "memfusion-artifact/report1.sqlite | pid24129 | 36 | 1 | 39 | 6457677 | 6421420",
                 // nvfuser: 19 kernels + 1 memcpy + 1 memset on stream 7, 20 gaps
-                "nvfuser/report1.sqlite | pid30156 | 19 | 1 | 20",
+                "nvfuser/report1.sqlite | pid30156 | 19 | 1 | 20 | 508277390 | 396259",
             })
-    void nonLlmNsysExportsHaveNoStepsNoVerdictAndTheWholeTraceDrillDown(
-            String file, String rank, long kernels, int streams, long gaps) throws Exception {
+    void nonLlmNsysExportsAreOneWholeTraceWindow(
+            String file, String rank, long kernels, int streams, long gaps, long windowNs, long busyNs)
+            throws Exception {
         JsonNode doc = analyze(SharedData.file(file));
-        assertThat(doc.has("verdict")).isTrue();
-        assertThat(doc.get("verdict").isNull()).isTrue();
-        assertThat(doc.get("llmprof_verdict").isNull()).isTrue();
-        for (String k : METRIC_KEYS) {
-            assertThat(doc.get("aggregate_metrics").get(k).isNull()).as(k).isTrue();
-        }
-        assertThat(doc.get("crossed_count").asInt()).isZero();
-        assertThat(doc.get("applicable_count").asInt()).isZero();
+        assertThat(doc.get("verdict").isNull()).isFalse();
+        assertThat(doc.get("llmprof_verdict").isNull()).isFalse();
+        assertThat(doc.get("sums").get("steps").asInt()).isEqualTo(1);
+        assertThat(doc.get("sums").get("window_ns").asLong()).isEqualTo(windowNs);
+        assertThat(doc.get("sums").get("busy_ns").asLong()).isEqualTo(busyNs);
+        assertThat(doc.get("aggregate_metrics").get("gpu_idle_ratio").doubleValue())
+                .isCloseTo((double) (windowNs - busyNs) / windowNs, within(1e-12));
+        assertThat(doc.get("aggregate_metrics").get("gpu_utilization").doubleValue())
+                .isCloseTo((double) busyNs / windowNs, within(1e-12));
+        // no step phase: both phases empty, with null verdicts
         assertThat(doc.get("phases").get("context").get("steps").asInt()).isZero();
-        assertThat(doc.get("phases").get("generation").get("steps").asInt()).isZero();
-        assertThat(doc.get("sums").get("steps").asInt()).isZero();
-        assertThat(doc.get("steps").get("count").asInt()).isZero();
+        assertThat(doc.get("phases").get("generation").get("verdict").isNull()).isTrue();
         assertThat(doc.get("window_source").asText()).isEqualTo("auto");
-        assertThat(texts(doc.get("notices")))
-                .singleElement()
-                .asString()
-                .startsWith("no step windows (window source auto)");
         assertThat(doc.get("problems")).isEmpty();
         assertThat(doc.get("ranks").findValuesAsText("rank")).containsExactly(rank);
         JsonNode r = doc.get("ranks").get(0);
-        assertThat(r.get("steps").asInt()).isZero();
+        assertThat(r.get("steps").asInt()).isEqualTo(1);
+        assertThat(r.get("window_sources").get("trace").asInt()).isEqualTo(1);
         JsonNode graph = r.get("drilldown").get("graph_coverage");
         assertThat(graph.get("kernels").asLong()).isEqualTo(kernels);
         assertThat(graph.get("graph_kernels").asLong()).isZero();
