@@ -415,10 +415,50 @@ public final class NsysReader {
             // One ordered cursor per (table, lane), merged by start.
             PriorityQueue<Cursor> queue = new PriorityQueue<>(
                     Comparator.comparingLong((Cursor k) -> k.start).thenComparingInt(k -> k.order));
+            // A process driving several devices: each host thread goes with the device its launches ran on.
+            Map<Long, Map<Integer, List<Long>>> threadsByDevice = new TreeMap<>();
+            for (Map.Entry<Long, TreeSet<Integer>> p : devices.entrySet()) {
+                if (p.getValue().size() > 1) {
+                    threadsByDevice.put(p.getKey(), launchThreads(tables, p.getKey()));
+                }
+            }
+            for (Map.Entry<Long, Map<Integer, List<Long>>> p : threadsByDevice.entrySet()) {
+                String base = baseRanks.get(p.getKey());
+                for (Integer d : p.getValue().keySet()) {
+                    if (!d.equals(devices.get(p.getKey()).first())) {
+                        lanesToEnd.add(new String[] {base + ".dev" + d, Lane.HOST.name()});
+                    }
+                }
+            }
             for (Source s : sources) {
                 for (Map.Entry<Long, TreeSet<Integer>> p : devices.entrySet()) {
                     String base = baseRanks.get(p.getKey());
-                    if (s.lane() == Lane.HOST) {
+                    Map<Integer, List<Long>> threads = threadsByDevice.get(p.getKey());
+                    if (s.lane() == Lane.HOST && threads != null && !s.c1().equals("NULL")) {
+                        // the first device's rank keeps every thread not assigned to another device
+                        List<Long> others = new ArrayList<>();
+                        for (Map.Entry<Integer, List<Long>> t : threads.entrySet()) {
+                            if (!t.getKey().equals(p.getValue().first())) {
+                                others.addAll(t.getValue());
+                                openCursor(
+                                        s,
+                                        base + ".dev" + t.getKey(),
+                                        p.getKey(),
+                                        null,
+                                        " AND " + s.c1() + " IN (" + join(t.getValue()) + ")",
+                                        cursors,
+                                        queue);
+                            }
+                        }
+                        openCursor(
+                                s,
+                                base,
+                                p.getKey(),
+                                null,
+                                others.isEmpty() ? "" : " AND " + s.c1() + " NOT IN (" + join(others) + ")",
+                                cursors,
+                                queue);
+                    } else if (s.lane() == Lane.HOST) {
                         openCursor(s, base, p.getKey(), null, cursors, queue);
                     } else {
                         for (Integer d : p.getValue()) {
@@ -453,13 +493,72 @@ public final class NsysReader {
             return true;
         }
 
+        /**
+         * Threads of process {@code pid} by the device their kernel launches ran on (runtime correlationId = kernel
+         * correlationId); a thread launching on several devices goes with the one it launched most on. Threads that
+         * launch nothing are not listed (they stay with the process's first device).
+         */
+        private Map<Integer, List<Long>> launchThreads(Map<String, Set<String>> tables, long pid) throws SQLException {
+            Map<Integer, List<Long>> out = new TreeMap<>();
+            Set<String> rt = tables.get(RUNTIME);
+            Set<String> k = tables.get(KERNEL);
+            if (rt == null
+                    || k == null
+                    || !rt.contains("globalTid")
+                    || !rt.contains("correlationId")
+                    || !k.contains("correlationId")
+                    || !k.contains("deviceId")) {
+                return out;
+            }
+            String sql = "SELECT r.globalTid, k.deviceId, COUNT(*) AS n FROM " + quote(RUNTIME) + " r JOIN "
+                    + quote(KERNEL)
+                    + " k ON k.correlationId = r.correlationId WHERE ((r.globalTid >> 24) & 16777215) = ?"
+                    + " AND " + pidExpr(k).replace("\"global", "k.\"global") + " = ?"
+                    + " GROUP BY r.globalTid, k.deviceId ORDER BY r.globalTid, n DESC, k.deviceId";
+            Map<Long, Integer> best = new LinkedHashMap<>();
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                ps.setLong(1, pid);
+                ps.setLong(2, pid);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        best.putIfAbsent(rs.getLong(1), rs.getInt(2)); // rows of a thread: most launches first
+                    }
+                }
+            }
+            best.forEach((tid, dev) ->
+                    out.computeIfAbsent(dev, d -> new ArrayList<>()).add(tid));
+            return out;
+        }
+
+        private static String join(List<Long> values) {
+            StringBuilder b = new StringBuilder();
+            for (Long v : values) {
+                b.append(b.length() == 0 ? "" : ", ").append(v);
+            }
+            return b.toString();
+        }
+
         private void openCursor(
                 Source s, String rank, long pid, Integer device, List<Cursor> cursors, PriorityQueue<Cursor> queue)
+                throws SQLException {
+            openCursor(s, rank, pid, device, "", cursors, queue);
+        }
+
+        /** @param threads an extra SQL condition on the host row's thread ({@code AND ...}), or "" */
+        private void openCursor(
+                Source s,
+                String rank,
+                long pid,
+                Integer device,
+                String threads,
+                List<Cursor> cursors,
+                PriorityQueue<Cursor> queue)
                 throws SQLException {
             String sql = "SELECT start, end, " + s.c1() + ", " + s.c2() + ", " + s.c3() + ", " + s.c4() + ", "
                     + s.c5() + ", " + s.c6() + " FROM " + quote(s.table()) + " WHERE " + s.valid() + s.filter()
                     + " AND "
                     + s.pid() + " = ?" + (device == null ? "" : " AND " + s.device() + " = ?")
+                    + threads
                     + " ORDER BY start";
             PreparedStatement ps = c.prepareStatement(sql);
             ps.setLong(1, pid);

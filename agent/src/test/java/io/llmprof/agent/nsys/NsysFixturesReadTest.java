@@ -171,7 +171,7 @@ class NsysFixturesReadTest {
     }
 
     @Test
-    void twoDevicesInOneProcessAreTwoRanksWithHostRowsOnTheFirst() throws Exception {
+    void twoDevicesInOneProcessAreTwoRanksEachWithItsLaunchingThread() throws Exception {
         Fixture f = NsysFixtures.twoDevices(dir);
         RecordingSink sink = new RecordingSink();
         ReadSummary summary = read(f.file(), sink);
@@ -185,13 +185,20 @@ class NsysFixturesReadTest {
                 .allSatisfy(e -> assertThat(e.device()).isEqualTo(0));
         assertThat(sink.lane("pid31000.dev1", Lane.GPU))
                 .allSatisfy(e -> assertThat(e.device()).isEqualTo(1));
-        assertThat(sink.lane("pid31000.dev1", Lane.HOST)).isEmpty();
+        // thread 31001 launches on device 1 (runtime correlationId = kernel correlationId): its runtime calls and
+        // NVTX ranges go to that device's rank; thread 31000 stays with device 0
         assertThat(sink.lane("pid31000", Lane.HOST).stream()
                         .map(TraceEvent::stream)
                         .distinct()
-                        .sorted()
                         .toList())
-                .containsExactly(31000L, 31001L);
+                .containsExactly(31000L);
+        assertThat(sink.lane("pid31000.dev1", Lane.HOST).stream()
+                        .map(TraceEvent::stream)
+                        .distinct()
+                        .toList())
+                .containsExactly(31001L);
+        assertThat(sink.lane("pid31000.dev1", Lane.HOST)).hasSameSizeAs(sink.lane("pid31000", Lane.HOST));
+        assertThat(sink.names("pid31000.dev1", Lane.HOST)).contains("_prepare_tp_inputs");
         // NVTX via textId only: every NVTX row has no text and a StringIds id, and reads back by name.
         assertThat(count(f.file(), "SELECT count(*) FROM NVTX_EVENTS WHERE text IS NOT NULL"))
                 .isZero();

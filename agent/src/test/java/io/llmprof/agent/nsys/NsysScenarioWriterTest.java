@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.RecordingSink;
 import io.llmprof.agent.nsys.NsysFixtures.Fixture;
-import io.llmprof.agent.nsys.NsysScenario.Layout;
 import io.llmprof.events.Json;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
@@ -245,8 +244,8 @@ class NsysScenarioWriterTest {
         NsysScenario s = truth.scenario();
         for (NsysTruth.Rank rank : truth.ranks()) {
             RecordingSink sink = sinks.get(rank.file());
-            // In one process with several devices, every host row belongs to the process's (first) rank.
-            String hostRank = s.layout() == Layout.DEVICES ? truth.rank(0).rank() : rank.rank();
+            // In one process with several devices, a host thread belongs to the rank of the device it launches on.
+            String hostRank = rank.rank();
             List<TraceEvent> gpu = sink.lane(rank.rank(), Lane.GPU);
             List<TraceEvent> host = sink.lane(hostRank, Lane.HOST).stream()
                     .filter(e -> e.stream() != null && e.stream() == rank.tid())

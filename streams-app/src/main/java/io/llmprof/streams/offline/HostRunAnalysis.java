@@ -76,7 +76,7 @@ final class HostRunAnalysis {
     final List<Path> files;
     final String job;
     String run;
-    final Map<String, RankResult> ranks = new LinkedHashMap<>();
+    final Map<String, RankResult> ranks = new TreeMap<>();
     final Map<String, HostSums> phaseSums = new LinkedHashMap<>();
     final RunProfile profile;
     final Map<String, RunProfile> phaseProfiles = new LinkedHashMap<>();

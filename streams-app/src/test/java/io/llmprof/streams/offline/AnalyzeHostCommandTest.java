@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -554,15 +553,10 @@ class AnalyzeHostCommandTest {
     }
 
     /**
-     * What two_devices should give: each device's own figures, from its own thread's NVTX windows and launches.
-     * Today NsysReader gives every host row of a process to the rank of its first device (agent
-     * NsysFixturesReadTest#twoDevicesInOneProcessAreTwoRanksWithHostRowsOnTheFirst), so pid31000 gets the
-     * _forward_step ranges of both threads (16 windows, half of them on the other device's timeline, launch time
-     * doubled) and pid31000.dev1 none (one pass window without host figures).
+     * two_devices: each device's own figures, from its own thread's NVTX windows and launches (NsysReader gives a
+     * host thread to the device its launches ran on).
      */
     @Test
-    @Disabled("NsysReader puts all host rows of a process on its first device's rank: host rows need splitting by"
-            + " the thread that launches on each device")
     void twoDevicesEachWithTheirOwnHostThreadMeetTheTruth() throws Exception {
         Fixture f = FIXTURES.get("two_devices");
         JsonNode doc = doc("two_devices");
