@@ -290,6 +290,8 @@ public final class NsysReader {
         private long problemsTotal;
         private long eventsRead;
         private long kernels;
+        private long nestedRuntimeCopies;
+        private final Map<String, TraceEvent> lastRuntime = new HashMap<>();
         private long skipped;
 
         private Connection c;
@@ -472,6 +474,14 @@ public final class NsysReader {
             while (!queue.isEmpty()) {
                 Cursor cur = queue.poll();
                 TraceEvent e = event(cur);
+                if (e.kind() == Kind.RUNTIME && nestedCopy(cur.rank, e)) {
+                    nestedRuntimeCopies++;
+                    if (cur.rows.next()) {
+                        cur.start = cur.rows.getLong(1);
+                        queue.add(cur);
+                    }
+                    continue;
+                }
                 String key = cur.rank + "/" + cur.source.lane();
                 long[] next = nextIndex.computeIfAbsent(key, k -> new long[1]);
                 sink.event(cur.rank, cur.source.lane(), next[0]++, e);
@@ -486,6 +496,13 @@ public final class NsysReader {
                     cur.start = cur.rows.getLong(1);
                     queue.add(cur);
                 }
+            }
+            if (nestedRuntimeCopies > 0) {
+                LOG.info(
+                        "{}: {} runtime rows were nested copies of a call with the same correlation id (a versioned"
+                                + " entry point inside its API call) and were not sent",
+                        fileLabel,
+                        nestedRuntimeCopies);
             }
             if (kernels == 0 && tables.containsKey(KERNEL)) {
                 report(AnomalyKind.NO_KERNELS, "no kernel rows in " + KERNEL);
@@ -536,6 +553,31 @@ public final class NsysReader {
                 b.append(b.length() == 0 ? "" : ", ").append(v);
             }
             return b.toString();
+        }
+
+        /**
+         * Some exports record a runtime call twice with one correlation id: the API ({@code cudaMalloc}) and, nested
+         * inside it on the same thread, its versioned entry point ({@code cudaMalloc_v3020}). After the suffix is
+         * stripped they are the same call; the nested copy is dropped so calls and launch time are not doubled.
+         */
+        private boolean nestedCopy(String rank, TraceEvent e) {
+            if (e.correlation() == null) {
+                return false;
+            }
+            String key = rank + "/" + e.stream();
+            TraceEvent outer = lastRuntime.get(key);
+            if (outer != null
+                    && e.correlation().equals(outer.correlation())
+                    && e.name().equals(outer.name())
+                    && e.startNs() >= outer.startNs()
+                    && e.endNs() <= outer.endNs()) {
+                return true;
+            }
+            if (lastRuntime.size() > 4096) {
+                lastRuntime.clear(); // bounded: one entry per (rank, thread) is all that is needed
+            }
+            lastRuntime.put(key, e);
+            return false;
         }
 
         private void openCursor(

@@ -132,6 +132,22 @@ class AnalyzeHostRealDataTest {
         assertThat(texts(doc.get("stragglers").get("stragglers"))).isEmpty();
     }
 
+    /**
+     * ex-gpu records every runtime call twice (API and nested versioned entry point, one correlation id; python:
+     * 36 rows, 18 distinct correlationIds): each is counted once, so the 6 kernels have 6 launches.
+     */
+    @Test
+    void exGpuCountsEachRuntimeCallOnce() throws Exception {
+        JsonNode r = analyze(SharedData.file("extrap-nsight/sampled_callchains/ex-gpu.s1000/ex-gpu.s1000.sqlite"))
+                .get("ranks")
+                .get(0);
+        assertThat(launchStats(r))
+                .containsEntry("cudaLaunchKernel", 6L)
+                .containsEntry("cudaMalloc", 4L)
+                .containsEntry("cudaDeviceSynchronize", 7L)
+                .containsEntry("cudaMemcpy", 1L);
+    }
+
     /** Per-stream gaps of con_kernel (streams 14..18: 5, 5, 3, 3, 5 ops) and its API calls, suffixes stripped. */
     @Test
     void conKernelDrillDownMatchesTheFile() throws Exception {
