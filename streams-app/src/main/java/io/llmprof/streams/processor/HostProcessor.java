@@ -18,6 +18,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -53,10 +54,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class HostProcessor implements Processor<String, Object, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(HostProcessor.class);
-    /** Format 1 had no lane-end flags; format 2 adds them. */
-    private static final byte FORMAT_1 = 1;
-
+    /**
+     * Version of the stored form. 2 added the lane ends; an entry of another version (1 never left development)
+     * is unreadable: its run's host state is reset with an anomaly, as for any failure.
+     */
     private static final byte FORMAT = 2;
+
     static final int LIVE_RUNS = 64;
 
     /** Names of the children this processor forwards to. */
@@ -238,30 +241,63 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
      * host lane has not ended for the idle timeout (they may have no host lane at all).
      */
     private void punctuate(long streamTimeMs) {
-        List<KeyValue<RunKey, byte[]>> entries = new ArrayList<>();
+        // Only the head of each entry is read (time, lane ends): a run's buffered intervals are decoded only when
+        // it has to be closed.
+        List<RunKey> expired = new ArrayList<>();
+        List<RunKey> unreadable = new ArrayList<>();
+        List<RunKey> idle = new ArrayList<>();
         try (KeyValueIterator<RunKey, byte[]> it = store.all()) {
-            it.forEachRemaining(entries::add);
-        }
-        for (KeyValue<RunKey, byte[]> entry : entries) {
-            RunHost run;
-            try {
-                run = decode(entry.value);
-                if (streamTimeMs - run.lastRecordMs >= retentionMs) {
-                    live.remove(entry.key);
-                    store.delete(entry.key);
+            while (it.hasNext()) {
+                KeyValue<RunKey, byte[]> entry = it.next();
+                Head head;
+                try {
+                    head = head(entry.value);
+                } catch (RuntimeException e) {
+                    LOG.warn("unreadable host state of {} run {}; dropped", entry.key.rankKey(), entry.key.run(), e);
+                    unreadable.add(entry.key);
                     continue;
                 }
-            } catch (RuntimeException e) {
-                LOG.warn("unreadable host state of {} run {}; dropped", entry.key.rankKey(), entry.key.run(), e);
-                meters.error(StreamsMeters.Stage.PUNCTUATION);
-                live.remove(entry.key);
-                store.delete(entry.key);
-                continue;
-            }
-            if (run.tracker != null && run.gpuEnded && streamTimeMs - run.lastRecordMs >= idleTimeoutMs) {
-                closeWithoutHostEnd(entry.key, run, streamTimeMs);
+                if (streamTimeMs - head.lastRecordMs() >= retentionMs) {
+                    expired.add(entry.key);
+                } else if (head.open() && head.gpuEnded() && streamTimeMs - head.lastRecordMs() >= idleTimeoutMs) {
+                    idle.add(entry.key);
+                }
             }
         }
+        for (RunKey key : unreadable) {
+            meters.error(StreamsMeters.Stage.PUNCTUATION);
+            live.remove(key);
+            store.delete(key);
+        }
+        for (RunKey key : expired) {
+            live.remove(key);
+            store.delete(key);
+        }
+        for (RunKey key : idle) {
+            RunHost run;
+            try {
+                run = decode(store.get(key));
+            } catch (RuntimeException e) {
+                reset(key, e, "closing it without its host lane's end", streamTimeMs);
+                continue;
+            }
+            closeWithoutHostEnd(key, run, streamTimeMs);
+        }
+    }
+
+    /** The head of a stored run: enough to decide whether the punctuation must act on it. */
+    private record Head(long lastRecordMs, boolean open, boolean gpuEnded) {}
+
+    private static Head head(byte[] data) {
+        ByteBuffer in = ByteBuffer.wrap(data); // big-endian, as DataOutputStream wrote it
+        byte format = in.get();
+        if (format != FORMAT) {
+            throw new IllegalArgumentException("unknown host state format " + format);
+        }
+        long last = in.getLong();
+        boolean gpuEnded = in.get() != 0;
+        in.get(); // hostEnded
+        return new Head(last, in.getInt() >= 0, gpuEnded);
     }
 
     private void closeWithoutHostEnd(RunKey key, RunHost run, long streamTimeMs) {
@@ -316,15 +352,13 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     private RunHost decode(byte[] data) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
             byte format = in.readByte();
-            if (format != FORMAT && format != FORMAT_1) {
+            if (format != FORMAT) {
                 throw new IllegalArgumentException("unknown host state format " + format);
             }
             RunHost run = new RunHost();
             run.lastRecordMs = in.readLong();
-            if (format != FORMAT_1) {
-                run.gpuEnded = in.readBoolean();
-                run.hostEnded = in.readBoolean();
-            }
+            run.gpuEnded = in.readBoolean();
+            run.hostEnded = in.readBoolean();
             int trackerLength = in.readInt();
             if (trackerLength >= 0) {
                 run.tracker = HostStateCodec.decodeTracker(config, in.readNBytes(trackerLength));
