@@ -1,6 +1,7 @@
 package io.llmprof.deploy.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
 import io.llmprof.agent.synth.LaunchMode;
@@ -167,6 +168,8 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("Dashboard  %s/api/ranks%n", dashboard.url());
             out.printf("Metrics    %s/metrics%n", dashboard.url());
             out.printf("Health     %s/health%n", dashboard.url());
+            out.printf("Host       %s%n", hostUrl(dashboard.url(), sample));
+            out.printf("Stragglers %s/api/jobs/%s/stragglers%n", dashboard.url(), JOB);
             out.printf(
                     "Replaying %d file(s) from %s at speed %s; Ctrl-C stops.%n", sample.size(), sampleDir, replaySpeed);
 
@@ -283,6 +286,18 @@ public final class DemoCommand implements Callable<Integer> {
                 "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
                 result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
         return traceFiles(sampleDir);
+    }
+
+    /**
+     * The host-overhead view of the first file's rank as the agent names it from the file name ({@code rank-0}
+     * gives rank 0), or with a {@code <rank>} placeholder when the name states none.
+     */
+    static String hostUrl(String dashboardUrl, List<Path> sample) {
+        String rank = sample.isEmpty()
+                ? "<rank>"
+                : TraceFiles.rankFromFileName(sample.get(0).getFileName().toString())
+                        .orElse("<rank>");
+        return dashboardUrl + "/api/ranks/" + rank + "/host?job=" + JOB;
     }
 
     /** What the generated sample was written for; a sample written for anything else is regenerated. */

@@ -428,7 +428,7 @@ public final class HostTracker {
             note("a " + w.source + " window starting before the last emitted window was ignored");
             return;
         }
-        if (w.level > bestLevel) {
+        if (w.level >= bestLevel) { // every window of the best source drops the lesser pending ones it overlaps
             pending.removeIf(p -> {
                 boolean drop = p.level < w.level && p.overlaps(w);
                 if (drop) {

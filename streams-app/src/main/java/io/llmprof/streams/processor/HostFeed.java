@@ -15,7 +15,10 @@ import java.util.Objects;
  * @param passes passes this record closed, in index order
  * @param noPasses the segmenter reported that it found no anchor (no passes will come)
  * @param laneEnded the batch was the last of its (source, rank, lane)
- * @param finished the run is over for the segmenter (both lanes, or an idle flush): close every window
+ * @param idleFlush the segmenter closed the run because it went idle: close every window now, whether or not
+ *     the lanes ended. A run that ends normally is closed by the host processor itself once both lanes ended:
+ *     the segmenter may be done with a run (its GPU lane ended and no GPU event waits for a marker) while the
+ *     host lane, which holds the launches, the prep ranges and the NVTX step windows, is still coming.
  */
 public record HostFeed(
         RunKey key,
@@ -24,7 +27,7 @@ public record HostFeed(
         List<PassRecord> passes,
         boolean noPasses,
         boolean laneEnded,
-        boolean finished) {
+        boolean idleFlush) {
     public HostFeed {
         Objects.requireNonNull(key, "key");
         events = events == null ? List.of() : events;

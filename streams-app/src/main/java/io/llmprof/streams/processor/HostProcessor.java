@@ -18,6 +18,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,13 +42,24 @@ import org.slf4j.LoggerFactory;
  * closes goes to {@code llmprof.host-steps}, and the newest verdict of each phase it touched (the {@code all}
  * one with the drill-down) to {@code llmprof.host-verdicts}.
  *
+ * <p>A run's windows all close when both its lanes ended, or when the segmenter closes the run as idle. The
+ * segmenter may be done with a run before its host lane ended (the GPU lane ended and no GPU event waits for a
+ * marker); the host lane still brings launches, prep ranges and NVTX step windows, so the tracker waits for it.
+ * A run whose GPU lane ended but whose host lane never ends (a second device of a process has none) is closed
+ * when stream time passes its last record by the idle timeout, as the segmenter closes idle ranks.
+ *
  * <p>Its failures stay its own: a feed that throws resets the run's host state, sends an anomaly and counts
  * an error, but the record's passes and layers, already forwarded by the segmenter, stand. A finished run
  * keeps its rollup (a resumed rank goes on from it) until the state retention expires.
  */
 public final class HostProcessor implements Processor<String, Object, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(HostProcessor.class);
-    private static final byte FORMAT = 1;
+    /**
+     * Version of the stored form. 2 added the lane ends; an entry of another version (1 never left development)
+     * is unreadable: its run's host state is reset with an anomaly, as for any failure.
+     */
+    private static final byte FORMAT = 2;
+
     static final int LIVE_RUNS = 64;
 
     /** Names of the children this processor forwards to. */
@@ -58,6 +70,7 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     private final String storeName;
     private final Sinks sinks;
     private final Duration punctuationInterval;
+    private final long idleTimeoutMs;
     private final long retentionMs;
 
     /** Decoded state of recently used runs, as the store holds it; dropped on any failure, init and close. */
@@ -71,11 +84,13 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     private ProcessorContext<String, Object> context;
     private KeyValueStore<RunKey, byte[]> store;
 
-    /** A run's host state: the tracker (null once the run finished) and the rollup. */
+    /** A run's host state: the tracker (null once the run finished), the rollup, and which lanes ended. */
     private static final class RunHost {
         HostTracker tracker;
         HostRollup rollup;
         long lastRecordMs;
+        boolean gpuEnded;
+        boolean hostEnded;
     }
 
     public HostProcessor(
@@ -84,12 +99,14 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             String storeName,
             Sinks sinks,
             Duration punctuationInterval,
+            Duration idleTimeout,
             Duration retention) {
         this.config = Objects.requireNonNull(config, "config");
         this.meters = Objects.requireNonNull(meters, "meters");
         this.storeName = Objects.requireNonNull(storeName, "storeName");
         this.sinks = Objects.requireNonNull(sinks, "sinks");
         this.punctuationInterval = Objects.requireNonNull(punctuationInterval, "punctuationInterval");
+        this.idleTimeoutMs = idleTimeout.toMillis();
         this.retentionMs = retention.toMillis();
     }
 
@@ -124,6 +141,8 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
                 }
                 // the rank resumed after an idle flush finished its run: a new tracker, the same rollup
                 run.tracker = new HostTracker(config, key.job(), key.run(), key.rank());
+                run.gpuEnded = false;
+                run.hostEnded = false;
             }
             HostTracker tracker = run.tracker;
             for (TraceEvent e : feed.events()) {
@@ -137,47 +156,66 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             }
             if (feed.laneEnded()) {
                 tracker.laneEnded(feed.lane(), steps::add);
-            }
-            if (feed.finished()) {
-                tracker.finish(steps::add);
-            }
-            HostDrillDown drill = steps.isEmpty() ? null : tracker.drillDown();
-            for (int i = 0; i < steps.size(); i++) {
-                for (HostVerdict v : run.rollup.add(steps.get(i), i == steps.size() - 1 ? drill : null)) {
-                    verdicts.put(v.phase(), v);
+                if (feed.lane() == io.llmprof.events.TraceBatch.Lane.GPU) {
+                    run.gpuEnded = true;
+                } else {
+                    run.hostEnded = true;
                 }
             }
+            boolean finish = feed.idleFlush() || (run.gpuEnded && run.hostEnded);
+            if (finish) {
+                tracker.finish(steps::add);
+            }
+            roll(run, steps, verdicts);
             meters.hostBuffered(tracker.bufferedIntervals());
-            if (feed.finished()) {
+            if (finish) {
                 run.tracker = null;
             }
             run.lastRecordMs = record.timestamp();
             store.put(key, encode(run));
         } catch (RuntimeException e) {
-            live.remove(key);
-            store.delete(key);
-            meters.error(StreamsMeters.Stage.HOST);
-            LOG.warn(
-                    "host-overhead analysis of {} run {} failed; its host state is reset", key.rankKey(), key.run(), e);
-            send(
-                    sinks.anomalies(),
-                    key.rankKey(),
-                    new Anomaly(
-                            key.job(),
-                            key.rank(),
-                            AnomalyKind.UNPROCESSABLE_RECORD,
-                            "host-overhead analysis failed, its state was reset: " + e,
-                            "run " + key.run() + ", " + feed.lane() + " lane"),
-                    record.timestamp());
+            reset(key, e, feed.lane() + " lane", record.timestamp());
             return;
         }
+        forward(key, steps, verdicts, record.timestamp());
+    }
+
+    /** Folds the steps into the run's rollup: the newest verdict per phase, the last step's with the drill-down. */
+    private static void roll(RunHost run, List<HostStep> steps, Map<String, HostVerdict> verdicts) {
+        HostDrillDown drill = steps.isEmpty() ? null : run.tracker.drillDown();
+        for (int i = 0; i < steps.size(); i++) {
+            for (HostVerdict v : run.rollup.add(steps.get(i), i == steps.size() - 1 ? drill : null)) {
+                verdicts.put(v.phase(), v);
+            }
+        }
+    }
+
+    private void forward(RunKey key, List<HostStep> steps, Map<String, HostVerdict> verdicts, long timestampMs) {
         for (HostStep s : steps) {
             meters.hostStep(s.complete());
-            send(sinks.steps(), key.rankKey(), s, record.timestamp());
+            send(sinks.steps(), key.rankKey(), s, timestampMs);
         }
         for (HostVerdict v : verdicts.values()) {
-            send(sinks.verdicts(), v.key(), v, record.timestamp());
+            send(sinks.verdicts(), v.key(), v, timestampMs);
         }
+    }
+
+    /** A failure of one run's analysis: its host state is dropped, an anomaly says so, an error is counted. */
+    private void reset(RunKey key, RuntimeException e, String where, long timestampMs) {
+        live.remove(key);
+        store.delete(key);
+        meters.error(StreamsMeters.Stage.HOST);
+        LOG.warn("host-overhead analysis of {} run {} failed; its host state is reset", key.rankKey(), key.run(), e);
+        send(
+                sinks.anomalies(),
+                key.rankKey(),
+                new Anomaly(
+                        key.job(),
+                        key.rank(),
+                        AnomalyKind.UNPROCESSABLE_RECORD,
+                        "host-overhead analysis failed, its state was reset: " + e,
+                        "run " + key.run() + ", " + where),
+                timestampMs);
     }
 
     private RunHost load(RunKey key) {
@@ -198,26 +236,90 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         return run;
     }
 
-    /** Forgets finished runs whose last record is older than the retention; open runs wait for the segmenter. */
+    /**
+     * Forgets runs whose last record is older than the retention, and closes runs whose GPU lane ended but whose
+     * host lane has not ended for the idle timeout (they may have no host lane at all).
+     */
     private void punctuate(long streamTimeMs) {
-        List<KeyValue<RunKey, byte[]>> entries = new ArrayList<>();
+        // Only the head of each entry is read (time, lane ends): a run's buffered intervals are decoded only when
+        // it has to be closed.
+        List<RunKey> expired = new ArrayList<>();
+        List<RunKey> unreadable = new ArrayList<>();
+        List<RunKey> idle = new ArrayList<>();
         try (KeyValueIterator<RunKey, byte[]> it = store.all()) {
-            it.forEachRemaining(entries::add);
-        }
-        for (KeyValue<RunKey, byte[]> entry : entries) {
-            try {
-                RunHost run = decode(entry.value);
-                if (streamTimeMs - run.lastRecordMs >= retentionMs) {
-                    live.remove(entry.key);
-                    store.delete(entry.key);
+            while (it.hasNext()) {
+                KeyValue<RunKey, byte[]> entry = it.next();
+                Head head;
+                try {
+                    head = head(entry.value);
+                } catch (RuntimeException e) {
+                    LOG.warn("unreadable host state of {} run {}; dropped", entry.key.rankKey(), entry.key.run(), e);
+                    unreadable.add(entry.key);
+                    continue;
                 }
-            } catch (RuntimeException e) {
-                LOG.warn("unreadable host state of {} run {}; dropped", entry.key.rankKey(), entry.key.run(), e);
-                meters.error(StreamsMeters.Stage.PUNCTUATION);
-                live.remove(entry.key);
-                store.delete(entry.key);
+                if (streamTimeMs - head.lastRecordMs() >= retentionMs) {
+                    expired.add(entry.key);
+                } else if (head.open() && head.gpuEnded() && streamTimeMs - head.lastRecordMs() >= idleTimeoutMs) {
+                    idle.add(entry.key);
+                }
             }
         }
+        for (RunKey key : unreadable) {
+            meters.error(StreamsMeters.Stage.PUNCTUATION);
+            live.remove(key);
+            store.delete(key);
+        }
+        for (RunKey key : expired) {
+            live.remove(key);
+            store.delete(key);
+        }
+        for (RunKey key : idle) {
+            RunHost run;
+            try {
+                run = decode(store.get(key));
+            } catch (RuntimeException e) {
+                reset(key, e, "closing it without its host lane's end", streamTimeMs);
+                continue;
+            }
+            closeWithoutHostEnd(key, run, streamTimeMs);
+        }
+    }
+
+    /** The head of a stored run: enough to decide whether the punctuation must act on it. */
+    private record Head(long lastRecordMs, boolean open, boolean gpuEnded) {}
+
+    private static Head head(byte[] data) {
+        ByteBuffer in = ByteBuffer.wrap(data); // big-endian, as DataOutputStream wrote it
+        byte format = in.get();
+        if (format != FORMAT) {
+            throw new IllegalArgumentException("unknown host state format " + format);
+        }
+        long last = in.getLong();
+        boolean gpuEnded = in.get() != 0;
+        in.get(); // hostEnded
+        return new Head(last, in.getInt() >= 0, gpuEnded);
+    }
+
+    private void closeWithoutHostEnd(RunKey key, RunHost run, long streamTimeMs) {
+        List<HostStep> steps = new ArrayList<>();
+        Map<String, HostVerdict> verdicts = new LinkedHashMap<>();
+        try {
+            live.remove(key); // the store holds the latest state: the live copy goes through the same change
+            run.tracker.finish(steps::add);
+            roll(run, steps, verdicts);
+            run.tracker = null;
+            store.put(key, encode(run));
+            live.put(key, run);
+        } catch (RuntimeException e) {
+            reset(key, e, "closing it without its host lane's end", streamTimeMs);
+            return;
+        }
+        LOG.info(
+                "closed the host windows of {} run {}: its GPU lane ended, its host lane did not end within {} ms",
+                key.rankKey(),
+                key.run(),
+                idleTimeoutMs);
+        forward(key, steps, verdicts, streamTimeMs);
     }
 
     private void send(String child, String key, Object value, long timestampMs) {
@@ -230,6 +332,8 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             DataOutputStream out = new DataOutputStream(bytes);
             out.writeByte(FORMAT);
             out.writeLong(run.lastRecordMs);
+            out.writeBoolean(run.gpuEnded);
+            out.writeBoolean(run.hostEnded);
             byte[] tracker = run.tracker == null ? null : HostStateCodec.encode(run.tracker);
             out.writeInt(tracker == null ? -1 : tracker.length);
             if (tracker != null) {
@@ -253,6 +357,8 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             }
             RunHost run = new RunHost();
             run.lastRecordMs = in.readLong();
+            run.gpuEnded = in.readBoolean();
+            run.hostEnded = in.readBoolean();
             int trackerLength = in.readInt();
             if (trackerLength >= 0) {
                 run.tracker = HostStateCodec.decodeTracker(config, in.readNBytes(trackerLength));

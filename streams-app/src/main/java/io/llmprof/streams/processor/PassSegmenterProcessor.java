@@ -219,7 +219,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                 out.stream().flatMap(e -> e.anomalies().stream()).anyMatch(a -> a.kind() == AnomalyKind.NO_ANCHOR);
         List<io.llmprof.events.PassRecord> closedPasses = passes(out);
         boolean fed = ingested > 0;
-        if (sinks.host() != null && (fed || !closedPasses.isEmpty() || noPasses || batch.endOfTrace() || finished)) {
+        if (sinks.host() != null && (fed || !closedPasses.isEmpty() || noPasses || batch.endOfTrace())) {
             send(
                     sinks.host(),
                     key.rankKey(),
@@ -230,7 +230,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                             closedPasses,
                             noPasses,
                             batch.endOfTrace(),
-                            finished),
+                            false),
                     record.timestamp());
         }
         meters.ingested(batch.lane(), ingested);

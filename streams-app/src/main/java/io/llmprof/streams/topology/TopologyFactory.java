@@ -161,6 +161,7 @@ public final class TopologyFactory {
                         HOST_STORE,
                         new HostProcessor.Sinks(HOST_STEPS_SINK, HOST_VERDICTS_SINK, ANOMALIES_SINK),
                         config.effectivePunctuationInterval(),
+                        config.effectiveIdleTimeout(),
                         config.effectiveStateRetention());
             }
 
