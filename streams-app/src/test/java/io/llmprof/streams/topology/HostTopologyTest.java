@@ -290,14 +290,10 @@ class HostTopologyTest {
     }
 
     /**
-     * KNOWN GAP (reader + engine, not the live wiring): two devices driven from two host threads of one process
-     * (NsysFixtures.twoDevices). The reader gives every host row of the process to the first device's rank, so
-     * that rank sees both threads' NVTX step ranges (each window twice, launches counted twice: 80 launch calls
-     * per step for the truth's 40) and the second device's rank has no launch, prep or NVTX figures. The truth
-     * expects each device's own thread. Fixing it needs host rows routed per device (by the thread that
-     * launches onto it), in the agent's reader or the tracker: no minimal fix in the live path.
+     * Two devices driven from two host threads of one process (NsysFixtures.twoDevices): the reader gives each
+     * thread to the device it launches on, so each device's rank gets its own thread's NVTX windows, launches and
+     * prep, and meets the truth.
      */
-    @org.junit.jupiter.api.Disabled("known gap: host rows of a multi-device process all go to the first device's rank")
     @Test
     void twoDevicesOfOneProcessGiveEachDeviceItsOwnThreadsSteps() throws IOException {
         NsysFixtures.Fixture f = NsysFixtures.twoDevices(dir.resolve("fixture"));
