@@ -219,21 +219,23 @@ class HostTopologyTest {
     // ---- the host lane never ends
 
     /**
-     * A second device of a process gets no host lane at all (the reader names it {@code pid31000.dev1}, gives
-     * the process's host rows to {@code pid31000} and ends only dev1's GPU lane): its windows wait for the host
-     * lane until stream time passes its last record by the idle timeout (60 s by default), then close, as the
-     * offline tracker closes them at the end of the file. The first device's rank, whose lanes both end, closes
-     * at once.
+     * A rank whose host lane never comes (here: device 1 of NsysFixtures.twoDevices with its host batches held
+     * back, as from an agent that lost them): its windows wait for the host lane until stream time passes its last
+     * record by the idle timeout (60 s by default), then close, as the offline tracker closes them at the end of the
+     * file. The first device's rank, whose lanes both end, closes at once.
      */
     @Test
     void aRankWithoutAHostLaneClosesAfterTheIdleTimeout() throws IOException {
         NsysFixtures.Fixture f = NsysFixtures.twoDevices(dir.resolve("fixture"));
         Read read = new Read(f.file());
-        assertThat(read.lanes.keySet()).containsExactly("pid31000", "pid31000.dev1");
-        assertThat(read.lanes.get("pid31000.dev1")).doesNotContainKey(TraceBatch.Lane.HOST);
+        assertThat(read.lanes.keySet()).containsExactlyInAnyOrder("pid31000", "pid31000.dev1");
         Map<String, List<HostStep>> offline = offlineSteps(f.file(), config());
         try (Harness h = harness("state")) {
-            long last = pipe(h, read.batches(Order.AGENT));
+            long last = pipe(
+                    h,
+                    read.batches(Order.AGENT).stream()
+                            .filter(b -> !(b.rank().equals("pid31000.dev1") && b.lane() == TraceBatch.Lane.HOST))
+                            .toList());
             Map<String, List<HostStep>> steps = byRank(hostSteps(h).readValuesToList());
             assertThat(steps.keySet()).containsExactly("pid31000");
             assertThat(steps.get("pid31000")).isEqualTo(offline.get("pid31000"));
@@ -245,7 +247,6 @@ class HostTopologyTest {
             assertThat(hostSteps(h).readValuesToList()).isEmpty();
             h.traceEvents.pipeInput(other.key(), other, last + 65_000);
             List<HostStep> dev1 = hostSteps(h).readValuesToList();
-            assertThat(dev1).isEqualTo(offline.get("pid31000.dev1"));
             // Without host events no NVTX window: the one pass the generic segmenter cut on device 1 (its 8
             // steps x 40 kernels and 8 D2H copies), without launch or prep figures.
             assertThat(dev1).singleElement().satisfies(s -> {
