@@ -30,7 +30,7 @@ import java.util.Set;
  */
 public final class HostStateCodec {
     /** Version 1: the layout written by the encoders below. */
-    public static final byte VERSION = 1;
+    public static final byte VERSION = 2;
 
     private static final byte TRACKER = 'T';
     private static final byte ROLLUP = 'R';
@@ -85,6 +85,7 @@ public final class HostStateCodec {
         o.num(t.lastEmittedEnd);
         o.num(t.lastEmittedLevel);
         o.num(t.prunedTo);
+        o.num(t.gpuPrunedTo);
         o.num(t.releasedIntervals);
         o.num(t.droppedWindows);
         o.num(t.closedEarly);
@@ -145,6 +146,7 @@ public final class HostStateCodec {
         t.lastEmittedEnd = in.num();
         t.lastEmittedLevel = (int) in.num();
         t.prunedTo = in.num();
+        t.gpuPrunedTo = in.num();
         t.releasedIntervals = in.num();
         t.droppedWindows = in.num();
         t.closedEarly = in.num();

@@ -135,6 +135,9 @@ public final class HostTracker {
     long lastEmittedEnd;
     int lastEmittedLevel;
     long prunedTo = Long.MIN_VALUE;
+    /** End of the latest GPU op released (by pruning or the bound), MIN_VALUE while none was. */
+    long gpuPrunedTo = Long.MIN_VALUE;
+
     long releasedIntervals;
     long droppedWindows;
     long closedEarly;
@@ -280,9 +283,10 @@ public final class HostTracker {
                     Window.LEVEL_TRACE, HostStep.SOURCE_TRACE, "whole trace", null, null, gpu.first().start, end);
             w.note("no step structure (NVTX _forward_step, step markers, passes, all-reduce groups): the whole"
                     + " trace is one window");
-            if (prunedTo != Long.MIN_VALUE) {
+            if (gpuPrunedTo != Long.MIN_VALUE) {
                 w.incomplete = true;
-                w.note("events up to " + prunedTo + " ns were released before the end: the window starts after them");
+                w.note("GPU operations up to " + gpuPrunedTo
+                        + " ns were released before the end: the window starts after them");
             }
             emit(w, out);
         }
@@ -686,6 +690,7 @@ public final class HostTracker {
         long a = gpu.prune(low, x -> {});
         long b = host.prune(low, x -> {});
         prunedTo = Math.max(prunedTo, Math.max(a, b));
+        gpuPrunedTo = Math.max(gpuPrunedTo, a);
     }
 
     private void enforceBound(Consumer<HostStep> out) {
@@ -713,6 +718,9 @@ public final class HostTracker {
                 boolean fromGpu = host.isEmpty() || (!gpu.isEmpty() && gpu.first().start <= host.first().start);
                 Interval x = fromGpu ? gpu.removeFirst() : host.removeFirst();
                 maxEnd = Math.max(maxEnd, x.end);
+                if (fromGpu) {
+                    gpuPrunedTo = Math.max(gpuPrunedTo, x.end);
+                }
                 n++;
             }
             releasedIntervals += n;

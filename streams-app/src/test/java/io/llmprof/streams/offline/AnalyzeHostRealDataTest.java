@@ -123,6 +123,9 @@ class AnalyzeHostRealDataTest {
         JsonNode r = doc.get("ranks").get(0);
         assertThat(r.get("steps").asInt()).isEqualTo(1);
         assertThat(r.get("window_sources").get("trace").asInt()).isEqualTo(1);
+        // nothing of the GPU timeline was released before the end: the window is complete
+        assertThat(r.get("incomplete_steps").asInt()).isZero();
+        assertThat(doc.get("steps").get("count").asInt()).isEqualTo(1);
         JsonNode graph = r.get("drilldown").get("graph_coverage");
         assertThat(graph.get("kernels").asLong()).isEqualTo(kernels);
         assertThat(graph.get("graph_kernels").asLong()).isZero();
