@@ -61,7 +61,7 @@ final class DrillDownState {
     static final int TOP = 10;
     static final int MAX_STREAMS = 64;
     static final int MAX_TRACKED_STREAMS = 1024;
-    static final int HOST_RING = 4096;
+    static final int HOST_RING = 1024;
     static final int GRAPH_RING = 16384;
     static final int D2H_RING = 4096;
     static final int MAX_PENDING_KERNELS = 1 << 20;
