@@ -5,13 +5,12 @@ import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholds;
 import io.llmprof.events.host.HostVerdict;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -296,7 +295,12 @@ public final class HostStateCodec {
     }
 
     private static void sortedLongs(Out o, Set<Long> v) {
-        long[] sorted = v.stream().mapToLong(Long::longValue).sorted().toArray();
+        long[] sorted = new long[v.size()];
+        int i = 0;
+        for (Long x : v) {
+            sorted[i++] = x;
+        }
+        Arrays.sort(sorted);
         o.num(sorted.length);
         long prev = 0;
         for (long c : sorted) {
@@ -593,8 +597,35 @@ public final class HostStateCodec {
 
     /** Writer: zig-zag varints, strings written once then referenced. */
     static final class Out {
-        private final ByteArrayOutputStream buf = new ByteArrayOutputStream(256);
-        private final DataOutputStream out = new DataOutputStream(buf);
+        /**
+         * Unsynchronized growable buffer: a tracker is encoded for every record in the live topology, and
+         * ByteArrayOutputStream's synchronized write(int) was a quarter of the topology's CPU (JFR).
+         */
+        private static final class Buf {
+            private byte[] a = new byte[4096];
+            private int n;
+
+            void write(int b) {
+                if (n == a.length) {
+                    a = Arrays.copyOf(a, a.length * 2);
+                }
+                a[n++] = (byte) b;
+            }
+
+            void write(byte[] b, int off, int len) {
+                if (n + len > a.length) {
+                    a = Arrays.copyOf(a, Math.max(a.length * 2, n + len));
+                }
+                System.arraycopy(b, off, a, n, len);
+                n += len;
+            }
+
+            byte[] toByteArray() {
+                return Arrays.copyOf(a, n);
+            }
+        }
+
+        private final Buf buf = new Buf();
         private final Map<String, Integer> strings = new HashMap<>();
 
         void raw(byte b) {
@@ -675,11 +706,6 @@ public final class HostStateCodec {
         }
 
         byte[] bytes() {
-            try {
-                out.flush();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e); // a ByteArrayOutputStream does not fail
-            }
             return buf.toByteArray();
         }
     }
