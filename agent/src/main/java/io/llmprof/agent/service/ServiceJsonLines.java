@@ -1,0 +1,225 @@
+package io.llmprof.agent.service;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.Json;
+import io.llmprof.events.service.RequestRef;
+import io.llmprof.events.service.ServiceAttributes;
+import io.llmprof.events.service.ServiceEvent;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * llmprof's JSON-lines format for service events, version 1 (docs/service-events.md): one JSON object per line,
+ * reserved keys {@code v} (format version, 1 when absent), {@code ts_ns} (required), {@code dur_ns} (absent for an
+ * instant event), {@code name} (required), {@code domain}, {@code pid}, {@code tid}; every other key is an
+ * attribute under msServiceProfiler's conventions ({@code rid}, {@code X=}, {@code X+}, {@code scope#X}, plain
+ * labels), split by {@link ServiceAttributes}.
+ *
+ * <p>Bad lines never stop the file: each is a problem naming the file and line, and reading goes on. Memory is
+ * one line at a time, at most {@link #MAX_LINE_CHARS} characters (a longer line is skipped as a problem).
+ */
+public final class ServiceJsonLines {
+    public static final int VERSION = 1;
+    public static final int MAX_LINE_CHARS = 1 << 20;
+    static final Set<String> RESERVED = Set.of("v", "ts_ns", "dur_ns", "name", "domain", "pid", "tid");
+
+    /** What a read gave. */
+    public record Summary(long lines, long events, long problems) {}
+
+    private ServiceJsonLines() {}
+
+    public static Summary read(Path file, Consumer<ServiceEvent> events, Consumer<InputProblem> problems)
+            throws IOException {
+        try (BufferedReader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            return read(file.toString(), r, events, problems);
+        }
+    }
+
+    public static Summary read(
+            String label, Reader reader, Consumer<ServiceEvent> events, Consumer<InputProblem> problems)
+            throws IOException {
+        long lineNo = 0;
+        long ok = 0;
+        long bad = 0;
+        StringBuilder line = new StringBuilder();
+        boolean tooLong = false;
+        int c;
+        boolean more = true;
+        while (more) {
+            c = reader.read();
+            if (c != '\n' && c != -1) {
+                if (line.length() < MAX_LINE_CHARS) {
+                    line.append((char) c);
+                } else {
+                    tooLong = true;
+                }
+                continue;
+            }
+            more = c != -1;
+            if (c == -1 && line.length() == 0 && !tooLong) {
+                break;
+            }
+            lineNo++;
+            String text = line.toString().strip();
+            line.setLength(0);
+            if (tooLong) {
+                tooLong = false;
+                bad++;
+                problems.accept(new InputProblem(
+                        AnomalyKind.INVALID_INPUT,
+                        label,
+                        lineNo,
+                        "line " + lineNo + " is longer than " + MAX_LINE_CHARS + " characters: skipped",
+                        text.substring(0, Math.min(80, text.length()))));
+                continue;
+            }
+            if (text.isEmpty()) {
+                continue;
+            }
+            try {
+                events.accept(parse(text));
+                ok++;
+            } catch (IllegalArgumentException e) {
+                bad++;
+                problems.accept(new InputProblem(
+                        e.getCause() instanceof JsonProcessingException
+                                ? AnomalyKind.INVALID_JSON
+                                : AnomalyKind.INVALID_INPUT,
+                        label,
+                        lineNo,
+                        "line " + lineNo + ": " + e.getMessage(),
+                        text.substring(0, Math.min(80, text.length()))));
+            }
+        }
+        return new Summary(lineNo, ok, bad);
+    }
+
+    /** One line. @throws IllegalArgumentException with what is wrong (cause: the JSON error, if any) */
+    public static ServiceEvent parse(String line) {
+        JsonNode n;
+        try {
+            n = Json.mapper().readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+        }
+        if (n == null || !n.isObject()) {
+            throw new IllegalArgumentException("not a JSON object");
+        }
+        JsonNode v = n.get("v");
+        if (v != null && !(v.canConvertToInt() && v.asInt() == VERSION)) {
+            throw new IllegalArgumentException(
+                    "format version " + v + " is not supported (this build reads " + VERSION + ")");
+        }
+        long ts = requiredLong(n, "ts_ns");
+        Long dur = optionalLong(n, "dur_ns");
+        if (dur != null && dur < 0) {
+            throw new IllegalArgumentException("negative dur_ns " + dur);
+        }
+        JsonNode name = n.get("name");
+        if (name == null || !name.isTextual() || name.asText().isEmpty()) {
+            throw new IllegalArgumentException("no name");
+        }
+        ObjectNode attributes = Json.mapper().createObjectNode();
+        for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> f = it.next();
+            if (!RESERVED.contains(f.getKey())) {
+                attributes.set(f.getKey(), f.getValue());
+            }
+        }
+        ServiceAttributes a = ServiceAttributes.of(attributes);
+        JsonNode domain = n.get("domain");
+        JsonNode tid = n.get("tid");
+        return new ServiceEvent(
+                domain == null || domain.isNull() ? "" : domain.asText(),
+                name.asText(),
+                ts,
+                dur,
+                optionalLong(n, "pid"),
+                tid == null || tid.isNull() ? null : tid.asText(),
+                a.requests(),
+                a.metrics(),
+                a.deltas(),
+                a.labels());
+    }
+
+    /** The line for an event (no newline); {@link #parse} reads it back equal. */
+    public static String write(ServiceEvent e) {
+        ObjectNode n = Json.mapper().createObjectNode();
+        n.put("v", VERSION);
+        n.put("ts_ns", e.startNs());
+        if (e.durNs() != null) {
+            n.put("dur_ns", e.durNs());
+        }
+        n.put("name", e.name());
+        n.put("domain", e.domain());
+        if (e.pid() != null) {
+            n.put("pid", e.pid());
+        }
+        if (e.tid() != null) {
+            n.put("tid", e.tid());
+        }
+        if (!e.requests().isEmpty()) {
+            var rids = n.putArray("rid");
+            for (RequestRef r : e.requests()) {
+                ObjectNode o = rids.addObject();
+                o.put("rid", r.rawRid());
+                if (r.iter() != null) {
+                    o.put("iter", r.iter());
+                }
+                if (r.type() != null) {
+                    o.put("type", r.type());
+                }
+                if (r.scheduledTokens() != null) {
+                    o.put("num_scheduled_tokens", r.scheduledTokens());
+                }
+            }
+        }
+        e.metrics().forEach((k, v) -> n.put(k + "=", v));
+        e.deltas().forEach((k, v) -> n.put(k + "+", v));
+        e.labels().forEach(n::put);
+        return n.toString();
+    }
+
+    private static long requiredLong(JsonNode n, String key) {
+        Long v = optionalLong(n, key);
+        if (v == null) {
+            throw new IllegalArgumentException("no " + key);
+        }
+        return v;
+    }
+
+    private static Long optionalLong(JsonNode n, String key) {
+        JsonNode v = n.get(key);
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        if (v.isIntegralNumber() && v.canConvertToLong()) {
+            return v.asLong();
+        }
+        if (v.isNumber()) {
+            return Math.round(v.doubleValue());
+        }
+        throw new IllegalArgumentException(key + " is not a number: " + v);
+    }
+
+    /** For tests and tools: every event of a file, and its problems. */
+    public static List<ServiceEvent> readAll(Path file, List<InputProblem> problems) throws IOException {
+        List<ServiceEvent> out = new ArrayList<>();
+        read(file, out::add, problems::add);
+        return out;
+    }
+}
