@@ -189,7 +189,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("steps", HostReport.profile(target.profile));
         List<Object> ranks = new ArrayList<>();
         for (HostRunAnalysis.RankResult r : target.ranks.values()) {
-            if (r.steps == 0 && r.tracker.drillDown().gaps().isEmpty()) {
+            if (r.steps == 0 && r.drillDown().gaps().isEmpty()) {
                 continue; // a rank with no GPU activity (CPU-only process) has nothing to show
             }
             Map<String, Object> m = new LinkedHashMap<>();
@@ -207,12 +207,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("stragglers", HostReport.stragglers(target.stragglers.report()));
         List<Object> findings = new ArrayList<>();
         for (HostRunAnalysis.RankResult r : target.ranks.values()) {
-            for (Object f : HostReport.findings(r.drillDown().findings())) {
-                @SuppressWarnings("unchecked")
-                Map<String, Object> m = new LinkedHashMap<>((Map<String, Object>) f);
-                m.put("rank", r.rank);
-                findings.add(m);
-            }
+            findings.addAll(HostReport.findings(r.drillDown().findings(), r.rank));
         }
         doc.put("findings", findings);
         if (base != null) {

@@ -150,11 +150,12 @@ final class HostReport {
             launches.add(m);
         }
         out.put("launch_stats", launches);
-        out.put("findings", findings(d.findings()));
+        out.put("findings", findings(d.findings(), null));
         return out;
     }
 
-    static List<Object> findings(List<HostDrillDown.Finding> findings) {
+    /** @param rank added as a last key {@code rank} when not null */
+    static List<Object> findings(List<HostDrillDown.Finding> findings, String rank) {
         List<Object> out = new ArrayList<>();
         for (HostDrillDown.Finding f : findings) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -162,6 +163,9 @@ final class HostReport {
             m.put("severity", f.severity());
             m.put("summary", f.summary());
             m.put("evidence", f.evidence());
+            if (rank != null) {
+                m.put("rank", rank);
+            }
             out.add(m);
         }
         return out;

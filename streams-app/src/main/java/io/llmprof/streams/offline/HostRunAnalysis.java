@@ -55,6 +55,10 @@ final class HostRunAnalysis {
         long incomplete;
         boolean segmenting = true;
         final Map<String, Long> sources = new TreeMap<>();
+        /** Where the tracker's steps go: one consumer per rank, not one per event. */
+        Consumer<HostStep> sink;
+        /** The rank's drill-down, taken once when the read is over. */
+        HostDrillDown drillDown;
 
         RankResult(String rank, HostTracker tracker, HostRollup rollup) {
             this.rank = rank;
@@ -67,7 +71,7 @@ final class HostRunAnalysis {
         }
 
         HostDrillDown drillDown() {
-            return tracker.drillDown();
+            return drillDown;
         }
     }
 
@@ -116,7 +120,8 @@ final class HostRunAnalysis {
         }
         segmenters.finishAll();
         for (RankResult r : ranks.values()) {
-            r.tracker.finish(step(r));
+            r.tracker.finish(r.sink);
+            r.drillDown = r.tracker.drillDown();
         }
         if (gpuEvents > 0 && phaseSums.get(HostThresholdSet.ALL).steps() == 0) {
             notices.add("no step windows (window source " + config.windowSource() + "): no NVTX _forward_step range,"
@@ -131,8 +136,11 @@ final class HostRunAnalysis {
     }
 
     private RankResult rank(String rank) {
-        return ranks.computeIfAbsent(
-                rank, r -> new RankResult(r, new HostTracker(config, job, run, r), new HostRollup(config)));
+        return ranks.computeIfAbsent(rank, name -> {
+            RankResult r = new RankResult(name, new HostTracker(config, job, run, name), new HostRollup(config));
+            r.sink = step(r);
+            return r;
+        });
     }
 
     private Consumer<HostStep> step(RankResult r) {
@@ -158,10 +166,10 @@ final class HostRunAnalysis {
     private void route(String rank, Emitted emitted) {
         RankResult r = rank(rank);
         for (ClosedPass c : emitted.passes()) {
-            r.tracker.pass(c.pass(), step(r));
+            r.tracker.pass(c.pass(), r.sink);
         }
         if (emitted.anomalies().stream().anyMatch(a -> a.kind() == AnomalyKind.NO_ANCHOR)) {
-            r.tracker.noPasses(step(r));
+            r.tracker.noPasses(r.sink);
         }
     }
 
@@ -188,7 +196,7 @@ final class HostRunAnalysis {
             } else {
                 hostEvents++;
             }
-            r.tracker.accept(lane, e, step(r));
+            r.tracker.accept(lane, e, r.sink);
             if (r.segmenting && !r.tracker.wantsPasses()) {
                 // NVTX or marker windows took over (or the segmenter gave up): passes would be ignored
                 r.segmenting = false;
@@ -206,7 +214,7 @@ final class HostRunAnalysis {
             if (r.segmenting) {
                 segmenters.endOfTrace(rank, lane);
             }
-            r.tracker.laneEnded(lane, step(r));
+            r.tracker.laneEnded(lane, r.sink);
         }
 
         @Override
