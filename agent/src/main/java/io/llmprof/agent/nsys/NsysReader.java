@@ -265,6 +265,10 @@ public final class NsysReader {
         final PreparedStatement statement;
         final ResultSet rows;
         long start;
+        /** The next event index of this cursor's (rank, lane), shared by every cursor of that lane. */
+        long[] next;
+        /** Runtime cursors: the last call per thread, to drop nested copies ({@code nestedCopy}). */
+        final Map<Long, TraceEvent> lastRuntime = new HashMap<>();
 
         Cursor(Source source, String rank, int order, PreparedStatement statement, ResultSet rows) {
             this.source = source;
@@ -291,7 +295,6 @@ public final class NsysReader {
         private long eventsRead;
         private long kernels;
         private long nestedRuntimeCopies;
-        private final Map<String, TraceEvent> lastRuntime = new HashMap<>();
         private long skipped;
 
         private Connection c;
@@ -474,7 +477,7 @@ public final class NsysReader {
             while (!queue.isEmpty()) {
                 Cursor cur = queue.poll();
                 TraceEvent e = event(cur);
-                if (e.kind() == Kind.RUNTIME && nestedCopy(cur.rank, e)) {
+                if (e.kind() == Kind.RUNTIME && nestedCopy(cur, e)) {
                     nestedRuntimeCopies++;
                     if (cur.rows.next()) {
                         cur.start = cur.rows.getLong(1);
@@ -482,9 +485,7 @@ public final class NsysReader {
                     }
                     continue;
                 }
-                String key = cur.rank + "/" + cur.source.lane();
-                long[] next = nextIndex.computeIfAbsent(key, k -> new long[1]);
-                sink.event(cur.rank, cur.source.lane(), next[0]++, e);
+                sink.event(cur.rank, cur.source.lane(), cur.next[0]++, e);
                 eventsRead++;
                 if (e.kind() == Kind.KERNEL) {
                     kernels++;
@@ -560,12 +561,12 @@ public final class NsysReader {
          * inside it on the same thread, its versioned entry point ({@code cudaMalloc_v3020}). After the suffix is
          * stripped they are the same call; the nested copy is dropped so calls and launch time are not doubled.
          */
-        private boolean nestedCopy(String rank, TraceEvent e) {
+        private static boolean nestedCopy(Cursor cur, TraceEvent e) {
             if (e.correlation() == null) {
                 return false;
             }
-            String key = rank + "/" + e.stream();
-            TraceEvent outer = lastRuntime.get(key);
+            Map<Long, TraceEvent> lastRuntime = cur.lastRuntime;
+            TraceEvent outer = lastRuntime.get(e.stream());
             if (outer != null
                     && e.correlation().equals(outer.correlation())
                     && e.name().equals(outer.name())
@@ -574,9 +575,9 @@ public final class NsysReader {
                 return true;
             }
             if (lastRuntime.size() > 4096) {
-                lastRuntime.clear(); // bounded: one entry per (rank, thread) is all that is needed
+                lastRuntime.clear(); // bounded: one entry per thread is all that is needed
             }
-            lastRuntime.put(key, e);
+            lastRuntime.put(e.stream(), e);
             return false;
         }
 
@@ -609,6 +610,7 @@ public final class NsysReader {
             }
             ResultSet rs = ps.executeQuery();
             Cursor cur = new Cursor(s, rank, cursors.size(), ps, rs);
+            cur.next = nextIndex.computeIfAbsent(rank + "/" + s.lane(), k -> new long[1]);
             cursors.add(cur);
             if (rs.next()) {
                 cur.start = rs.getLong(1);
