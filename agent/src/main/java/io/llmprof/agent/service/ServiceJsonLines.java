@@ -15,9 +15,7 @@ import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -214,12 +212,5 @@ public final class ServiceJsonLines {
             return Math.round(v.doubleValue());
         }
         throw new IllegalArgumentException(key + " is not a number: " + v);
-    }
-
-    /** For tests and tools: every event of a file, and its problems. */
-    public static List<ServiceEvent> readAll(Path file, List<InputProblem> problems) throws IOException {
-        List<ServiceEvent> out = new ArrayList<>();
-        read(file, out::add, problems::add);
-        return out;
     }
 }

@@ -26,22 +26,17 @@ public record HostThresholds(double m1, double m2, double m3a, double m3b, doubl
     }
 
     public HostThresholds with(String key, double value) {
+        get(key); // rejects unknown keys
         if (!(value >= 0 && value <= 1)) {
             throw new IllegalArgumentException("threshold " + key + "=" + value + " is not a ratio in [0, 1]");
         }
         return new HostThresholds(
-                        key.equals("m1") ? value : m1,
-                        key.equals("m2") ? value : m2,
-                        key.equals("m3a") ? value : m3a,
-                        key.equals("m3b") ? value : m3b,
-                        key.equals("m3c") ? value : m3c,
-                        key.equals("m4") ? value : m4,
-                        key.equals("m5") ? value : m5)
-                .checked(key);
-    }
-
-    private HostThresholds checked(String key) {
-        get(key); // rejects unknown keys
-        return this;
+                key.equals("m1") ? value : m1,
+                key.equals("m2") ? value : m2,
+                key.equals("m3a") ? value : m3a,
+                key.equals("m3b") ? value : m3b,
+                key.equals("m3c") ? value : m3c,
+                key.equals("m4") ? value : m4,
+                key.equals("m5") ? value : m5);
     }
 }

@@ -170,8 +170,9 @@ public record RegressionReport(
         // Time the GPU spends waiting for the host grows between steps (the gap) or inside them (GPU idle in the
         // step windows: exposed prep, syncs, launch-bound stretches); the rest of the step growth is execution.
         double idleGrowth = Math.max(0, target.idleNsPerStep() - b.idleNsPerStep());
-        double hostGrowth = gapGrowth + Math.min(idleGrowth, Math.max(0, stepGrowth));
-        double executionGrowth = stepGrowth - Math.min(idleGrowth, Math.max(0, stepGrowth));
+        double idleInStepGrowth = Math.min(idleGrowth, Math.max(0, stepGrowth));
+        double hostGrowth = gapGrowth + idleInStepGrowth;
+        double executionGrowth = stepGrowth - idleInStepGrowth;
         List<Row> regressed =
                 rows.rows.stream().filter(r -> r.status().equals(REGRESSION)).toList();
         String conclusion;

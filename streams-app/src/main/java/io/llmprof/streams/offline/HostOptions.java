@@ -43,7 +43,7 @@ public final class HostOptions {
         HostConfig d = HostConfig.defaults();
         HostThresholdSet t = d.thresholds().with(thresholds);
         String source = windowSource == null ? "auto" : windowSource.trim().toLowerCase(java.util.Locale.ROOT);
-        if (!List.of("auto", "nvtx", "marker", "pass", "allreduce").contains(source)) {
+        if (!HostConfig.SOURCES.contains(source)) {
             throw new IllegalArgumentException(
                     "--window-source must be auto, nvtx, marker, pass or allreduce, not '" + windowSource + "'");
         }
