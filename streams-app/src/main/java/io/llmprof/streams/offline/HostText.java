@@ -114,10 +114,36 @@ final class HostText {
             return;
         }
         out.println("-- steps --");
-        for (Map.Entry<String, Object> e : steps.entrySet()) {
-            out.println("  " + e.getKey() + ": " + e.getValue());
-        }
+        out.println("  " + steps.get("count") + " complete (" + steps.get("incomplete") + " incomplete) over "
+                + steps.get("ranks") + " rank(s)");
+        out.println("  step duration   " + distribution(map(steps.get("duration"))));
+        out.println("  inter-step gap  " + distribution(map(steps.get("inter_step_gap"))));
+        out.printf(
+                Locale.ROOT,
+                "  per step: %s kernels, %s launch calls, host prep %s us, GPU idle %s us; graph coverage %s%n",
+                number(steps.get("kernels_per_step")),
+                number(steps.get("launch_calls_per_step")),
+                micros(steps.get("host_prep_ns_per_step")),
+                micros(steps.get("idle_ns_per_step")),
+                ratio(steps.get("graph_coverage")));
         out.println();
+    }
+
+    /** A {@code Stats} tree in µs: avg, p50, p90, p99, min, max. */
+    private static String distribution(Map<String, Object> d) {
+        if (d == null || ((Number) d.get("count")).longValue() == 0) {
+            return "-";
+        }
+        return String.format(
+                Locale.ROOT,
+                "avg %s  p50 %s  p90 %s  p99 %s  min %s  max %s us  (n=%s)",
+                micros(d.get("avg_ns")),
+                micros(d.get("p50_ns")),
+                micros(d.get("p90_ns")),
+                micros(d.get("p99_ns")),
+                micros(d.get("min_ns")),
+                micros(d.get("max_ns")),
+                d.get("count"));
     }
 
     private static void rank(PrintWriter out, Map<String, Object> r) {
@@ -168,8 +194,30 @@ final class HostText {
             return;
         }
         out.println("-- stragglers --");
-        for (Map.Entry<String, Object> e : s.entrySet()) {
-            out.println("  " + e.getKey() + ": " + e.getValue());
+        out.println("  stragglers " + s.get("stragglers") + " (last in more than " + ratio(s.get("straggler_share"))
+                + " of their collectives, at least " + s.get("min_instances") + "; " + s.get("instances")
+                + " collectives matched over " + s.get("steps_matched") + " steps)");
+        out.println("  arrival skew    " + distribution(map(s.get("skew"))));
+        out.printf(
+                Locale.ROOT,
+                "  %-24s %10s %10s %10s %16s  %s%n",
+                "rank",
+                "instances",
+                "last",
+                "share",
+                "mean delay us",
+                "straggler");
+        for (Object o : (List<?>) s.get("ranks")) {
+            Map<String, Object> r = map(o);
+            out.printf(
+                    Locale.ROOT,
+                    "  %-24s %10s %10s %10s %16s  %s%n",
+                    r.get("rank"),
+                    r.get("instances"),
+                    r.get("times_last"),
+                    ratio(r.get("share_last")),
+                    micros(r.get("mean_delay_ns")),
+                    r.get("straggler") == null ? "no verdict" : r.get("straggler"));
         }
         out.println();
     }
@@ -239,6 +287,10 @@ final class HostText {
 
     private static String ratio(Object v) {
         return v == null ? "-" : String.format(Locale.ROOT, "%.2f", ((Number) v).doubleValue());
+    }
+
+    private static String micros(Object ns) {
+        return ns == null ? "-" : String.format(Locale.ROOT, "%.1f", ((Number) ns).doubleValue() / 1000.0);
     }
 
     private static String number(Object v) {

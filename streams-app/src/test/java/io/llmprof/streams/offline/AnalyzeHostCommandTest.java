@@ -803,6 +803,24 @@ class AnalyzeHostCommandTest {
     // ---- 7. text
 
     /** The text report of every fixture renders, with the verdicts and crossing of the JSON of the same run. */
+    /**
+     * The text report's straggler table: the straggler fixture's pid31002 is last at every matched all-reduce
+     * (share 1.00, straggler true), the others never.
+     */
+    @Test
+    void textReportTabulatesStragglers() throws Exception {
+        Fixture f = FIXTURES.get("straggler");
+        Out o = host(traceArgs(f.files()).toArray(String[]::new));
+        assertThat(o.code()).as(o.err()).isZero();
+        JsonNode s = doc("straggler").get("stragglers");
+        long instances = s.get("instances").asLong();
+        assertThat(o.out())
+                .contains("-- stragglers --\n  stragglers [pid31002] (last in more than 0.80")
+                .containsPattern("arrival skew +avg [0-9.]+ +p50 ")
+                .containsPattern("pid31002 +" + instances + " +" + instances + " +1\\.00 +[0-9.]+ +true")
+                .containsPattern("pid31000 +" + instances + " +0 +0\\.00 +[0-9.]+ +false");
+    }
+
     @ParameterizedTest
     @MethodSource("fixtures")
     void textReportRendersTheVerdictLines(String name) throws Exception {
