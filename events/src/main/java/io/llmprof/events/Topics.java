@@ -51,6 +51,70 @@ public final class Topics {
      */
     public static final Topic<byte[], byte[]> DLQ = new Topic<>("llmprof.dlq", Serdes.ByteArray(), Serdes.ByteArray());
 
+    /** Service events of one serving instance ({@link io.llmprof.events.service.ServiceBatch}), keyed {@code <job>/<instance>}. */
+    public static final Topic<String, io.llmprof.events.service.ServiceBatch> SERVICE_EVENTS = new Topic<>(
+            "llmprof.service-events", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.ServiceBatch.class));
+
+    /** One record per finished or timed-out request ({@link io.llmprof.events.service.RequestRecord}). */
+    public static final Topic<String, io.llmprof.events.service.RequestRecord> SERVICE_REQUESTS = new Topic<>(
+            "llmprof.service-requests",
+            Serdes.String(),
+            new JsonSerde<>(io.llmprof.events.service.RequestRecord.class));
+
+    /** Scheduled and executed batches ({@link io.llmprof.events.service.BatchRecord}). */
+    public static final Topic<String, io.llmprof.events.service.BatchRecord> SERVICE_BATCHES = new Topic<>(
+            "llmprof.service-batches", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.BatchRecord.class));
+
+    /** Forward steps with their bubbles ({@link io.llmprof.events.service.ForwardRecord}). */
+    public static final Topic<String, io.llmprof.events.service.ForwardRecord> SERVICE_FORWARDS = new Topic<>(
+            "llmprof.service-forwards",
+            Serdes.String(),
+            new JsonSerde<>(io.llmprof.events.service.ForwardRecord.class));
+
+    /** KV cache states ({@link io.llmprof.events.service.KvCacheRecord}). */
+    public static final Topic<String, io.llmprof.events.service.KvCacheRecord> SERVICE_KVCACHE = new Topic<>(
+            "llmprof.service-kvcache", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.KvCacheRecord.class));
+
+    /** Request-state snapshots ({@link io.llmprof.events.service.RequestStateRecord}). */
+    public static final Topic<String, io.llmprof.events.service.RequestStateRecord> SERVICE_STATES = new Topic<>(
+            "llmprof.service-request-states",
+            Serdes.String(),
+            new JsonSerde<>(io.llmprof.events.service.RequestStateRecord.class));
+
+    /** PD-split KV pulls and communication ({@link io.llmprof.events.service.PdRecord}). */
+    public static final Topic<String, io.llmprof.events.service.PdRecord> SERVICE_PD = new Topic<>(
+            "llmprof.service-pd", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.PdRecord.class));
+
+    /** Coordinator per-node counts ({@link io.llmprof.events.service.CoordinatorRecord}). */
+    public static final Topic<String, io.llmprof.events.service.CoordinatorRecord> SERVICE_COORDINATOR = new Topic<>(
+            "llmprof.service-coordinator",
+            Serdes.String(),
+            new JsonSerde<>(io.llmprof.events.service.CoordinatorRecord.class));
+
+    /** EP balance per (MoE layer, rank) ({@link io.llmprof.events.service.EpBalanceRecord}). */
+    public static final Topic<String, io.llmprof.events.service.EpBalanceRecord> SERVICE_EP_BALANCE = new Topic<>(
+            "llmprof.service-ep-balance",
+            Serdes.String(),
+            new JsonSerde<>(io.llmprof.events.service.EpBalanceRecord.class));
+
+    /** MoE dispatch/combine distributions per rank ({@link io.llmprof.events.service.MoeRecord}). */
+    public static final Topic<String, io.llmprof.events.service.MoeRecord> SERVICE_MOE = new Topic<>(
+            "llmprof.service-moe", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.MoeRecord.class));
+
+    /** The service output topics, in the order the dashboard reads them. */
+    public static List<String> serviceOutputs() {
+        return List.of(
+                SERVICE_REQUESTS.name(),
+                SERVICE_BATCHES.name(),
+                SERVICE_FORWARDS.name(),
+                SERVICE_KVCACHE.name(),
+                SERVICE_STATES.name(),
+                SERVICE_PD.name(),
+                SERVICE_COORDINATOR.name(),
+                SERVICE_EP_BALANCE.name(),
+                SERVICE_MOE.name());
+    }
+
     public static List<String> all() {
         return List.of(
                 TRACE_EVENTS.name(),
@@ -61,6 +125,16 @@ public final class Topics {
                 CROSS_RANK.name(),
                 HOST_STEPS.name(),
                 HOST_VERDICTS.name(),
-                HOST_BASELINES.name());
+                HOST_BASELINES.name(),
+                SERVICE_EVENTS.name(),
+                SERVICE_REQUESTS.name(),
+                SERVICE_BATCHES.name(),
+                SERVICE_FORWARDS.name(),
+                SERVICE_KVCACHE.name(),
+                SERVICE_STATES.name(),
+                SERVICE_PD.name(),
+                SERVICE_COORDINATOR.name(),
+                SERVICE_EP_BALANCE.name(),
+                SERVICE_MOE.name());
     }
 }

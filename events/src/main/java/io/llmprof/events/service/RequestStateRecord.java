@@ -1,0 +1,20 @@
+package io.llmprof.events.service;
+
+import java.util.Map;
+
+/**
+ * A snapshot of the instance's request states at {@code timeNs}, on {@code llmprof.service-request-states}
+ * keyed {@code <job>/<instance>}: every state's current count, emitted whenever a count changes (changes at one
+ * timestamp coalesce into one snapshot), so the series is dense, not a sparse log of deltas.
+ *
+ * @param waiting requests waiting (queued)
+ * @param running requests running
+ * @param swapped requests swapped / preempted (PENDING in MindIE)
+ * @param states every state counter by its upper-case name (WAITING, RUNNING, PENDING, SWAPPED, END, ...)
+ */
+public record RequestStateRecord(
+        String job, String instance, long timeNs, long waiting, long running, long swapped, Map<String, Long> states) {
+    public RequestStateRecord {
+        states = states == null ? Map.of() : Map.copyOf(states);
+    }
+}

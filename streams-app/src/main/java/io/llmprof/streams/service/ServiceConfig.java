@@ -1,0 +1,44 @@
+package io.llmprof.streams.service;
+
+import java.time.Duration;
+
+/**
+ * Settings of the service analyzer.
+ *
+ * @param requestTimeout a request with no event for this long (event time of its instance) is reported
+ *     TIMED_OUT; also the wall-clock idle time after which the live processor times out an instance's requests
+ * @param moeLayers MoE layers of the model (from its config.json, see {@link MoeLayers}); null when unknown: EP
+ *     balance then uses the event's layer label, else numbers layers by order without wrapping
+ * @param maxOpenRequests bound on requests tracked at once per instance; beyond it the oldest is reported
+ *     TIMED_OUT with an anomaly (memory stays bounded)
+ * @param summaryEvery EP-balance and MoE summaries are emitted every this many MoE events (and at the end)
+ * @param kvTotalBlocks total KV blocks when the events never say (null: usage unknown until they do)
+ */
+public record ServiceConfig(
+        Duration requestTimeout, Integer moeLayers, int maxOpenRequests, int summaryEvery, Long kvTotalBlocks) {
+    public static final ServiceConfig DEFAULTS = new ServiceConfig(Duration.ofMinutes(10), null, 100_000, 1024, null);
+
+    public ServiceConfig {
+        if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
+            throw new IllegalArgumentException("requestTimeout must be positive: " + requestTimeout);
+        }
+        if (moeLayers != null && moeLayers < 1) {
+            throw new IllegalArgumentException("moeLayers must be >= 1: " + moeLayers);
+        }
+        if (maxOpenRequests < 1 || summaryEvery < 1) {
+            throw new IllegalArgumentException("maxOpenRequests and summaryEvery must be >= 1");
+        }
+    }
+
+    public ServiceConfig withMoeLayers(Integer layers) {
+        return new ServiceConfig(requestTimeout, layers, maxOpenRequests, summaryEvery, kvTotalBlocks);
+    }
+
+    public ServiceConfig withRequestTimeout(Duration timeout) {
+        return new ServiceConfig(timeout, moeLayers, maxOpenRequests, summaryEvery, kvTotalBlocks);
+    }
+
+    public ServiceConfig withKvTotalBlocks(Long blocks) {
+        return new ServiceConfig(requestTimeout, moeLayers, maxOpenRequests, summaryEvery, blocks);
+    }
+}
