@@ -7,6 +7,7 @@ import io.llmprof.dashboard.cli.DashboardCommand;
 import io.llmprof.deploy.broker.BrokerCommand;
 import io.llmprof.streams.cli.StreamsCommand;
 import io.llmprof.streams.offline.AnalyzeCommand;
+import io.llmprof.streams.service.export.ExportCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -23,6 +24,7 @@ import picocli.CommandLine.Command;
             StreamsCommand.class,
             DashboardCommand.class,
             AnalyzeCommand.class,
+            ExportCommand.class,
             SynthCommand.class,
             SynthNsysCommand.class,
             CommandLine.HelpCommand.class

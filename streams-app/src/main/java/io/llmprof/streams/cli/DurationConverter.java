@@ -7,7 +7,7 @@ import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /** Durations on the command line: {@code 500ms}, {@code 60s}, {@code 5m}, {@code 1h}, or ISO-8601 {@code PT60S}. */
-final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+public final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
     private static final Pattern SIMPLE = Pattern.compile("(\\d+)\\s*(ms|s|m|h)");
 
     @Override
