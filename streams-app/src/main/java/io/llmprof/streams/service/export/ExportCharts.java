@@ -54,6 +54,7 @@ final class ExportCharts {
         chart.getStyler().setPlotContentSize(1.0);
         chart.getStyler().setShowValue(ranks.size() * layers <= 256);
         chart.getStyler().setHeatMapValueDecimalPattern("0.000");
+        chart.getStyler().setDecimalPattern("0.000");
         chart.getStyler().setRangeColors(new Color[] {new Color(0x30123b), new Color(0x28bbec), new Color(0xfbb938)});
         List<Integer> ys = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
@@ -103,12 +104,18 @@ final class ExportCharts {
                 .build();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
-        chart.getStyler().setXAxisMin(-0.6);
-        chart.getStyler().setXAxisMax(ranks.size() - 0.4);
-        chart.getStyler().setXAxisDecimalPattern("0");
+        // integral bounds so the axis ticks fall on the ranks' positions 0..n-1
+        chart.getStyler().setXAxisMin(-1.0);
+        chart.getStyler().setXAxisMax((double) ranks.size());
+        chart.getStyler().setXAxisTickMarkSpacingHint(40);
+        chart.getStyler().setYAxisDecimalPattern("0.000");
         chart.getStyler().setxAxisTickLabelsFormattingFunction(x -> {
             long i = Math.round(x);
-            return Math.abs(x - i) < 1e-6 && i >= 0 && i < ranks.size() ? ranks.get((int) i) : "";
+            if (Math.abs(x - i) < 1e-6 && i >= 0 && i < ranks.size()) {
+                return ranks.get((int) i);
+            }
+            // XChart drops tick labels that are not unique: blank ticks get distinct runs of spaces
+            return " ".repeat(1 + (int) Math.min(64, Math.abs(Math.round(x * 4))));
         });
         Map<String, String> legend = legends(boxes);
         Map<String, Boolean> named = new LinkedHashMap<>();
