@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import javax.imageio.ImageIO;
+import org.knowm.xchart.AnnotationText;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.HeatMapChart;
 import org.knowm.xchart.HeatMapChartBuilder;
@@ -104,19 +105,25 @@ final class ExportCharts {
                 .build();
         chart.getStyler().setDefaultSeriesRenderStyle(XYSeries.XYSeriesRenderStyle.Line);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
-        // integral bounds so the axis ticks fall on the ranks' positions 0..n-1
-        chart.getStyler().setXAxisMin(-1.0);
-        chart.getStyler().setXAxisMax((double) ranks.size());
-        chart.getStyler().setXAxisTickMarkSpacingHint(40);
+        // Rank names are drawn as text under each pair of boxes: XChart's custom tick-label function can loop
+        // forever in its label-uniqueness search, so the numeric x axis keeps its ticks hidden.
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = Double.NEGATIVE_INFINITY;
+        for (MoeBox b : boxes) {
+            lo = Math.min(lo, b.p2_5Ms());
+            hi = Math.max(hi, b.p97_5Ms());
+        }
+        double pad = hi > lo ? (hi - lo) * 0.12 : Math.max(Math.abs(hi) * 0.1, 1e-6);
+        double yMin = lo - pad;
+        chart.getStyler().setXAxisMin(-0.6);
+        chart.getStyler().setXAxisMax(ranks.size() - 0.4);
+        chart.getStyler().setYAxisMin(yMin);
+        chart.getStyler().setYAxisMax(hi + pad * 0.5);
+        chart.getStyler().setXAxisTicksVisible(false);
         chart.getStyler().setYAxisDecimalPattern("0.000");
-        chart.getStyler().setxAxisTickLabelsFormattingFunction(x -> {
-            long i = Math.round(x);
-            if (Math.abs(x - i) < 1e-6 && i >= 0 && i < ranks.size()) {
-                return ranks.get((int) i);
-            }
-            // XChart drops tick labels that are not unique: blank ticks get distinct runs of spaces
-            return " ".repeat(1 + (int) Math.min(64, Math.abs(Math.round(x * 4))));
-        });
+        for (int i = 0; i < ranks.size(); i++) {
+            chart.addAnnotation(new AnnotationText(ranks.get(i), i, yMin + pad * 0.4, false));
+        }
         Map<String, String> legend = legends(boxes);
         Map<String, Boolean> named = new LinkedHashMap<>();
         int n = 0;

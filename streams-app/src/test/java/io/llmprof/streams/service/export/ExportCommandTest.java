@@ -37,7 +37,8 @@ class ExportCommandTest {
     @Test
     void inputThatDoesNotExistIsNamed() {
         Path missing = dir.resolve("nope.db");
-        Result r = run("--input", missing.toString(), "--output", dir.resolve("out").toString());
+        Result r = run(
+                "--input", missing.toString(), "--output", dir.resolve("out").toString());
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("--input " + missing + " does not exist");
         assertThat(dir.resolve("out")).doesNotExist(); // nothing written on a usage error
