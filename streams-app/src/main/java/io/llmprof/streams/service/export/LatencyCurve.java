@@ -62,7 +62,7 @@ final class LatencyCurve {
 
     static boolean due(long n) {
         long step = 1;
-        while (n >= step * 1000) {
+        while (n > step * 100) {
             step *= 10;
         }
         return n % step == 0;
