@@ -126,6 +126,7 @@ class ExportEndToEndTest {
         for (Fixture f : ServiceFixtures.all()) {
             a.add(Arguments.of(f.name(), ServiceFixtures.Format.SLICE));
             a.add(Arguments.of(f.name(), ServiceFixtures.Format.MSTX));
+            a.add(Arguments.of(f.name(), ServiceFixtures.Format.JSONL));
         }
         return a.stream();
     }
@@ -295,6 +296,25 @@ class ExportEndToEndTest {
             assertThat(out.resolve("moe_analysis.png")).isNotEmptyFile();
         }
         assertThat(out.resolve("profiler.db")).isNotEmptyFile();
+    }
+
+    @Test
+    void badInputLinesAreNamedCountedAndSkipped() throws Exception {
+        Path in = dir.resolve("bad.jsonl");
+        Files.writeString(
+                in,
+                "{\"ts_ns\": 1000, \"dur_ns\": 10, \"name\": \"httpReq\", \"domain\": \"Request\", \"rid\": \"1\"}\n"
+                        + "{not json\n"
+                        + "{\"ts_ns\": 5000, \"dur_ns\": 10, \"name\": \"httpRes\", \"domain\": \"Request\", \"rid\": \"1\"}\n");
+        Path out = dir.resolve("out");
+        Run run = export("--input", in.toString(), "--output", out.toString(), "--job", "j", "--instance", "i");
+        assertThat(run.code()).as(run.err()).isZero();
+        assertThat(run.err()).contains("skipped bad input at " + in);
+        assertThat(run.out()).contains("2 events, 1 problems").contains("1 finished, 0 timed out");
+        // arrival 1000 ns, end 5010 ns: e2e 4010 ns = 0.00401 ms
+        assertThat(Csv.read(out.resolve("request.csv")).get(0))
+                .containsEntry("execution_time(ms)", "0.00401")
+                .containsEntry("instance", "j/i");
     }
 
     static long rows(Path out, String file) throws Exception {
