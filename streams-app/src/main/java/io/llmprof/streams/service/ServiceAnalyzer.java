@@ -360,8 +360,8 @@ public final class ServiceAnalyzer {
         if (r != null) {
             return r;
         }
-        if (s.recent.contains(id) || FINAL.contains(e.name())) {
-            return null;
+        if (s.recent.contains(id) || FINAL.contains(e.name()) || "Coordinator".equalsIgnoreCase(e.domain())) {
+            return null; // the coordinator routes requests it never runs: they are no requests of this instance
         }
         r = new Req();
         r.id = id;
