@@ -440,7 +440,9 @@ class ServiceAnalyzerTest {
                         tuple("10.0.0.1:1025", 30L, 2L, 1L, 1L),
                         tuple("77", 40L, 0L, 0L, 5L));
         assertThat(out.moe).isEmpty();
-        assertThat(out.requests).as("a request the coordinator routes is not one of its own").isEmpty();
+        assertThat(out.requests)
+                .as("a request the coordinator routes is not one of its own")
+                .isEmpty();
     }
 
     /** Two ranks, two MoE layers, four GroupedMatmul calls each; rank 1 takes three times as long. */
