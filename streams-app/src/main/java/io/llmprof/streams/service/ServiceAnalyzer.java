@@ -69,7 +69,7 @@ import java.util.TreeMap;
  */
 public final class ServiceAnalyzer {
     /** Ids of finished requests remembered so that their late events do not open a new request. */
-    static final int RECENT = 4096;
+    static final int RECENT = 1024;
     /** Aliases per request. */
     static final int MAX_ALIASES = 8;
     /** pids (dp ranks, pending forwards). */
@@ -1319,7 +1319,7 @@ public final class ServiceAnalyzer {
         for (String k : keys) {
             String v = e.labels().get(k);
             if (v != null && !v.isBlank() && !v.equals("null") && !v.equals("None")) {
-                return RequestIds.canonical(v);
+                return normalize(v);
             }
         }
         return null;
@@ -1359,7 +1359,26 @@ public final class ServiceAnalyzer {
             return integral(m);
         }
         String l = e.labels().get(key);
-        return l == null || l.isBlank() ? null : RequestIds.canonical(l);
+        return l == null || l.isBlank() ? null : normalize(l);
+    }
+
+    /**
+     * A label value as text: integral numbers without a fraction ("1.0" is "1", as ranks are sent), anything else
+     * as sent (never a request id's canonical form: a node "host-deadbeef" keeps its suffix).
+     */
+    static String normalize(String label) {
+        String v = label.strip();
+        if (!v.isEmpty() && (Character.isDigit(v.charAt(0)) || v.charAt(0) == '-') && v.length() < 20) {
+            try {
+                double d = Double.parseDouble(v);
+                if (d == Math.rint(d) && Math.abs(d) < 1e15) {
+                    return String.valueOf((long) d);
+                }
+            } catch (NumberFormatException ignored) {
+                // not a number
+            }
+        }
+        return v;
     }
 
     private static String integral(double v) {
