@@ -155,7 +155,8 @@ public final class ServiceAnalyzer {
      * Times out requests whose last event is older than {@code requestTimeout} before {@code nowNs} (event time:
      * the instance's latest event time; the live processor also calls it on wall-clock idleness with the latest
      * event time plus the idle time). Forwards waiting that long for their successor are emitted without a
-     * bubble, and a pending state snapshot goes out.
+     * bubble, a pending state snapshot goes out, and EP-balance / MoE summaries that changed since their last
+     * flush (an idle instance shows its latest figures without waiting for {@code summaryEvery} more events).
      */
     public void expire(long nowNs, ServiceSink sink) {
         expireRequests(nowNs, sink);
@@ -170,6 +171,21 @@ public final class ServiceAnalyzer {
             emitForward(s.forwards.remove(pid), null, sink);
         }
         flushStates(sink);
+        if (summariesDirty()) {
+            flushSummaries(sink, false);
+        }
+    }
+
+    private boolean summariesDirty() {
+        if (!s.epDirty.isEmpty()) {
+            return true;
+        }
+        for (MoeOp m : s.moe.values()) {
+            if (m.dirty) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The stream ended: emit every pending forward, open request (TIMED_OUT) and the final summaries. */
@@ -196,9 +212,12 @@ public final class ServiceAnalyzer {
         return s.requests.size();
     }
 
-    /** Whether anything waits for more events or for {@link #finish} (open requests, forwards, a snapshot). */
+    /**
+     * Whether anything waits for more events, {@link #expire} or {@link #finish}: open requests, forwards, a
+     * snapshot, summaries not flushed.
+     */
     public boolean pending() {
-        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty;
+        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty || summariesDirty();
     }
 
     /** Events accepted so far. */

@@ -287,6 +287,42 @@ class ServiceTopologyTest {
     }
 
     @Test
+    void an_idle_instance_flushes_its_summaries_and_is_forgotten_after_the_retention() {
+        try (Driver d = new Driver(b -> b)) {
+            d.pipe(
+                    new ServiceBatch(
+                            "job",
+                            "inst",
+                            "http:10.0.0.1",
+                            0,
+                            List.of(
+                                    ev("M", "MoeDistributeCombine", 100, 7L, 1L, null, Map.of(), Map.of("rank", "0")),
+                                    ev("M", "MoeDistributeCombine", 110, 9L, 2L, null, Map.of(), Map.of("rank", "1")),
+                                    ev("M", "MoeDistributeCombine", 200, 8L, 1L, null, Map.of(), Map.of("rank", "0"))),
+                            false),
+                    1_000L);
+            TestOutputTopic<String, Object> moe = d.outputs.get(Topics.SERVICE_MOE.name());
+            assertThat(moe.readValuesToList())
+                    .as("fewer than summaryEvery MoE events")
+                    .isEmpty();
+            d.driver.advanceWallClockTime(Duration.ofSeconds(35));
+            // call 0 of both ranks compared (rank 1 slower) once rank 0 went on to call 1
+            assertThat(moe.readValuesToList())
+                    .extracting(o -> ((io.llmprof.events.service.MoeRecord) o).slowestCount())
+                    .containsExactly(0L, 1L);
+            assertThat(d.driver.getKeyValueStore(TopologyFactory.SERVICE_STORE).get(KEY))
+                    .isNotNull();
+            d.driver.advanceWallClockTime(Duration.ofHours(1));
+            assertThat(d.driver.getKeyValueStore(TopologyFactory.SERVICE_STORE).get(KEY))
+                    .as("forgotten after the state retention")
+                    .isNull();
+            assertThat(moe.readValuesToList())
+                    .as("finished before it was forgotten: nothing new since the idle flush")
+                    .isEmpty();
+        }
+    }
+
+    @Test
     void a_corrupt_record_goes_to_the_dead_letter_topic_and_processing_goes_on() {
         // at_least_once: see DeadLetterTest (TopologyTestDriver drops an open transaction's dead letters)
         try (Driver d = new Driver(b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE))) {
