@@ -195,7 +195,11 @@ public final class ServiceStore {
         List<Instance> covered = covered(f);
         List<HeldRequest> all = new ArrayList<>();
         for (Instance i : covered) {
-            all.addAll(i.requests);
+            // Only each instance's newest `limit` can be among the newest `limit` overall.
+            Iterator<HeldRequest> it = i.requests.descendingIterator();
+            for (int n = 0; n < limit && it.hasNext(); n++) {
+                all.add(it.next());
+            }
         }
         all.sort(Comparator.comparingLong((HeldRequest h) -> h.seq).reversed());
         return new Requests(
