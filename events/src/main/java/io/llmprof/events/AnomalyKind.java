@@ -26,7 +26,17 @@ public enum AnomalyKind {
     /** No anchor kernel could be detected or none matched. */
     NO_ANCHOR(Severity.WARN),
     /** A record the streams app could not process (sent to the dead-letter topic). */
-    UNPROCESSABLE_RECORD(Severity.DATA_LOSS);
+    UNPROCESSABLE_RECORD(Severity.DATA_LOSS),
+    /**
+     * A service event that contradicts the instance's earlier events: a Dequeue without an Enqueue, an end for
+     * a request never seen, a state counter driven below zero. The figures it touches are degraded.
+     */
+    INCONSISTENT_EVENT(Severity.WARN),
+    /**
+     * A bound on tracked state was reached (open requests, aliases, pending alignments, ...): the oldest item was
+     * closed early or dropped so that memory stays bounded.
+     */
+    STATE_BOUND(Severity.WARN);
 
     private final Severity severity;
 

@@ -18,12 +18,29 @@ public final class AgentMeters {
     /** Bad input seen, tag {@value #TAG_KIND} = {@link AnomalyKind#tag()}. */
     public static final String BAD_INPUT = "llmprof.agent.bad.input";
 
+    /** Service events acknowledged by Kafka (files and HTTP ingest). */
+    public static final String SERVICE_EVENTS = "llmprof.agent.service.events";
+    /** HTTP ingest requests answered, tag {@value #TAG_OUTCOME}: accepted, bad_request, too_large, failed. */
+    public static final String INGEST_REQUESTS = "llmprof.agent.ingest.requests";
+
     public static final String TAG_LANE = "lane";
+    public static final String TAG_OUTCOME = "outcome";
+
+    /** Outcomes of an ingest request (bounded tag values). */
+    public enum IngestOutcome {
+        ACCEPTED,
+        BAD_REQUEST,
+        TOO_LARGE,
+        FAILED
+    }
+
     public static final String TAG_KIND = "kind";
 
     private final Map<Lane, Counter> events = new EnumMap<>(Lane.class);
     private final Counter bytes;
     private final Map<AnomalyKind, Counter> badInput = new EnumMap<>(AnomalyKind.class);
+    private final Counter serviceEvents;
+    private final Map<IngestOutcome, Counter> ingest = new EnumMap<>(IngestOutcome.class);
 
     public AgentMeters(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
@@ -40,6 +57,18 @@ public final class AgentMeters {
                 .description("Input bytes read from trace files (compressed bytes for gzip)")
                 .baseUnit("bytes")
                 .register(registry);
+        serviceEvents = Counter.builder(SERVICE_EVENTS)
+                .description("Service events acknowledged by Kafka")
+                .baseUnit("events")
+                .register(registry);
+        for (IngestOutcome o : IngestOutcome.values()) {
+            ingest.put(
+                    o,
+                    Counter.builder(INGEST_REQUESTS)
+                            .description("HTTP ingest requests answered")
+                            .tag(TAG_OUTCOME, o.name().toLowerCase(Locale.ROOT))
+                            .register(registry));
+        }
         // All kinds up front: bounded, and a dashboard sees zeros instead of missing series.
         for (AnomalyKind kind : AnomalyKind.values()) {
             badInput.put(
@@ -63,6 +92,14 @@ public final class AgentMeters {
         if (count > 0) {
             bytes.increment(count);
         }
+    }
+
+    public void serviceEventsSent(long count) {
+        serviceEvents.increment(count);
+    }
+
+    public void ingestRequest(IngestOutcome outcome) {
+        ingest.get(outcome).increment();
     }
 
     public void badInput(AnomalyKind kind) {

@@ -101,6 +101,20 @@ public final class TraceProducer implements AutoCloseable {
         });
     }
 
+    /** Sends one batch of service events to {@code llmprof.service-events}, keyed by instance. */
+    public void send(io.llmprof.events.service.ServiceBatch batch) {
+        byte[] value = Topics.SERVICE_EVENTS.valueSerde().serializer().serialize(Topics.SERVICE_EVENTS.name(), batch);
+        int events = batch.events().size();
+        producer.send(new ProducerRecord<>(Topics.SERVICE_EVENTS.name(), utf8(batch.key()), value), (m, error) -> {
+            if (error != null) {
+                failed(error);
+            } else {
+                acked.incrementAndGet();
+                meters.serviceEventsSent(events);
+            }
+        });
+    }
+
     /**
      * Sends an anomaly, and for input that lost data a dead letter with the raw bytes.
      *

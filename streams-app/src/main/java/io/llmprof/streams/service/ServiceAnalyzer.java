@@ -1,6 +1,37 @@
 package io.llmprof.streams.service;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.Json;
+import io.llmprof.events.service.BatchRecord;
+import io.llmprof.events.service.CoordinatorRecord;
+import io.llmprof.events.service.EpBalanceRecord;
+import io.llmprof.events.service.ForwardRecord;
+import io.llmprof.events.service.KvCacheRecord;
+import io.llmprof.events.service.MoeRecord;
+import io.llmprof.events.service.PdRecord;
+import io.llmprof.events.service.RequestIds;
+import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestRef;
+import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.service.ServiceEvent;
+import io.llmprof.streams.service.ServiceState.EpCell;
+import io.llmprof.streams.service.ServiceState.Fwd;
+import io.llmprof.streams.service.ServiceState.Kv;
+import io.llmprof.streams.service.ServiceState.MoeOp;
+import io.llmprof.streams.service.ServiceState.Node;
+import io.llmprof.streams.service.ServiceState.Req;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * The service-level engine of one serving instance (ANALYSIS.md section 4): fed the instance's events in
@@ -8,17 +39,86 @@ import io.llmprof.events.service.ServiceEvent;
  * coordinator counts, EP balance and MoE summaries to a {@link ServiceSink}. The same engine runs live (one per
  * {@code <job>/<instance>} key, its state in a Kafka Streams store) and offline ({@code llmprof export}).
  *
- * <p>Never throws on input: inconsistent events become anomalies. Memory is bounded by {@link ServiceConfig}.
+ * <p>Never throws on input: inconsistent events become anomalies. Memory is bounded by {@link ServiceConfig} and
+ * the constants below. The event vocabulary is SERVICE_SPEC.md's; the rules it leaves open are:
+ *
+ * <ul>
+ *   <li>Time: an event's time is its start; a request's last event time is the latest end of its events; the
+ *       instance's clock ({@link #latestEventNs()}) is the latest end seen. After every event, requests whose
+ *       last event is older than {@code requestTimeout} before that clock are TIMED_OUT (event time); requests
+ *       are kept in the order they were last touched and the scan stops at the first one still young.
+ *   <li>Queue: a request waits from an Enqueue to its Dequeue; a forward that runs it also ends the wait (the
+ *       Dequeue that follows is then absorbed). An Enqueue right after a Dequeue with no forward in between is a
+ *       move between queues (MindIE moves a scheduled request from its waiting to its running queue), not a
+ *       re-queue: it starts no wait and its Dequeue is absorbed. An Enqueue after a forward ran the request is a
+ *       re-queue ({@code enqueues} counts the waits).
+ *   <li>States without deltas follow each request's status (none / waiting / running): a wait starts
+ *       WAITING+1, ends WAITING-1 RUNNING+1 (also when the first forward runs a request never enqueued); a
+ *       re-queue RUNNING-1 WAITING+1; the end (finished or timed out) takes its status's -1. With deltas (the
+ *       first upper-case delta switches the instance for good, counters restart at 0): counters are the sums of
+ *       the deltas, never below 0 (a decrement below 0 means the trace never sent the increment, as MindIE's
+ *       {@code +WAITING -1} at scheduling: clamped, with an anomaly). A snapshot is emitted once a later
+ *       event arrives, at {@code max(change time, previous snapshot time)}, so the series is monotone.
+ *   <li>Batch types: label {@code batchType}/{@code batch_type}, else the refs' types, else a ref's
+ *       {@code iter} (0 = prefill, more = decode, as MindIE numbers them).
+ *   <li>KV events named by their {@code action} label when their name is empty (MindIE raw DBs); action
+ *       {@code KVCacheAlloc} is an allocation.
+ *   <li>Events naming a request that finished recently (a MindIE running-queue Dequeue after httpRes) are
+ *       ignored, not a new request; the last {@value #RECENT} ids are remembered.
+ * </ul>
  */
 public final class ServiceAnalyzer {
+    /** Ids of finished requests remembered so that their late events do not open a new request. */
+    static final int RECENT = 4096;
+    /** Aliases per request. */
+    static final int MAX_ALIASES = 8;
+    /** pids (dp ranks, pending forwards). */
+    static final int MAX_PIDS = 4096;
+
+    static final int MAX_NODES = 1024;
+    static final int MAX_KV_KEYS = 256;
+    static final int MAX_RANKS = 1024;
+    /** k-th MoE calls waiting for every rank, per op. */
+    static final int MAX_PENDING_ALIGNMENTS = 1024;
+    /** (layer, rank) cells of EP balance. */
+    static final int MAX_EP_CELLS = 65_536;
+    /** Samples per (op, rank) for the MoE percentiles. */
+    static final int RESERVOIR = 128;
+    /** Bounded labels of a PD record. */
+    static final int MAX_PD_LABELS = 16;
+
+    static final Set<String> ENQUEUE = Set.of("Enqueue", "ReqEnQueue");
+    static final Set<String> DEQUEUE = Set.of("Dequeue", "ReqDeQueue");
+    static final Set<String> SCHEDULE = Set.of("BatchSchedule", "batchFrameworkProcessing");
+    static final Set<String> FORWARD = Set.of("modelExec", "forward", "specDecoding");
+    static final Set<String> PROGRESS = Set.of("DecodeEnd", "sendResponse", "SendResponse", "outputSync");
+    static final Set<String> FINAL = Set.of("httpRes", "RequestEnd", "Abort");
+    static final Set<String> KV_ALLOCATE = Set.of("Allocate", "allocate", "KVCacheAlloc");
+    static final Set<String> KV_FREE = Set.of("Free", "free");
+
     private final String job;
     private final String instance;
     private final ServiceConfig config;
+    private final long timeoutNs;
+    private final ServiceState s;
 
     public ServiceAnalyzer(String job, String instance, ServiceConfig config) {
-        this.job = job;
-        this.instance = instance;
-        this.config = config;
+        this(config, fresh(job, instance));
+    }
+
+    private ServiceAnalyzer(ServiceConfig config, ServiceState state) {
+        this.job = Objects.requireNonNull(state.job, "job");
+        this.instance = Objects.requireNonNull(state.instance, "instance");
+        this.config = Objects.requireNonNull(config, "config");
+        this.timeoutNs = config.requestTimeout().toNanos();
+        this.s = state;
+    }
+
+    private static ServiceState fresh(String job, String instance) {
+        ServiceState st = new ServiceState();
+        st.job = Objects.requireNonNull(job, "job");
+        st.instance = Objects.requireNonNull(instance, "instance");
+        return st;
     }
 
     public String job() {
@@ -35,40 +135,1215 @@ public final class ServiceAnalyzer {
 
     /** Feeds one event (in the instance's order); emits whatever it completes. */
     public void accept(ServiceEvent event, ServiceSink sink) {
-        throw new UnsupportedOperationException("engine: helper h2");
+        if (event == null) {
+            return;
+        }
+        try {
+            handle(event, sink);
+        } catch (RuntimeException e) {
+            // A bug must not stop the instance's analysis: the event is reported and the stream goes on.
+            emitAnomaly(
+                    sink,
+                    "unprocessable",
+                    AnomalyKind.UNPROCESSABLE_RECORD,
+                    "service event could not be analyzed: " + e,
+                    where(event));
+        }
     }
 
     /**
      * Times out requests whose last event is older than {@code requestTimeout} before {@code nowNs} (event time:
      * the instance's latest event time; the live processor also calls it on wall-clock idleness with the latest
-     * event time plus the idle time).
+     * event time plus the idle time). Forwards waiting that long for their successor are emitted without a
+     * bubble, and a pending state snapshot goes out.
      */
     public void expire(long nowNs, ServiceSink sink) {
-        throw new UnsupportedOperationException("engine: helper h2");
+        expireRequests(nowNs, sink);
+        List<String> stale = new ArrayList<>();
+        for (Map.Entry<String, Fwd> f : s.forwards.entrySet()) {
+            Fwd fwd = f.getValue();
+            if (fwd.startNs + fwd.durNs < nowNs - timeoutNs) {
+                stale.add(f.getKey());
+            }
+        }
+        for (String pid : stale) {
+            emitForward(s.forwards.remove(pid), null, sink);
+        }
+        flushStates(sink);
     }
 
     /** The stream ended: emit every pending forward, open request (TIMED_OUT) and the final summaries. */
     public void finish(ServiceSink sink) {
-        throw new UnsupportedOperationException("engine: helper h2");
+        for (Fwd f : s.forwards.values()) {
+            emitForward(f, null, sink);
+        }
+        s.forwards.clear();
+        List<Req> open = new ArrayList<>(s.requests.values());
+        for (Req r : open) {
+            timeOut(r, "the stream ended", sink);
+        }
+        flushStates(sink);
+        flushSummaries(sink, true);
     }
 
     /** Latest event time seen, or Long.MIN_VALUE before the first event. */
     public long latestEventNs() {
-        throw new UnsupportedOperationException("engine: helper h2");
+        return s.latestEventNs;
     }
 
     /** Number of requests open now. */
     public int openRequests() {
-        throw new UnsupportedOperationException("engine: helper h2");
+        return s.requests.size();
     }
 
-    /** The whole state, for the live store (see {@link #decode}). */
+    /** Whether anything waits for more events or for {@link #finish} (open requests, forwards, a snapshot). */
+    public boolean pending() {
+        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty;
+    }
+
+    /** Events accepted so far. */
+    public long events() {
+        return s.events;
+    }
+
+    /** The whole state, for the live store (see {@link #decode}): compact JSON, versioned. */
     public byte[] encode() {
-        throw new UnsupportedOperationException("engine: helper h2");
+        try {
+            return Json.mapper().writeValueAsBytes(s);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("service state cannot be written: " + e.getMessage(), e);
+        }
     }
 
     /** Restores an analyzer from {@link #encode()}'s bytes. */
     public static ServiceAnalyzer decode(byte[] bytes, ServiceConfig config) {
-        throw new UnsupportedOperationException("engine: helper h2");
+        ServiceState st;
+        try {
+            st = Json.mapper().readValue(bytes, ServiceState.class);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("unreadable service state: " + e.getMessage(), e);
+        }
+        if (st.format != ServiceState.FORMAT) {
+            throw new IllegalArgumentException("service state format " + st.format + " is not " + ServiceState.FORMAT
+                    + " (written by another version)");
+        }
+        return new ServiceAnalyzer(config, st);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // dispatch
+
+    private void handle(ServiceEvent e, ServiceSink sink) {
+        s.events++;
+        long t = e.startNs();
+        s.latestEventNs = Math.max(s.latestEventNs, e.endNs());
+        if (s.statesDirty && t > s.statesNs) {
+            flushStates(sink);
+        }
+        String name = e.name();
+        String domain = e.domain();
+        dpRankOf(e);
+
+        if ("Link".equals(name) || (e.labels().containsKey("from") && e.labels().containsKey("to"))) {
+            link(e, sink);
+        }
+        List<Req> reqs = requestsOf(e, sink);
+
+        if ("Coordinator".equalsIgnoreCase(domain)) {
+            coordinator(e, sink);
+        } else if ("KVCache".equalsIgnoreCase(domain)) {
+            if ("PullKVCache".equals(name)) {
+                pd(e, PdRecord.KV_PULL, reqs, sink);
+            } else {
+                kv(e, reqs, sink);
+            }
+        } else if ("Communication".equalsIgnoreCase(domain)) {
+            pd(e, PdRecord.COMMUNICATION, reqs, sink);
+        } else if ("PullKVCache".equals(name)) {
+            pd(e, PdRecord.KV_PULL, reqs, sink);
+        } else if (name.contains("GroupedMatmul")) {
+            ep(e, sink);
+        } else if (isMoe(name) && (name.contains("Dispatch") || name.contains("Combine"))) {
+            moe(e, name.contains("Dispatch") ? MoeRecord.DISPATCH : MoeRecord.COMBINE, sink);
+        } else if (SCHEDULE.contains(name)) {
+            batch(e, BatchRecord.SCHEDULE, reqs, sink);
+        } else if (FORWARD.contains(name)) {
+            forward(e, reqs, sink);
+        } else if (ENQUEUE.contains(name)) {
+            for (Req r : reqs) {
+                enqueue(r, t, sink);
+            }
+        } else if (DEQUEUE.contains(name)) {
+            for (Req r : reqs) {
+                dequeue(r, t, e, sink);
+            }
+        } else if ("CacheHitRate".equals(name)) {
+            Double hit = number(e, "hitCache");
+            if (hit != null && hit >= 0) {
+                double rate = hit > 1 ? hit / 100 : hit;
+                for (Req r : reqs) {
+                    r.cacheHitRate = rate;
+                }
+            }
+        }
+        if ("httpReq".equals(name)) {
+            for (Req r : reqs) {
+                if (r.httpReqNs == null) {
+                    r.httpReqNs = t;
+                }
+            }
+        }
+        Long input = longMetric(e, "recvTokenSize", "inputTokens");
+        Long reply = longMetric(e, "replyTokenSize");
+        boolean progress = PROGRESS.contains(name);
+        for (Req r : reqs) {
+            if (input != null && r.inputTokens == null) {
+                r.inputTokens = input;
+            }
+            if (reply != null) {
+                r.replyTokens = reply;
+            }
+            if (progress) {
+                r.progressEndNs = r.progressEndNs == null ? e.endNs() : Math.max(r.progressEndNs, e.endNs());
+                if ("outputSync".equals(name)) {
+                    r.outputSyncs++;
+                }
+            }
+        }
+        deltas(e, sink);
+        for (Req r : reqs) {
+            touch(r, e.endNs());
+        }
+        if (FINAL.contains(name)) {
+            if (reqs.isEmpty() && !e.requests().isEmpty() && !allRecent(e)) {
+                emitAnomaly(
+                        sink,
+                        "final-unknown",
+                        AnomalyKind.INCONSISTENT_EVENT,
+                        name + " for a request never seen: nothing to finish",
+                        where(e));
+            }
+            for (Req r : reqs) {
+                finishRequest(r, e, sink);
+            }
+        }
+        bound(sink);
+        expireRequests(s.latestEventNs, sink);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // requests
+
+    /** The open requests an event names (created when new), never one that finished recently. */
+    private List<Req> requestsOf(ServiceEvent e, ServiceSink sink) {
+        if (e.requests().isEmpty()) {
+            return List.of();
+        }
+        List<Req> out = new ArrayList<>(e.requests().size());
+        for (RequestRef ref : e.requests()) {
+            Req r = request(ref.rid(), e, sink);
+            if (r == null || out.contains(r)) {
+                continue;
+            }
+            if (!ref.rawRid().equals(ref.rid()) && !ref.rawRid().equals(r.id)) {
+                addAlias(r, ref.rawRid());
+            }
+            out.add(r);
+        }
+        return out;
+    }
+
+    /** The open request of an id (through aliases), a new one, or null for an id that finished recently. */
+    private Req request(String rid, ServiceEvent e, ServiceSink sink) {
+        String id = s.aliases.getOrDefault(rid, rid);
+        Req r = s.requests.get(id);
+        if (r != null) {
+            return r;
+        }
+        if (s.recent.contains(id) || FINAL.contains(e.name())) {
+            return null;
+        }
+        r = new Req();
+        r.id = id;
+        r.firstSeenNs = e.startNs();
+        r.lastEventNs = e.endNs();
+        s.requests.put(id, r);
+        return r;
+    }
+
+    private boolean allRecent(ServiceEvent e) {
+        for (RequestRef ref : e.requests()) {
+            if (!s.recent.contains(s.aliases.getOrDefault(ref.rid(), ref.rid()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void addAlias(Req r, String alias) {
+        if (!r.aliases.contains(alias) && r.aliases.size() < MAX_ALIASES) {
+            r.aliases.add(alias);
+        }
+    }
+
+    /** Moves the request to the young end of the timeout order. */
+    private void touch(Req r, long endNs) {
+        r.lastEventNs = Math.max(r.lastEventNs, endNs);
+        s.requests.remove(r.id);
+        s.requests.put(r.id, r);
+    }
+
+    /** Link: the {@code to} id becomes an alias of the request {@code from}; two open requests merge. */
+    private void link(ServiceEvent e, ServiceSink sink) {
+        String fromText = e.labels().get("from");
+        String toText = e.labels().get("to");
+        if (fromText == null || toText == null) {
+            List<RequestRef> refs = e.requests();
+            if (refs.size() != 2) {
+                emitAnomaly(
+                        sink,
+                        "link-ids",
+                        AnomalyKind.INCONSISTENT_EVENT,
+                        "Link without from/to labels nor two request ids",
+                        where(e));
+                return;
+            }
+            fromText = refs.get(0).rid();
+            toText = refs.get(1).rid();
+        }
+        String from = s.aliases.getOrDefault(RequestIds.canonical(fromText), RequestIds.canonical(fromText));
+        String to = s.aliases.getOrDefault(RequestIds.canonical(toText), RequestIds.canonical(toText));
+        if (from.equals(to) || s.recent.contains(from)) {
+            return;
+        }
+        Req a = s.requests.get(from);
+        Req b = s.requests.get(to);
+        if (a == null) {
+            a = new Req();
+            a.id = from;
+            a.firstSeenNs = e.startNs();
+            a.lastEventNs = e.endNs();
+            s.requests.put(from, a);
+        }
+        if (a.links.size() >= MAX_ALIASES) {
+            emitAnomaly(
+                    sink,
+                    "aliases",
+                    AnomalyKind.STATE_BOUND,
+                    "request " + from + " has " + MAX_ALIASES + " linked ids already: " + to + " stays a request of"
+                            + " its own",
+                    where(e));
+            return;
+        }
+        if (b != null) {
+            merge(a, b, sink);
+        }
+        a.links.add(to);
+        a.aliases.remove(to);
+        a.aliases.add(0, to);
+        if (a.aliases.size() > MAX_ALIASES) {
+            a.aliases.remove(a.aliases.size() - 1);
+        }
+        s.aliases.put(to, from);
+        touch(a, e.endNs());
+    }
+
+    /** Folds request {@code b} into {@code a} (a Link named them as one). */
+    private void merge(Req a, Req b, ServiceSink sink) {
+        s.requests.remove(b.id);
+        for (String l : b.links) {
+            s.aliases.put(l, a.id);
+            if (a.links.size() < MAX_ALIASES) {
+                a.links.add(l);
+            }
+        }
+        for (String alias : b.aliases) {
+            addAlias(a, alias);
+        }
+        a.httpReqNs = minOf(a.httpReqNs, b.httpReqNs);
+        a.firstSeenNs = Math.min(a.firstSeenNs, b.firstSeenNs);
+        a.lastEventNs = Math.max(a.lastEventNs, b.lastEventNs);
+        a.firstTokenNs = minOf(a.firstTokenNs, b.firstTokenNs);
+        a.progressEndNs = maxOf(a.progressEndNs, b.progressEndNs);
+        a.queueWaitNs += b.queueWaitNs;
+        a.enqueues += b.enqueues;
+        a.dequeues += b.dequeues;
+        a.ranSinceDequeue |= b.ranSinceDequeue;
+        a.moves += b.moves;
+        a.dequeueOwed |= b.dequeueOwed;
+        a.waitingSinceNs = minOf(a.waitingSinceNs, b.waitingSinceNs);
+        a.inputTokens = a.inputTokens != null ? a.inputTokens : b.inputTokens;
+        a.replyTokens = b.replyTokens != null ? b.replyTokens : a.replyTokens;
+        a.outputSyncs += b.outputSyncs;
+        a.forwardSteps += b.forwardSteps;
+        a.specAccepted = b.specAccepted == null
+                ? a.specAccepted
+                : (a.specAccepted == null ? 0 : a.specAccepted) + b.specAccepted;
+        a.cacheHitRate = a.cacheHitRate != null ? a.cacheHitRate : b.cacheHitRate;
+        a.dpRank = a.dpRank != null ? a.dpRank : b.dpRank;
+        // one request holds one status: the further one; the other's count is taken back
+        int status = Math.max(a.status, b.status);
+        if (b.status != ServiceState.NONE) {
+            derived(b.status, -1, a.lastEventNs, sink);
+        }
+        if (a.status != status) {
+            if (a.status != ServiceState.NONE) {
+                derived(a.status, -1, a.lastEventNs, sink);
+            }
+            derived(status, +1, a.lastEventNs, sink);
+            a.status = status;
+        }
+        if (status != ServiceState.WAITING) {
+            a.waitingSinceNs = null;
+        }
+    }
+
+    private void enqueue(Req r, long t, ServiceSink sink) {
+        if (r.waitingSinceNs != null) {
+            return; // already waiting: a second queue of the same wait
+        }
+        if (r.dequeues > 0 && !r.ranSinceDequeue) {
+            r.moves++; // from the waiting queue to the running queue: no wait
+            return;
+        }
+        r.waitingSinceNs = t;
+        r.enqueues++;
+        setStatus(r, ServiceState.WAITING, t, sink);
+    }
+
+    private void dequeue(Req r, long t, ServiceEvent e, ServiceSink sink) {
+        if (r.waitingSinceNs != null) {
+            long wait = t - r.waitingSinceNs;
+            if (wait < 0) {
+                emitAnomaly(
+                        sink,
+                        "negative-wait",
+                        AnomalyKind.NEGATIVE_DURATION,
+                        "request " + r.id + " dequeued " + (-wait) + " ns before it was enqueued: the wait is not"
+                                + " counted",
+                        where(e));
+            } else {
+                r.queueWaitNs += wait;
+            }
+            r.waitingSinceNs = null;
+            r.dequeues++;
+            r.ranSinceDequeue = false;
+            setStatus(r, ServiceState.RUNNING, t, sink);
+        } else if (r.moves > 0) {
+            r.moves--;
+        } else if (r.dequeueOwed) {
+            r.dequeueOwed = false;
+        } else {
+            emitAnomaly(
+                    sink,
+                    "dequeue-without-enqueue",
+                    AnomalyKind.INCONSISTENT_EVENT,
+                    "Dequeue of request " + r.id + " without an Enqueue: no wait counted",
+                    where(e));
+        }
+    }
+
+    private void setStatus(Req r, int status, long t, ServiceSink sink) {
+        if (r.status == status) {
+            return;
+        }
+        if (r.status != ServiceState.NONE) {
+            derived(r.status, -1, t, sink);
+        }
+        if (status != ServiceState.NONE) {
+            derived(status, +1, t, sink);
+        }
+        r.status = status;
+    }
+
+    private void finishRequest(Req r, ServiceEvent e, ServiceSink sink) {
+        long end = r.progressEndNs == null ? e.endNs() : Math.max(e.endNs(), r.progressEndNs);
+        String reason = firstLabel(e, "reason", "finishReason", "finish_reason");
+        if (reason == null) {
+            reason = "Abort".equals(e.name()) ? "abort" : "stop";
+        }
+        close(r, RequestRecord.FINISHED, reason, end, e.startNs(), sink);
+    }
+
+    private void timeOut(Req r, String why, ServiceSink sink) {
+        close(r, RequestRecord.TIMED_OUT, "timeout", null, Math.max(r.lastEventNs, s.statesNs), sink);
+    }
+
+    private void close(Req r, String status, String reason, Long endNs, long atNs, ServiceSink sink) {
+        s.requests.remove(r.id);
+        for (String l : r.links) {
+            s.aliases.remove(l);
+            remember(l);
+        }
+        remember(r.id);
+        long waitEnd = endNs != null ? endNs : r.lastEventNs;
+        long wait = r.queueWaitNs + (r.waitingSinceNs == null ? 0 : Math.max(0, waitEnd - r.waitingSinceNs));
+        setStatus(r, ServiceState.NONE, atNs, sink);
+        long arrival = r.httpReqNs != null ? r.httpReqNs : r.firstSeenNs;
+        Long ttft = r.firstTokenNs == null ? null : r.firstTokenNs - arrival;
+        Long e2e = endNs == null ? null : endNs - arrival;
+        Long output = r.replyTokens != null
+                ? r.replyTokens
+                : r.outputSyncs > 0
+                        ? Long.valueOf(r.outputSyncs)
+                        : r.forwardSteps + (r.specAccepted == null ? 0 : r.specAccepted) > 0
+                                ? Long.valueOf(r.forwardSteps + (r.specAccepted == null ? 0 : r.specAccepted))
+                                : null;
+        Double tpot = e2e != null && ttft != null && output != null && output >= 2
+                ? (double) (e2e - ttft) / (output - 1)
+                : null;
+        sink.request(new RequestRecord(
+                job,
+                instance,
+                r.id,
+                r.aliases,
+                status,
+                reason,
+                r.dpRank,
+                arrival,
+                r.firstTokenNs,
+                endNs,
+                ttft,
+                tpot,
+                e2e,
+                wait,
+                r.enqueues,
+                r.inputTokens,
+                output,
+                r.forwardSteps,
+                r.specAccepted,
+                r.cacheHitRate,
+                r.lastEventNs));
+    }
+
+    private void remember(String id) {
+        s.recent.remove(id);
+        s.recent.add(id);
+        if (s.recent.size() > RECENT) {
+            Iterator<String> it = s.recent.iterator();
+            it.next();
+            it.remove();
+        }
+    }
+
+    private void expireRequests(long nowNs, ServiceSink sink) {
+        if (nowNs == Long.MIN_VALUE) {
+            return;
+        }
+        while (!s.requests.isEmpty()) {
+            Req oldest = s.requests.values().iterator().next();
+            if (oldest.lastEventNs >= nowNs - timeoutNs) {
+                return;
+            }
+            timeOut(oldest, "no event for the request timeout", sink);
+        }
+    }
+
+    /** Beyond maxOpenRequests the least recently touched request is reported TIMED_OUT. */
+    private void bound(ServiceSink sink) {
+        while (s.requests.size() > config.maxOpenRequests()) {
+            Req oldest = s.requests.values().iterator().next();
+            emitAnomaly(
+                    sink,
+                    "open-requests",
+                    AnomalyKind.STATE_BOUND,
+                    config.maxOpenRequests() + " requests open at once: the least recently active (" + oldest.id
+                            + ") is reported TIMED_OUT early",
+                    "instance " + instance);
+            timeOut(oldest, "evicted", sink);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // batches and forwards
+
+    private void batch(ServiceEvent e, String kind, List<Req> reqs, ServiceSink sink) {
+        emitBatch(e, kind, reqs, sink);
+    }
+
+    private BatchInfo emitBatch(ServiceEvent e, String kind, List<Req> reqs, ServiceSink sink) {
+        String labelType = firstLabel(e, "batchType", "batch_type");
+        String batchType = labelType == null ? null : phase(labelType);
+        int prefill = 0;
+        int decode = 0;
+        int typed = 0;
+        long tokens = 0;
+        boolean anyTokens = false;
+        for (RequestRef ref : e.requests()) {
+            String type = ref.type() != null
+                    ? phase(ref.type())
+                    : ref.iter() != null ? (ref.iter() == 0 ? "prefill" : "decode") : null;
+            if (type != null) {
+                typed++;
+                if (type.equals("prefill")) {
+                    prefill++;
+                } else if (type.equals("decode")) {
+                    decode++;
+                }
+            }
+            if (ref.scheduledTokens() != null) {
+                tokens += ref.scheduledTokens();
+                anyTokens = true;
+            }
+        }
+        Long sizeNumber = longMetric(e, "batchSize", "batch_size");
+        int size = sizeNumber != null
+                ? (int) Math.max(0, Math.min(Integer.MAX_VALUE, sizeNumber))
+                : e.requests().size();
+        if (batchType == null && typed > 0) {
+            batchType = prefill == typed ? "prefill" : decode == typed ? "decode" : "mixed";
+        }
+        Integer prefillCount = null;
+        Integer decodeCount = null;
+        if (typed > 0) {
+            prefillCount = prefill;
+            decodeCount = decode;
+        } else if ("prefill".equals(batchType)) {
+            prefillCount = size;
+            decodeCount = 0;
+        } else if ("decode".equals(batchType)) {
+            prefillCount = 0;
+            decodeCount = size;
+        }
+        String dp = dpRankOf(e);
+        Kv kv = kvFor(dp);
+        Double usage = kv == null ? null : usage(kv);
+        List<String> rids = new ArrayList<>();
+        for (Req r : reqs) {
+            if (rids.size() < 512) {
+                rids.add(r.id);
+            }
+        }
+        sink.batch(new BatchRecord(
+                job,
+                instance,
+                e.name(),
+                kind,
+                e.pid(),
+                dp,
+                e.startNs(),
+                e.durNs() == null ? 0 : e.durNs(),
+                batchType,
+                size,
+                prefillCount,
+                decodeCount,
+                anyTokens ? tokens : null,
+                kv == null ? null : kv.free,
+                usage,
+                rids));
+        return new BatchInfo(batchType, size, dp);
+    }
+
+    private record BatchInfo(String type, int size, String dpRank) {}
+
+    private void forward(ServiceEvent e, List<Req> reqs, ServiceSink sink) {
+        BatchInfo info = emitBatch(e, BatchRecord.EXECUTE, reqs, sink);
+        Long accepted = longMetric(e, "acceptedTokens", "accepted_tokens", "numAcceptedTokens");
+        boolean spec = "specDecoding".equals(e.name()) || accepted != null;
+        for (Req r : reqs) {
+            r.forwardSteps++;
+            if (r.firstTokenNs == null) {
+                r.firstTokenNs = e.endNs();
+            }
+            if (r.dpRank == null) {
+                r.dpRank = info.dpRank();
+            }
+            if (spec) {
+                r.specAccepted = (r.specAccepted == null ? 0 : r.specAccepted) + (accepted == null ? 0 : accepted);
+            }
+            if (r.waitingSinceNs != null) {
+                // running ends the wait; the Dequeue that may follow closes nothing
+                r.queueWaitNs += Math.max(0, e.startNs() - r.waitingSinceNs);
+                r.waitingSinceNs = null;
+                r.dequeues++;
+                r.dequeueOwed = true;
+            }
+            r.ranSinceDequeue = true;
+            setStatus(r, ServiceState.RUNNING, e.startNs(), sink);
+        }
+        String pidKey = e.pid() == null ? "" : String.valueOf(e.pid());
+        long ordinal = s.forwardCounts.getOrDefault(pidKey, 0L);
+        Long iter = longMetric(e, "iter", "iteration");
+        Fwd f = new Fwd();
+        f.pid = e.pid();
+        f.dpRank = info.dpRank();
+        f.iteration = iter != null ? iter : ordinal;
+        f.startNs = e.startNs();
+        f.durNs = e.durNs() == null ? 0 : e.durNs();
+        f.batchType = info.type();
+        f.batchSize = info.size();
+        f.spec = spec;
+        Fwd previous = s.forwards.remove(pidKey);
+        if (previous != null) {
+            emitForward(previous, f.startNs - (previous.startNs + previous.durNs), sink);
+        }
+        putBounded(s.forwardCounts, pidKey, ordinal + 1, MAX_PIDS);
+        s.forwards.put(pidKey, f);
+        if (s.forwards.size() > MAX_PIDS) {
+            String oldest = s.forwards.keySet().iterator().next();
+            emitAnomaly(
+                    sink,
+                    "pids",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_PIDS + " processes with forwards: the oldest one's last forward goes out without a bubble",
+                    "instance " + instance);
+            emitForward(s.forwards.remove(oldest), null, sink);
+        }
+    }
+
+    private void emitForward(Fwd f, Long bubbleNs, ServiceSink sink) {
+        sink.forward(new ForwardRecord(
+                job,
+                instance,
+                f.pid,
+                f.dpRank,
+                f.iteration,
+                f.startNs,
+                f.durNs,
+                bubbleNs,
+                f.batchType,
+                f.batchSize,
+                f.spec));
+    }
+
+    /** prefill / decode / mixed from a framework's spelling ("Prefill", "EXTEND", "context", "generation", ...). */
+    static String phase(String text) {
+        String t = text.strip().toLowerCase(Locale.ROOT);
+        if (t.contains("mix")) {
+            return "mixed";
+        }
+        if (t.contains("prefill") || t.contains("extend") || t.contains("context")) {
+            return "prefill";
+        }
+        if (t.contains("decode") || t.contains("generat")) {
+            return "decode";
+        }
+        return t.isEmpty() ? null : t;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // dp ranks, KV cache, PD, coordinator
+
+    /** The event's dp rank: its own label, else its pid's; a dpRankId event or label also maps its pid. */
+    private String dpRankOf(ServiceEvent e) {
+        String pidKey = e.pid() == null ? null : String.valueOf(e.pid());
+        String label = firstLabel(e, "dpRank", "dp_rank", "dp");
+        if ("dpRankId".equals(e.name())) {
+            String v = text(e, "dpRankId");
+            if (v == null) {
+                v = text(e, "value");
+            }
+            label = v != null ? v : label;
+        }
+        if (label != null) {
+            if (pidKey != null) {
+                putBounded(s.dpRanks, pidKey, label, MAX_PIDS);
+            }
+            return label;
+        }
+        return pidKey == null ? null : s.dpRanks.get(pidKey);
+    }
+
+    /** EP / PD rank: label rank / epRank / dpRankId, else the pid's dp rank, else the pid. */
+    private String rankOf(ServiceEvent e) {
+        String label = firstLabel(e, "rank", "epRank", "dpRankId");
+        if (label == null) {
+            Double m = number(e, "rank");
+            label = m == null ? null : integral(m);
+        }
+        if (label != null) {
+            return label;
+        }
+        String dp = dpRankOf(e);
+        if (dp != null) {
+            return dp;
+        }
+        return e.pid() == null ? "unknown" : String.valueOf(e.pid());
+    }
+
+    private void kv(ServiceEvent e, List<Req> reqs, ServiceSink sink) {
+        String name = e.name();
+        String action = e.labels().get("action");
+        if ((name.isEmpty() || name.equals("KVCache")) && action != null) {
+            name = action;
+        }
+        String dp = dpRankOf(e);
+        String key = dp == null ? "" : dp;
+        Kv kv = s.kv.get(key);
+        if (kv == null) {
+            if (s.kv.size() >= MAX_KV_KEYS) {
+                emitAnomaly(
+                        sink,
+                        "kv-keys",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_KV_KEYS + " dp ranks with KV state: dp rank " + key + " is not tracked",
+                        where(e));
+                return;
+            }
+            kv = new Kv();
+            kv.total = config.kvTotalBlocks();
+            s.kv.put(key, kv);
+        }
+        Long free = longMetric(e, "deviceKvCache", "freeBlocks");
+        Long total = longMetric(e, "totalBlocks", "TotalBlockNum");
+        Long used = longMetric(e, "usedBlocks");
+        if (total != null) {
+            kv.total = total;
+        }
+        if (free != null && used != null && total == null) {
+            kv.total = free + used;
+        }
+        if (free != null) {
+            kv.free = free;
+            kv.used = kv.total == null ? used : (used != null ? used : kv.total - free);
+        } else if (used != null) {
+            kv.used = used;
+            kv.free = kv.total == null ? kv.free : kv.total - used;
+        } else if (total != null && kv.free != null) {
+            kv.used = total - kv.free;
+        }
+        if (KV_ALLOCATE.contains(name)) {
+            kv.allocations++;
+        } else if (KV_FREE.contains(name)) {
+            kv.frees++;
+        }
+        sink.kvCache(new KvCacheRecord(
+                job,
+                instance,
+                dp,
+                e.startNs(),
+                name,
+                reqs.isEmpty() ? null : reqs.get(0).id,
+                kv.total,
+                kv.used,
+                kv.free,
+                usage(kv),
+                kv.allocations,
+                kv.frees));
+    }
+
+    private Kv kvFor(String dp) {
+        Kv kv = s.kv.get(dp == null ? "" : dp);
+        if (kv == null && s.kv.size() == 1) {
+            kv = s.kv.values().iterator().next();
+        }
+        return kv;
+    }
+
+    private static Double usage(Kv kv) {
+        if (kv.total == null || kv.used == null || kv.total <= 0) {
+            return null;
+        }
+        return (double) kv.used / kv.total;
+    }
+
+    private void pd(ServiceEvent e, String kind, List<Req> reqs, ServiceSink sink) {
+        String rank = rankOf(e);
+        String peer = firstLabel(e, "peer", "src", "srcRank", "dst");
+        Long blocks = longMetric(e, "blocks", "blockNum");
+        Map<String, String> labels = new TreeMap<>();
+        for (Map.Entry<String, String> l : new TreeMap<>(e.labels()).entrySet()) {
+            if (labels.size() >= MAX_PD_LABELS) {
+                break;
+            }
+            labels.put(l.getKey(), l.getValue());
+        }
+        String rid = reqs.isEmpty()
+                ? (e.requests().isEmpty()
+                        ? null
+                        : s.aliases.getOrDefault(
+                                e.requests().get(0).rid(), e.requests().get(0).rid()))
+                : reqs.get(0).id;
+        sink.pd(new PdRecord(
+                job,
+                instance,
+                kind,
+                e.name(),
+                rid,
+                rank,
+                peer,
+                e.startNs(),
+                e.durNs() == null ? 0 : e.durNs(),
+                blocks,
+                labels));
+    }
+
+    private void coordinator(ServiceEvent e, ServiceSink sink) {
+        String node = firstLabel(e, "node", "address", "instance");
+        if (node == null) {
+            node = e.pid() == null ? "unknown" : String.valueOf(e.pid());
+        }
+        Node n = s.nodes.get(node);
+        if (n == null) {
+            if (s.nodes.size() >= MAX_NODES) {
+                emitAnomaly(
+                        sink,
+                        "nodes",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_NODES + " coordinator nodes: node " + node + " is not tracked",
+                        where(e));
+                return;
+            }
+            n = new Node();
+            s.nodes.put(node, n);
+        }
+        String lower = e.name().toLowerCase(Locale.ROOT);
+        if (lower.contains("add") || lower.contains("dispatch") || lower.contains("arrive")) {
+            n.added++;
+        } else if (lower.contains("end") || lower.contains("finish") || lower.contains("release")) {
+            n.ended++;
+        }
+        Long running = longMetric(e, "running");
+        long shown = running != null ? running : n.added - n.ended;
+        sink.coordinator(new CoordinatorRecord(job, instance, node, e.startNs(), e.name(), n.added, n.ended, shown));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // EP balance and MoE
+
+    private static boolean isMoe(String name) {
+        return name.contains("Moe") || name.contains("MoE") || name.contains("moe");
+    }
+
+    private void ep(ServiceEvent e, ServiceSink sink) {
+        Integer moeLayers = config.moeLayers();
+        if (moeLayers != null && moeLayers == 0) {
+            return; // a dense model: no MoE layers to balance
+        }
+        String rank = rankOf(e);
+        long dur = e.durNs() == null ? 0 : e.durNs();
+        Long labelled = longMetric(e, "layer");
+        long ordinal = s.epCalls.getOrDefault(rank, 0L);
+        if (!s.epCalls.containsKey(rank) && s.epCalls.size() >= MAX_RANKS) {
+            emitAnomaly(
+                    sink,
+                    "ep-ranks",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_RANKS + " EP ranks: rank " + rank + " is not tracked",
+                    where(e));
+            return;
+        }
+        s.epCalls.put(rank, ordinal + 1);
+        long layer = labelled != null ? labelled : moeLayers != null ? ordinal % moeLayers : ordinal;
+        if (layer < 0 || layer > Integer.MAX_VALUE || (moeLayers != null && labelled != null && layer >= moeLayers)) {
+            emitAnomaly(
+                    sink,
+                    "ep-layer",
+                    AnomalyKind.INCONSISTENT_EVENT,
+                    "GroupedMatmul layer " + layer + " outside 0.." + (moeLayers == null ? "" : moeLayers - 1)
+                            + ": not counted",
+                    where(e));
+            return;
+        }
+        TreeMap<String, EpCell> cells = s.ep.get((int) layer);
+        EpCell cell = cells == null ? null : cells.get(rank);
+        if (cell == null) {
+            if (s.epCells >= MAX_EP_CELLS) {
+                emitAnomaly(
+                        sink,
+                        "ep-cells",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_EP_CELLS + " (layer, rank) cells of EP balance (layers numbered without a model config?):"
+                                + " layer " + layer + " rank " + rank + " not counted",
+                        where(e));
+                return;
+            }
+            cells = s.ep.computeIfAbsent((int) layer, k -> new TreeMap<>());
+            cell = new EpCell();
+            cells.put(rank, cell);
+            s.epCells++;
+        }
+        cell.count++;
+        cell.totalNs += dur;
+        s.epDirty.add((int) layer);
+        moeEvent(sink);
+    }
+
+    private void moe(ServiceEvent e, String op, ServiceSink sink) {
+        String rank = rankOf(e);
+        long dur = e.durNs() == null ? 0 : e.durNs();
+        MoeOp m = s.moe.computeIfAbsent(op, k -> new MoeOp());
+        if (!m.calls.containsKey(rank) && m.calls.size() >= MAX_RANKS) {
+            emitAnomaly(
+                    sink,
+                    "moe-ranks",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_RANKS + " MoE ranks: rank " + rank + " is not tracked",
+                    where(e));
+            return;
+        }
+        m.durations.computeIfAbsent(rank, k -> new SampleReservoir(RESERVOIR)).add(dur);
+        long k = m.calls.getOrDefault(rank, 0L);
+        m.calls.put(rank, k + 1);
+        m.dirty = true;
+        if (k >= m.floor) {
+            m.pending.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(rank, dur);
+        }
+        align(m, sink, e);
+        moeEvent(sink);
+    }
+
+    /** Compares the k-th calls every rank has delivered, oldest first; drops the oldest beyond the bound. */
+    private void align(MoeOp m, ServiceSink sink, ServiceEvent e) {
+        while (!m.pending.isEmpty()) {
+            Map.Entry<Long, LinkedHashMap<String, Long>> first = m.pending.firstEntry();
+            // a lone rank waits for a second one: its first calls are the ones the second one's align with
+            if (m.calls.size() < 2 || first.getValue().size() < m.calls.size()) {
+                break;
+            }
+            m.pending.pollFirstEntry();
+            m.floor = first.getKey() + 1;
+            String slowest = null;
+            long worst = Long.MIN_VALUE;
+            for (Map.Entry<String, Long> c : new TreeMap<>(first.getValue()).entrySet()) {
+                if (c.getValue() > worst) {
+                    worst = c.getValue();
+                    slowest = c.getKey();
+                }
+            }
+            m.aligned++;
+            m.slowest.merge(slowest, 1L, Long::sum);
+        }
+        while (m.pending.size() > MAX_PENDING_ALIGNMENTS) {
+            long k = m.pending.pollFirstEntry().getKey();
+            m.floor = k + 1;
+            if (m.calls.size() < 2) {
+                continue; // one rank so far: nothing lost
+            }
+            emitAnomaly(
+                    sink,
+                    "moe-alignment",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_PENDING_ALIGNMENTS + " MoE calls wait for a rank that stopped reporting: call " + k
+                            + " is not compared",
+                    where(e));
+        }
+    }
+
+    private void moeEvent(ServiceSink sink) {
+        s.moeEventsSinceFlush++;
+        if (s.moeEventsSinceFlush >= config.summaryEvery()) {
+            flushSummaries(sink, false);
+        }
+    }
+
+    /** EP-balance records of the layers that changed, MoE records of the ops that changed. */
+    private void flushSummaries(ServiceSink sink, boolean end) {
+        s.moeEventsSinceFlush = 0;
+        int moeLayers = config.moeLayers() != null ? config.moeLayers() : s.ep.isEmpty() ? 0 : s.ep.lastKey() + 1;
+        for (Integer layer : s.epDirty) {
+            TreeMap<String, EpCell> cells = s.ep.get(layer);
+            double sumOfMeans = 0;
+            for (EpCell c : cells.values()) {
+                sumOfMeans += (double) c.totalNs / c.count;
+            }
+            double layerMean = sumOfMeans / cells.size();
+            for (Map.Entry<String, EpCell> c : cells.entrySet()) {
+                double mean = (double) c.getValue().totalNs / c.getValue().count;
+                sink.epBalance(new EpBalanceRecord(
+                        job,
+                        instance,
+                        moeLayers,
+                        layer,
+                        c.getKey(),
+                        c.getValue().count,
+                        c.getValue().totalNs,
+                        mean,
+                        layerMean > 0 ? mean / layerMean : 1.0));
+            }
+        }
+        s.epDirty.clear();
+        for (Map.Entry<String, MoeOp> op : s.moe.entrySet()) {
+            MoeOp m = op.getValue();
+            if (!m.dirty) {
+                continue;
+            }
+            m.dirty = false;
+            for (Map.Entry<String, SampleReservoir> r : m.durations.entrySet()) {
+                SampleReservoir d = r.getValue();
+                long slowest = m.slowest.getOrDefault(r.getKey(), 0L);
+                sink.moe(new MoeRecord(
+                        job,
+                        instance,
+                        op.getKey(),
+                        r.getKey(),
+                        d.count,
+                        d.quantile(25),
+                        d.quantile(500),
+                        d.quantile(975),
+                        d.mean(),
+                        slowest,
+                        m.aligned,
+                        m.aligned == 0 ? null : (double) slowest / m.aligned));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // request states
+
+    private static boolean isStateName(String name) {
+        if (name.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (!((c >= 'A' && c <= 'Z') || c == '_')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void deltas(ServiceEvent e, ServiceSink sink) {
+        for (Map.Entry<String, Double> d : new TreeMap<>(e.deltas()).entrySet()) {
+            if (!isStateName(d.getKey())) {
+                continue;
+            }
+            if (!s.deltaMode) {
+                s.deltaMode = true;
+                for (Map.Entry<String, Long> c : s.states.entrySet()) {
+                    c.setValue(0L);
+                }
+                changed(e.startNs());
+            }
+            long delta = Math.round(d.getValue());
+            long now = s.states.getOrDefault(d.getKey(), 0L) + delta;
+            if (now < 0) {
+                emitAnomaly(
+                        sink,
+                        "state-below-zero:" + d.getKey(),
+                        AnomalyKind.INCONSISTENT_EVENT,
+                        d.getKey() + " would go below 0 (the trace never sent its increment): kept at 0",
+                        where(e));
+                now = 0;
+            }
+            s.states.put(d.getKey(), now);
+            changed(e.startNs());
+        }
+    }
+
+    /** A derived (no-delta mode) change of one state counter. */
+    private void derived(int status, int delta, long t, ServiceSink sink) {
+        if (s.deltaMode) {
+            return;
+        }
+        String name = status == ServiceState.WAITING ? "WAITING" : "RUNNING";
+        if (s.statesDirty && t > s.statesNs) {
+            flushStates(sink);
+        }
+        s.states.put(name, Math.max(0, s.states.getOrDefault(name, 0L) + delta));
+        if (!s.states.containsKey("WAITING")) {
+            s.states.put("WAITING", 0L);
+        }
+        if (!s.states.containsKey("RUNNING")) {
+            s.states.put("RUNNING", 0L);
+        }
+        changed(t);
+    }
+
+    private void changed(long t) {
+        s.statesNs = s.statesNs == Long.MIN_VALUE ? t : Math.max(s.statesNs, t);
+        s.statesDirty = true;
+    }
+
+    private void flushStates(ServiceSink sink) {
+        if (!s.statesDirty) {
+            return;
+        }
+        s.statesDirty = false;
+        long waiting = s.states.getOrDefault("WAITING", 0L);
+        long running = s.states.getOrDefault("RUNNING", 0L);
+        long swapped = s.states.getOrDefault("SWAPPED", 0L) + s.states.getOrDefault("PENDING", 0L);
+        sink.requestStates(new RequestStateRecord(job, instance, s.statesNs, waiting, running, swapped, s.states));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // helpers
+
+    /**
+     * Emits an anomaly on the 1st, 2nd, 4th, 8th, ... occurrence of its code (the message says which), so a
+     * systematically odd trace gives a logarithmic number of records, never one per event.
+     */
+    private void emitAnomaly(ServiceSink sink, String code, AnomalyKind kind, String message, String where) {
+        if (!s.anomalyCounts.containsKey(code) && s.anomalyCounts.size() >= 256) {
+            s.anomalyCounts.remove(s.anomalyCounts.firstKey());
+        }
+        long n = s.anomalyCounts.merge(code, 1L, Long::sum);
+        if (Long.bitCount(n) != 1) {
+            return;
+        }
+        sink.anomaly(new Anomaly(job, instance, kind, n == 1 ? message : message + " (" + n + " times so far)", where));
+    }
+
+    private String where(ServiceEvent e) {
+        return "instance " + instance + ", event " + e.name() + " at " + e.startNs() + " ns";
+    }
+
+    private static <V> void putBounded(LinkedHashMap<String, V> map, String key, V value, int bound) {
+        map.remove(key);
+        map.put(key, value);
+        if (map.size() > bound) {
+            map.remove(map.keySet().iterator().next());
+        }
+    }
+
+    private static String firstLabel(ServiceEvent e, String... keys) {
+        for (String k : keys) {
+            String v = e.labels().get(k);
+            if (v != null && !v.isBlank() && !v.equals("null") && !v.equals("None")) {
+                return RequestIds.canonical(v);
+            }
+        }
+        return null;
+    }
+
+    /** A metric, else a numeric label, by the first key present. */
+    private static Double number(ServiceEvent e, String... keys) {
+        for (String k : keys) {
+            Double m = e.metrics().get(k);
+            if (m != null && !m.isNaN() && !m.isInfinite()) {
+                return m;
+            }
+            String l = e.labels().get(k);
+            if (l != null) {
+                try {
+                    double v = Double.parseDouble(l.strip());
+                    if (!Double.isNaN(v) && !Double.isInfinite(v)) {
+                        return v;
+                    }
+                } catch (NumberFormatException ignored) {
+                    // not a number: try the next key
+                }
+            }
+        }
+        return null;
+    }
+
+    private static Long longMetric(ServiceEvent e, String... keys) {
+        Double v = number(e, keys);
+        return v == null ? null : Math.round(v);
+    }
+
+    /** A metric or label as text (integral numbers without fraction). */
+    private static String text(ServiceEvent e, String key) {
+        Double m = e.metrics().get(key);
+        if (m != null) {
+            return integral(m);
+        }
+        String l = e.labels().get(key);
+        return l == null || l.isBlank() ? null : RequestIds.canonical(l);
+    }
+
+    private static String integral(double v) {
+        return v == Math.rint(v) && Math.abs(v) < 1e15 ? String.valueOf((long) v) : String.valueOf(v);
+    }
+
+    private static Long minOf(Long a, Long b) {
+        return a == null ? b : b == null ? a : Math.min(a, b);
+    }
+
+    private static Long maxOf(Long a, Long b) {
+        return a == null ? b : b == null ? a : Math.max(a, b);
     }
 }

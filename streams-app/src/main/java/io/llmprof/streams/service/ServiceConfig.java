@@ -7,8 +7,9 @@ import java.time.Duration;
  *
  * @param requestTimeout a request with no event for this long (event time of its instance) is reported
  *     TIMED_OUT; also the wall-clock idle time after which the live processor times out an instance's requests
- * @param moeLayers MoE layers of the model (from its config.json, see {@link MoeLayers}); null when unknown: EP
- *     balance then uses the event's layer label, else numbers layers by order without wrapping
+ * @param moeLayers MoE layers of the model (from its config.json, see {@link MoeLayers}); 0 for a dense model
+ *     (EP balance stays empty); null when unknown: EP balance then uses the event's layer label, else numbers
+ *     layers by order without wrapping
  * @param maxOpenRequests bound on requests tracked at once per instance; beyond it the oldest is reported
  *     TIMED_OUT with an anomaly (memory stays bounded)
  * @param summaryEvery EP-balance and MoE summaries are emitted every this many MoE events (and at the end)
@@ -22,8 +23,8 @@ public record ServiceConfig(
         if (requestTimeout == null || requestTimeout.isNegative() || requestTimeout.isZero()) {
             throw new IllegalArgumentException("requestTimeout must be positive: " + requestTimeout);
         }
-        if (moeLayers != null && moeLayers < 1) {
-            throw new IllegalArgumentException("moeLayers must be >= 1: " + moeLayers);
+        if (moeLayers != null && moeLayers < 0) {
+            throw new IllegalArgumentException("moeLayers must be >= 0: " + moeLayers);
         }
         if (maxOpenRequests < 1 || summaryEvery < 1) {
             throw new IllegalArgumentException("maxOpenRequests and summaryEvery must be >= 1");

@@ -1,0 +1,106 @@
+package io.llmprof.agent.service;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.events.service.ServiceBatch;
+import io.llmprof.events.service.ServiceEvent;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Sends service events to {@code llmprof.service-events} as {@link ServiceBatch} records of at most {@code
+ * batchSize} events, keyed {@code <job>/<instance>}. {@code firstIndex} counts per (source, instance) from 0 in
+ * this process; a file's last batch has {@code endOfStream}. Thread-safe: the index range of a call is taken and its
+ * batches are handed to the producer under one lock, so batches of one source reach the partition in index order.
+ */
+public final class ServiceShipper implements ServiceBatchSink {
+    /** Events per Kafka record. */
+    public static final int DEFAULT_BATCH_SIZE = 1000;
+
+    private final TraceProducer producer;
+    private final AgentMeters meters;
+    private final int batchSize;
+    private final Map<String, Long> nextIndex = new ConcurrentHashMap<>();
+    private final Object sendLock = new Object();
+
+    /** What shipping a file gave. */
+    public record Result(long events, long batches, long problems, String format) {}
+
+    public ServiceShipper(TraceProducer producer, AgentMeters meters, int batchSize) {
+        this.producer = Objects.requireNonNull(producer, "producer");
+        this.meters = Objects.requireNonNull(meters, "meters");
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batch size " + batchSize);
+        }
+        this.batchSize = batchSize;
+    }
+
+    @Override
+    public void ship(String job, String instance, String source, List<ServiceEvent> events, boolean endOfStream) {
+        synchronized (sendLock) {
+            for (int from = 0; from < events.size() || (from == 0 && endOfStream); from += batchSize) {
+                int to = Math.min(events.size(), from + batchSize);
+                send(job, instance, source, events.subList(from, to), endOfStream && to == events.size());
+                if (events.isEmpty()) {
+                    break;
+                }
+            }
+        }
+        producer.flush();
+    }
+
+    @Override
+    public void rejected(String job, String instance, InputProblem problem) {
+        meters.badInput(problem.kind());
+        producer.sendProblem(job, instance, problem);
+    }
+
+    /**
+     * Reads {@code input} ({@link ServiceReaders}) and ships it to its end: batches go out as they fill (memory is
+     * one batch plus the producer's buffer), the last one with {@code endOfStream}; every problem is rejected.
+     *
+     * @throws io.llmprof.agent.produce.DeliveryException when Kafka did not acknowledge everything
+     */
+    public Result shipFile(Path input, String job, String instance) throws IOException {
+        String source = input.toString();
+        List<ServiceEvent> pending = new ArrayList<>(batchSize);
+        long[] counts = new long[3];
+        ServiceReaders.Summary s = ServiceReaders.read(
+                input,
+                e -> {
+                    pending.add(e);
+                    if (pending.size() == batchSize) {
+                        synchronized (sendLock) {
+                            send(job, instance, source, pending, false);
+                        }
+                        counts[0] += pending.size();
+                        counts[1]++;
+                        pending.clear();
+                    }
+                },
+                p -> {
+                    counts[2]++;
+                    rejected(job, instance, p);
+                });
+        synchronized (sendLock) {
+            send(job, instance, source, pending, true);
+        }
+        counts[0] += pending.size();
+        counts[1]++;
+        producer.flush();
+        return new Result(counts[0], counts[1], counts[2], s.format());
+    }
+
+    private void send(String job, String instance, String source, List<ServiceEvent> events, boolean end) {
+        String key = source + "\u0000" + instance;
+        long first = nextIndex.getOrDefault(key, 0L);
+        nextIndex.put(key, first + events.size());
+        producer.send(new ServiceBatch(job, instance, source, first, List.copyOf(events), end));
+    }
+}
