@@ -12,8 +12,14 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "agent",
         mixinStandardHelpOptions = true,
-        description = "Read Kineto trace files and send them to Kafka.",
-        subcommands = {ReplayCommand.class, WatchCommand.class, BenchCommand.class})
+        description = "Read trace files and service events and send them to Kafka.",
+        subcommands = {
+            ReplayCommand.class,
+            WatchCommand.class,
+            BenchCommand.class,
+            ServiceCommand.class,
+            IngestCommand.class
+        })
 public final class AgentCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -3,6 +3,7 @@ package io.llmprof.deploy.cli;
 import io.llmprof.agent.cli.AgentCommand;
 import io.llmprof.agent.synth.SynthCommand;
 import io.llmprof.agent.synth.SynthNsysCommand;
+import io.llmprof.agent.synth.SynthServiceCommand;
 import io.llmprof.dashboard.cli.DashboardCommand;
 import io.llmprof.deploy.broker.BrokerCommand;
 import io.llmprof.streams.cli.StreamsCommand;
@@ -25,6 +26,7 @@ import picocli.CommandLine.Command;
             AnalyzeCommand.class,
             SynthCommand.class,
             SynthNsysCommand.class,
+            SynthServiceCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Llmprof implements Runnable {

@@ -476,9 +476,9 @@ public final class ServiceAnalyzer {
         a.replyTokens = b.replyTokens != null ? b.replyTokens : a.replyTokens;
         a.outputSyncs += b.outputSyncs;
         a.forwardSteps += b.forwardSteps;
-        a.specAccepted = b.specAccepted == null
-                ? a.specAccepted
-                : (a.specAccepted == null ? 0 : a.specAccepted) + b.specAccepted;
+        if (b.specAccepted != null) {
+            a.specAccepted = (a.specAccepted == null ? 0L : a.specAccepted) + b.specAccepted;
+        }
         a.cacheHitRate = a.cacheHitRate != null ? a.cacheHitRate : b.cacheHitRate;
         a.dpRank = a.dpRank != null ? a.dpRank : b.dpRank;
         // one request holds one status: the further one; the other's count is taken back
@@ -895,10 +895,18 @@ public final class ServiceAnalyzer {
         }
         if (free != null) {
             kv.free = free;
-            kv.used = kv.total == null ? used : (used != null ? used : kv.total - free);
+            if (used != null) {
+                kv.used = used;
+            } else if (kv.total != null) {
+                kv.used = kv.total - free;
+            } else {
+                kv.used = null;
+            }
         } else if (used != null) {
             kv.used = used;
-            kv.free = kv.total == null ? kv.free : kv.total - used;
+            if (kv.total != null) {
+                kv.free = kv.total - used;
+            }
         } else if (total != null && kv.free != null) {
             kv.used = total - kv.free;
         }
@@ -1079,18 +1087,28 @@ public final class ServiceAnalyzer {
         if (k >= m.floor) {
             m.pending.computeIfAbsent(k, x -> new LinkedHashMap<>()).put(rank, dur);
         }
-        align(m, sink, e);
+        align(m, false, sink, where(e));
         moeEvent(sink);
     }
 
-    /** Compares the k-th calls every rank has delivered, oldest first; drops the oldest beyond the bound. */
-    private void align(MoeOp m, ServiceSink sink, ServiceEvent e) {
+    /**
+     * Compares the k-th calls every rank has delivered, oldest first; drops the oldest beyond the bound. Call k is
+     * compared once it has every known rank's call and some rank went on to call k+1 (so ranks that appear during
+     * the first round still take part in it), or at the end.
+     */
+    private void align(MoeOp m, boolean end, ServiceSink sink, String where) {
+        long maxCalls = 0;
+        for (long c : m.calls.values()) {
+            maxCalls = Math.max(maxCalls, c);
+        }
         while (!m.pending.isEmpty()) {
             Map.Entry<Long, LinkedHashMap<String, Long>> first = m.pending.firstEntry();
-            // a lone rank waits for a second one: its first calls are the ones the second one's align with
-            if (m.calls.size() < 2 || first.getValue().size() < m.calls.size()) {
+            if (m.calls.size() < 2
+                    || first.getValue().size() < m.calls.size()
+                    || (!end && maxCalls <= first.getKey() + 1)) {
                 break;
             }
+            m.dirty = true;
             m.pending.pollFirstEntry();
             m.floor = first.getKey() + 1;
             String slowest = null;
@@ -1116,7 +1134,7 @@ public final class ServiceAnalyzer {
                     AnomalyKind.STATE_BOUND,
                     MAX_PENDING_ALIGNMENTS + " MoE calls wait for a rank that stopped reporting: call " + k
                             + " is not compared",
-                    where(e));
+                    where);
         }
     }
 
@@ -1130,6 +1148,11 @@ public final class ServiceAnalyzer {
     /** EP-balance records of the layers that changed, MoE records of the ops that changed. */
     private void flushSummaries(ServiceSink sink, boolean end) {
         s.moeEventsSinceFlush = 0;
+        if (end) {
+            for (MoeOp m : s.moe.values()) {
+                align(m, true, sink, "instance " + instance + ", end of stream");
+            }
+        }
         int moeLayers = config.moeLayers() != null ? config.moeLayers() : s.ep.isEmpty() ? 0 : s.ep.lastKey() + 1;
         for (Integer layer : s.epDirty) {
             TreeMap<String, EpCell> cells = s.ep.get(layer);
@@ -1252,6 +1275,10 @@ public final class ServiceAnalyzer {
             return;
         }
         s.statesDirty = false;
+        if (s.states.equals(s.lastStates)) {
+            return; // changes that cancelled out (a merge, a +1 -1 pair): no count changed
+        }
+        s.lastStates = new TreeMap<>(s.states);
         long waiting = s.states.getOrDefault("WAITING", 0L);
         long running = s.states.getOrDefault("RUNNING", 0L);
         long swapped = s.states.getOrDefault("SWAPPED", 0L) + s.states.getOrDefault("PENDING", 0L);
@@ -1340,10 +1367,16 @@ public final class ServiceAnalyzer {
     }
 
     private static Long minOf(Long a, Long b) {
-        return a == null ? b : b == null ? a : Math.min(a, b);
+        if (a == null) {
+            return b;
+        }
+        return b == null ? a : Long.valueOf(Math.min(a, b));
     }
 
     private static Long maxOf(Long a, Long b) {
-        return a == null ? b : b == null ? a : Math.max(a, b);
+        if (a == null) {
+            return b;
+        }
+        return b == null ? a : Long.valueOf(Math.max(a, b));
     }
 }

@@ -43,6 +43,9 @@ final class ServiceState {
     /** State counters by upper-case name. */
     public TreeMap<String, Long> states = new TreeMap<>();
 
+    /** The counters of the last snapshot emitted. */
+    public TreeMap<String, Long> lastStates = new TreeMap<>();
+
     public boolean statesDirty;
     public long statesNs = Long.MIN_VALUE;
 

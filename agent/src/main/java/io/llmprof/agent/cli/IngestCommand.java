@@ -1,0 +1,87 @@
+package io.llmprof.agent.cli;
+
+import io.llmprof.agent.ingest.ServiceIngestServer;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.service.ServiceShipper;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code agent ingest --port P}: serve the HTTP ingest of service events until stopped. */
+@Command(
+        name = "ingest",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Serve POST /ingest/service-events?job=J&instance=I (JSON-lines v1 body) and GET /health; accepted",
+            "bodies go to llmprof.service-events. See docs/service-events.md."
+        })
+public final class IngestCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @ParentCommand
+    AgentCommand parent;
+
+    @Option(names = "--port", defaultValue = "8082", description = "HTTP port (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(
+            names = "--max-body-bytes",
+            defaultValue = "16777216",
+            description = "Largest request body; larger ones get 413 (default: ${DEFAULT-VALUE}).")
+    long maxBodyBytes;
+
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
+    int partitions;
+
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of created topics (default: 1).")
+    short replicationFactor;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "1000",
+            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+
+    public IngestCommand() {}
+
+    @Override
+    public Integer call() throws Exception {
+        AgentMeters meters = new AgentMeters(
+                parent == null
+                        ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
+                        : parent.meterRegistry());
+        CountDownLatch stopped = new CountDownLatch(1);
+        try (TraceProducer producer = TraceProducer.connect(bootstrapServers, partitions, replicationFactor, meters);
+                ServiceIngestServer server = new ServiceIngestServer(
+                                new ServiceShipper(producer, meters, batchSize),
+                                meters,
+                                new ServiceIngestServer.Options(host, port, maxBodyBytes))
+                        .start()) {
+            Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "llmprof-ingest-shutdown"));
+            spec.commandLine()
+                    .getOut()
+                    .printf("ingest listening on %s:%d%s%n", host, server.port(), ServiceIngestServer.PATH);
+            spec.commandLine().getOut().flush();
+            stopped.await();
+        }
+        return 0;
+    }
+}
