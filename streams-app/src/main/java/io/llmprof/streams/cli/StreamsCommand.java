@@ -1,5 +1,6 @@
 package io.llmprof.streams.cli;
 
+import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
 import io.llmprof.streams.topology.StreamsAppConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -22,7 +23,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Run the streams app: reads llmprof.trace-events, writes passes, layers and anomalies"
-                    + " (llmprof.passes, llmprof.layers, llmprof.anomalies); bad records go to llmprof.dlq.",
+                    + " (llmprof.passes, llmprof.layers, llmprof.anomalies); reads llmprof.service-events, writes"
+                    + " the llmprof.service-* topics; bad records go to llmprof.dlq.",
             "Runs until Ctrl-C."
         })
 public class StreamsCommand implements Callable<Integer> {
@@ -110,6 +112,26 @@ public class StreamsCommand implements Callable<Integer> {
             description = "Steps per rolling host-overhead verdict, per rank and phase (default: ${DEFAULT-VALUE}).")
     int hostRollingSteps = 128;
 
+    @Option(
+            names = "--service-request-timeout",
+            converter = DurationConverter.class,
+            paramLabel = "DURATION",
+            description = "Report a service request TIMED_OUT after this long without an event (event time), or"
+                    + " when its instance sends nothing for this long (wall clock) (default: 10m).")
+    Duration serviceRequestTimeout;
+
+    @Option(
+            names = "--service-model-config",
+            paramLabel = "CONFIG_JSON",
+            description = "config.json giving the MoE layer count for EP balance (default: --config).")
+    Path serviceModelConfig;
+
+    @Option(
+            names = "--service-kv-total-blocks",
+            paramLabel = "N",
+            description = "Total KV cache blocks per instance when the events never say (default: from the events).")
+    Long serviceKvTotalBlocks;
+
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
@@ -126,7 +148,24 @@ public class StreamsCommand implements Callable<Integer> {
                 .partitions(partitions)
                 .crossRankPasses(crossRankPasses)
                 .host(host.resolve(hostRollingSteps, numLayers))
+                .service(service())
+                .serviceModelConfig(serviceModelConfig)
                 .build();
+    }
+
+    private ServiceConfig service() {
+        ServiceConfig s = ServiceConfig.DEFAULTS;
+        if (serviceRequestTimeout != null) {
+            s = s.withRequestTimeout(serviceRequestTimeout);
+        }
+        if (serviceKvTotalBlocks != null) {
+            if (serviceKvTotalBlocks < 1) {
+                throw new IllegalArgumentException(
+                        "--service-kv-total-blocks must be at least 1, got " + serviceKvTotalBlocks);
+            }
+            s = s.withKvTotalBlocks(serviceKvTotalBlocks);
+        }
+        return s;
     }
 
     @Override

@@ -40,6 +40,12 @@ public final class StreamsMeters {
 
     public static final String HOST_STEPS = "llmprof.host.steps";
     public static final String HOST_BUFFERED = "llmprof.host.buffered.intervals";
+    public static final String SERVICE_EVENTS = "llmprof.service.events.ingested";
+    public static final String SERVICE_DUPLICATES = "llmprof.service.events.duplicates";
+    public static final String SERVICE_REQUESTS = "llmprof.service.requests";
+    public static final String SERVICE_ANOMALIES = "llmprof.service.anomalies";
+    public static final String TAG_STATUS = "status";
+    public static final String TAG_KIND = "kind";
     public static final String TAG_COMPLETE = "complete";
     public static final String TAG_LANE = "lane";
     public static final String TAG_STAGE = "stage";
@@ -67,7 +73,9 @@ public final class StreamsMeters {
          * The host-overhead analysis of one run failed for a record: its host state is reset, an anomaly is
          * sent; the passes and layers of the record stand.
          */
-        HOST;
+        HOST,
+        /** The service analysis of one instance failed for a record or an idle expiry: its state is reset. */
+        SERVICE;
 
         public String tag() {
             return name().toLowerCase(Locale.ROOT);
@@ -99,6 +107,12 @@ public final class StreamsMeters {
     private final Counter hostStepsComplete;
     private final Counter hostStepsIncomplete;
     private final java.util.concurrent.atomic.AtomicLong hostBuffered = new java.util.concurrent.atomic.AtomicLong();
+    private final Counter serviceEvents;
+    private final Counter serviceDuplicates;
+    private final Counter serviceFinished;
+    private final Counter serviceTimedOut;
+    private final Map<io.llmprof.events.AnomalyKind, Counter> serviceAnomalies =
+            new EnumMap<>(io.llmprof.events.AnomalyKind.class);
 
     public StreamsMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -160,6 +174,45 @@ public final class StreamsMeters {
                         HOST_BUFFERED, hostBuffered, java.util.concurrent.atomic.AtomicLong::get)
                 .description("Intervals the host-overhead tracker of the most recent record's run holds (bounded)")
                 .register(registry);
+        serviceEvents = Counter.builder(SERVICE_EVENTS)
+                .description("Service events analyzed by the streams app (after de-duplication)")
+                .register(registry);
+        serviceDuplicates = Counter.builder(SERVICE_DUPLICATES)
+                .description("Service events dropped because their index was already processed (re-sent batch)")
+                .register(registry);
+        serviceFinished = Counter.builder(SERVICE_REQUESTS)
+                .description("Requests the service analysis closed, by status")
+                .tag(TAG_STATUS, "finished")
+                .register(registry);
+        serviceTimedOut = Counter.builder(SERVICE_REQUESTS)
+                .description("Requests the service analysis closed, by status")
+                .tag(TAG_STATUS, "timed_out")
+                .register(registry);
+        for (io.llmprof.events.AnomalyKind kind : io.llmprof.events.AnomalyKind.values()) {
+            serviceAnomalies.put(
+                    kind,
+                    Counter.builder(SERVICE_ANOMALIES)
+                            .description("Anomaly records the service analysis emitted, by kind")
+                            .tag(TAG_KIND, kind.tag())
+                            .register(registry));
+        }
+    }
+
+    public void serviceEvents(long events) {
+        serviceEvents.increment(events);
+    }
+
+    public void serviceDuplicates(long events) {
+        serviceDuplicates.increment(events);
+    }
+
+    /** A request record went out: FINISHED or TIMED_OUT. */
+    public void serviceRequest(boolean finished) {
+        (finished ? serviceFinished : serviceTimedOut).increment();
+    }
+
+    public void serviceAnomaly(io.llmprof.events.AnomalyKind kind) {
+        serviceAnomalies.get(kind).increment();
     }
 
     public void hostStep(boolean complete) {

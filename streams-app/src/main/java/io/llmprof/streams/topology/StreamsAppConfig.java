@@ -4,6 +4,7 @@ import io.llmprof.events.Topics;
 import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
 import io.llmprof.streams.error.DeadLetteringProcessingHandler;
 import io.llmprof.streams.host.HostConfig;
+import io.llmprof.streams.service.ServiceConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -41,6 +42,9 @@ import org.apache.kafka.streams.StreamsConfig;
  *     #DEFAULT_CROSS_RANK_PASSES}
  * @param host host-overhead analysis settings (thresholds, prep patterns, window source, rolling steps);
  *     null = {@link HostConfig#defaults()}
+ * @param service service-level analysis settings; null = {@link ServiceConfig#DEFAULTS}
+ * @param serviceModelConfig config.json giving the MoE layer count of EP balance ({@link
+ *     io.llmprof.streams.service.MoeLayers}) when {@code service} does not set it; null = {@code modelConfig}
  */
 public record StreamsAppConfig(
         String bootstrapServers,
@@ -59,7 +63,9 @@ public record StreamsAppConfig(
         Integer partitions,
         Map<String, String> overrides,
         Integer crossRankPasses,
-        HostConfig host) {
+        HostConfig host,
+        ServiceConfig service,
+        Path serviceModelConfig) {
 
     public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
@@ -165,6 +171,10 @@ public record StreamsAppConfig(
         return host == null ? HostConfig.defaults() : host;
     }
 
+    public ServiceConfig effectiveService() {
+        return service == null ? ServiceConfig.DEFAULTS : service;
+    }
+
     public int effectivePartitions() {
         return partitions == null ? 1 : partitions;
     }
@@ -222,6 +232,8 @@ public record StreamsAppConfig(
         b.overrides = overrides;
         b.crossRankPasses = crossRankPasses;
         b.host = host;
+        b.service = service;
+        b.serviceModelConfig = serviceModelConfig;
         return b;
     }
 
@@ -244,6 +256,8 @@ public record StreamsAppConfig(
         private Map<String, String> overrides;
         private Integer crossRankPasses;
         private HostConfig host;
+        private ServiceConfig service;
+        private Path serviceModelConfig;
 
         private Builder(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
@@ -329,6 +343,16 @@ public record StreamsAppConfig(
             return this;
         }
 
+        public Builder service(ServiceConfig v) {
+            service = v;
+            return this;
+        }
+
+        public Builder serviceModelConfig(Path v) {
+            serviceModelConfig = v;
+            return this;
+        }
+
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
                     bootstrapServers,
@@ -347,7 +371,9 @@ public record StreamsAppConfig(
                     partitions,
                     overrides,
                     crossRankPasses,
-                    host);
+                    host,
+                    service,
+                    serviceModelConfig);
         }
     }
 }

@@ -3,8 +3,10 @@ package io.llmprof.streams.topology;
 import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.JsonSerde;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.crossrank.CrossRankWindow;
@@ -16,6 +18,9 @@ import io.llmprof.streams.processor.PassSegmenterProcessor;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
 import io.llmprof.streams.processor.SegmenterStateSerde;
+import io.llmprof.streams.processor.ServiceProcessor;
+import io.llmprof.streams.service.MoeLayers;
+import io.llmprof.streams.service.ServiceConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Map;
 import java.util.Properties;
@@ -45,6 +50,9 @@ import org.apache.kafka.streams.state.Stores;
  *                            HostFeed (new events, closed passes) -> host-overhead -> host-steps-sink    -> llmprof.host-steps
  *                                                                     [host-state]  -> host-verdicts-sink -> llmprof.host-verdicts
  *                                                                                   -> anomalies-sink
+ *
+ * llmprof.service-events -> service-events-source -> service-analyzer -> service-*-sink (the nine
+ *   llmprof.service-* topics) and service-anomalies-sink -> llmprof.anomalies      [service-state]
  *
  * llmprof.passes -> cross-rank-passes-source -> cross-rank-by-job (key: job) -> [repartition topic
  *   &lt;app&gt;-cross-rank-passes-by-job-repartition] -> cross-rank-aggregator -> cross-rank-sink -> llmprof.cross-rank
@@ -91,6 +99,25 @@ public final class TopologyFactory {
 
     public static final String HOST_STEPS_SINK = "host-steps-sink";
     public static final String HOST_VERDICTS_SINK = "host-verdicts-sink";
+
+    /** Service-level analysis: its own sub-topology, fed by llmprof.service-events. */
+    public static final String SERVICE_SOURCE = "service-events-source";
+
+    public static final String SERVICE = "service-analyzer";
+    /** Per {@code <job>/<instance>}: de-duplication cursors and the analyzer state. */
+    public static final String SERVICE_STORE = "service-state";
+
+    public static final String SERVICE_REQUESTS_SINK = "service-requests-sink";
+    public static final String SERVICE_BATCHES_SINK = "service-batches-sink";
+    public static final String SERVICE_FORWARDS_SINK = "service-forwards-sink";
+    public static final String SERVICE_KVCACHE_SINK = "service-kvcache-sink";
+    public static final String SERVICE_STATES_SINK = "service-request-states-sink";
+    public static final String SERVICE_PD_SINK = "service-pd-sink";
+    public static final String SERVICE_COORDINATOR_SINK = "service-coordinator-sink";
+    public static final String SERVICE_EP_BALANCE_SINK = "service-ep-balance-sink";
+    public static final String SERVICE_MOE_SINK = "service-moe-sink";
+    /** Its own anomalies sink: sharing the trace one would join the two sub-topologies (and their partitions). */
+    public static final String SERVICE_ANOMALIES_SINK = "service-anomalies-sink";
 
     private TopologyFactory() {}
 
@@ -210,7 +237,84 @@ public final class TopologyFactory {
                 Topics.HOST_VERDICTS.keySerde().serializer(),
                 Topics.HOST_VERDICTS.valueSerde().serializer(),
                 HOST);
+        service(topology, config, meters);
         return topology;
+    }
+
+    /**
+     * The service settings with the MoE layer count resolved: the config's own, else from {@code
+     * serviceModelConfig}, else from {@code modelConfig}, else unknown.
+     */
+    public static ServiceConfig serviceConfig(StreamsAppConfig config) {
+        ServiceConfig service = config.effectiveService();
+        if (service.moeLayers() != null) {
+            return service;
+        }
+        java.nio.file.Path modelConfig =
+                config.serviceModelConfig() != null ? config.serviceModelConfig() : config.modelConfig();
+        return modelConfig == null ? service : service.withMoeLayers(MoeLayers.fromConfig(modelConfig));
+    }
+
+    private static void service(Topology topology, StreamsAppConfig config, StreamsMeters meters) {
+        ServiceConfig serviceConfig = serviceConfig(config);
+        StoreBuilder<KeyValueStore<String, byte[]>> store = Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(SERVICE_STORE), Serdes.String(), Serdes.ByteArray())
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of(
+                        TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
+        ServiceProcessor.Sinks sinks = new ServiceProcessor.Sinks(
+                SERVICE_REQUESTS_SINK,
+                SERVICE_BATCHES_SINK,
+                SERVICE_FORWARDS_SINK,
+                SERVICE_KVCACHE_SINK,
+                SERVICE_STATES_SINK,
+                SERVICE_PD_SINK,
+                SERVICE_COORDINATOR_SINK,
+                SERVICE_EP_BALANCE_SINK,
+                SERVICE_MOE_SINK,
+                SERVICE_ANOMALIES_SINK);
+        ProcessorSupplier<String, ServiceBatch, String, Object> supplier = new ProcessorSupplier<>() {
+            @Override
+            public Processor<String, ServiceBatch, String, Object> get() {
+                return new ServiceProcessor(
+                        serviceConfig,
+                        meters,
+                        SERVICE_STORE,
+                        sinks,
+                        config.effectivePunctuationInterval(),
+                        config.effectiveStateRetention());
+            }
+
+            @Override
+            public Set<StoreBuilder<?>> stores() {
+                return Set.of(store);
+            }
+        };
+        topology.addSource(
+                SERVICE_SOURCE,
+                Topics.SERVICE_EVENTS.keySerde().deserializer(),
+                Topics.SERVICE_EVENTS.valueSerde().deserializer(),
+                Topics.SERVICE_EVENTS.name());
+        topology.addProcessor(SERVICE, supplier, SERVICE_SOURCE);
+        sink(topology, SERVICE_REQUESTS_SINK, Topics.SERVICE_REQUESTS);
+        sink(topology, SERVICE_BATCHES_SINK, Topics.SERVICE_BATCHES);
+        sink(topology, SERVICE_FORWARDS_SINK, Topics.SERVICE_FORWARDS);
+        sink(topology, SERVICE_KVCACHE_SINK, Topics.SERVICE_KVCACHE);
+        sink(topology, SERVICE_STATES_SINK, Topics.SERVICE_STATES);
+        sink(topology, SERVICE_PD_SINK, Topics.SERVICE_PD);
+        sink(topology, SERVICE_COORDINATOR_SINK, Topics.SERVICE_COORDINATOR);
+        sink(topology, SERVICE_EP_BALANCE_SINK, Topics.SERVICE_EP_BALANCE);
+        sink(topology, SERVICE_MOE_SINK, Topics.SERVICE_MOE);
+        sink(topology, SERVICE_ANOMALIES_SINK, Topics.ANOMALIES);
+    }
+
+    private static <V> void sink(Topology topology, String name, Topic<String, V> topic) {
+        topology.addSink(
+                name,
+                topic.name(),
+                topic.keySerde().serializer(),
+                topic.valueSerde().serializer(),
+                SERVICE);
     }
 
     /** The cross-rank part: passes re-keyed by job, folded per (job, run, aligned index). */

@@ -28,7 +28,10 @@ class StreamsCommandTest {
                         "--idle-timeout", "2m",
                         "--replication-factor", "3",
                         "--partitions", "6",
-                        "--processing-guarantee", "at_least_once");
+                        "--processing-guarantee", "at_least_once",
+                        "--service-request-timeout", "90s",
+                        "--service-model-config", "/models/qwen3/config.json",
+                        "--service-kv-total-blocks", "4096");
         StreamsAppConfig c = cmd.config();
         assertThat(c.bootstrapServers()).isEqualTo("k1:9092,k2:9092");
         assertThat(c.modelConfig()).isEqualTo(Path.of("/models/dsv3/config.json"));
@@ -41,6 +44,9 @@ class StreamsCommandTest {
         assertThat(c.effectiveReplicationFactor()).isEqualTo((short) 3);
         assertThat(c.effectivePartitions()).isEqualTo(6);
         assertThat(c.effectiveProcessingGuarantee()).isEqualTo("at_least_once");
+        assertThat(c.effectiveService().requestTimeout()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(c.effectiveService().kvTotalBlocks()).isEqualTo(4096L);
+        assertThat(c.serviceModelConfig()).isEqualTo(Path.of("/models/qwen3/config.json"));
     }
 
     @Test
@@ -72,7 +78,10 @@ class StreamsCommandTest {
                         "--application-id",
                         "--state-dir",
                         "--metrics-port",
-                        "--idle-timeout");
+                        "--idle-timeout",
+                        "--service-request-timeout",
+                        "--service-model-config",
+                        "--service-kv-total-blocks");
     }
 
     @Test

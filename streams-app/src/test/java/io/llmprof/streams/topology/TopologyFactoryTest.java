@@ -25,7 +25,7 @@ class TopologyFactoryTest {
     @Test
     void every_node_and_the_store_have_explicit_names() {
         TopologyDescription d = TopologyFactory.build(config).describe();
-        assertThat(d.subtopologies()).hasSize(3);
+        assertThat(d.subtopologies()).hasSize(4);
         Set<String> nodes = d.subtopologies().stream()
                 .flatMap(s -> s.nodes().stream())
                 .map(TopologyDescription.Node::name)
@@ -46,7 +46,20 @@ class TopologyFactoryTest {
                         TopologyFactory.CROSS_RANK_SINK,
                         TopologyFactory.HOST,
                         TopologyFactory.HOST_STEPS_SINK,
-                        TopologyFactory.HOST_VERDICTS_SINK);
+                        TopologyFactory.HOST_VERDICTS_SINK,
+                        TopologyFactory.SERVICE_SOURCE,
+                        TopologyFactory.SERVICE,
+                        TopologyFactory.SERVICE_REQUESTS_SINK,
+                        TopologyFactory.SERVICE_BATCHES_SINK,
+                        TopologyFactory.SERVICE_FORWARDS_SINK,
+                        TopologyFactory.SERVICE_KVCACHE_SINK,
+                        TopologyFactory.SERVICE_STATES_SINK,
+                        TopologyFactory.SERVICE_PD_SINK,
+                        TopologyFactory.SERVICE_COORDINATOR_SINK,
+                        TopologyFactory.SERVICE_EP_BALANCE_SINK,
+                        TopologyFactory.SERVICE_MOE_SINK,
+                        TopologyFactory.SERVICE_ANOMALIES_SINK);
+        assertThat(processor(d, TopologyFactory.SERVICE).stores()).containsExactly(TopologyFactory.SERVICE_STORE);
         assertThat(processor(d, TopologyFactory.HOST).stores()).containsExactly(TopologyFactory.HOST_STORE);
         assertThat(processor(d, TopologyFactory.SEGMENTER).stores())
                 .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
@@ -76,7 +89,11 @@ class TopologyFactoryTest {
                 .contains("topic: " + Topics.LAYERS.name())
                 .contains("topic: " + Topics.ANOMALIES.name())
                 .contains("topic: " + Topics.HOST_STEPS.name())
-                .contains("topic: " + Topics.HOST_VERDICTS.name());
+                .contains("topic: " + Topics.HOST_VERDICTS.name())
+                .contains("topics: [" + Topics.SERVICE_EVENTS.name() + "]");
+        for (String topic : Topics.serviceOutputs()) {
+            assertThat(d).contains("topic: " + topic);
+        }
     }
 
     @Test
