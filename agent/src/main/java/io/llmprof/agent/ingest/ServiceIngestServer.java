@@ -180,7 +180,19 @@ public final class ServiceIngestServer implements AutoCloseable {
                 new InputStreamReader(new ByteArrayInputStream(body), StandardCharsets.UTF_8),
                 events::add,
                 problems::add);
-        return new Parsed(s.lines(), events, problems);
+        List<InputProblem> reported = problems;
+        if (!problems.isEmpty()) {
+            // The dead letter carries the whole bad line, not the reader's 80-character snippet.
+            String[] lines = new String(body, StandardCharsets.UTF_8).split("\n", -1);
+            List<InputProblem> full = new ArrayList<>(problems.size());
+            for (InputProblem p : problems) {
+                int i = (int) p.position() - 1;
+                String raw = i >= 0 && i < lines.length ? lines[i].strip() : p.rawSnippet();
+                full.add(new InputProblem(p.kind(), p.file(), p.position(), p.message(), raw, p.exception()));
+            }
+            reported = full;
+        }
+        return new Parsed(s.lines(), events, reported);
     }
 
     /** The stream's bytes, or null when there are more than {@code max}. */

@@ -151,12 +151,13 @@ public final class ServiceDb implements EventCursor {
         }
     }
 
+    /** Columns by position, in the order of {@link #sliceQuery}. */
     private ServiceEvent sliceRow() throws SQLException {
-        long id = rows.getLong("id");
-        Long ts = longOrNull(rows, "timestamp");
-        Long duration = longOrNull(rows, "duration");
-        Long end = longOrNull(rows, "end_time");
-        String args = rows.getString("args");
+        long id = rows.getLong(1);
+        Long ts = longOrNull(rows, 2);
+        Long duration = longOrNull(rows, 3);
+        Long end = longOrNull(rows, 4);
+        String args = rows.getString(7);
         if (ts == null) {
             return problem(AnomalyKind.MISSING_TS, id, "no timestamp", args);
         }
@@ -168,20 +169,21 @@ public final class ServiceDb implements EventCursor {
         if (attributes == null) {
             return problem(AnomalyKind.INVALID_JSON, id, "args is not a JSON object", args);
         }
-        String name = rows.getString("name");
-        String domain = rows.getString("cat");
-        return event(attributes, name, domain, ts, dur, pid(rows.getObject("pid")), text(rows.getObject("tid")));
+        String name = rows.getString(5);
+        String domain = rows.getString(6);
+        return event(attributes, name, domain, ts, dur, pid(rows.getObject(8)), text(rows.getObject(9)));
     }
 
+    /** Columns by position, in the order of {@link #mstxQuery}. */
     private ServiceEvent mstxRow() throws SQLException {
-        long id = rows.getLong("markId");
-        String message = rows.getString("message");
+        long id = rows.getLong(1);
+        String message = rows.getString(2);
         if (message != null && message.startsWith("span=")) {
             return SKIPPED_CONTINUATION;
         }
-        Long ts = longOrNull(rows, "timestamp");
-        Long end = longOrNull(rows, "endTimestamp");
-        int flag = rows.getInt("flag");
+        Long ts = longOrNull(rows, 4);
+        Long end = longOrNull(rows, 5);
+        int flag = rows.getInt(3);
         String full = (message == null ? "" : message) + continuations.getOrDefault(Long.toString(id), "");
         if (ts == null) {
             return problem(AnomalyKind.MISSING_TS, id, "no timestamp", full);
@@ -194,7 +196,7 @@ public final class ServiceDb implements EventCursor {
         if (attributes == null) {
             return problem(AnomalyKind.INVALID_JSON, id, "message is not a JSON object", full);
         }
-        return event(attributes, null, null, ts, dur, pid(rows.getObject("pid")), text(rows.getObject("tid")));
+        return event(attributes, null, null, ts, dur, pid(rows.getObject(6)), text(rows.getObject(7)));
     }
 
     /** A continuation row is part of another row's message: not an event, not a problem. */
@@ -254,7 +256,7 @@ public final class ServiceDb implements EventCursor {
         return null;
     }
 
-    private static Long longOrNull(ResultSet rs, String col) throws SQLException {
+    private static Long longOrNull(ResultSet rs, int col) throws SQLException {
         long v = rs.getLong(col);
         return rs.wasNull() ? null : v;
     }

@@ -68,6 +68,26 @@ class AgentCommandTest {
     }
 
     @Test
+    void parsesServiceAndIngestOptions() {
+        CommandLine.ParseResult parsed =
+                cli().parseArgs("service", "--input", "run", "--instance", "node-7", "--batch-size", "200");
+        ServiceCommand service =
+                (ServiceCommand) parsed.subcommand().commandSpec().userObject();
+        assertThat(service.input).isEqualTo(Path.of("run"));
+        assertThat(service.job).isNull(); // the input directory's name, at run time
+        assertThat(service.instance).isEqualTo("node-7");
+        assertThat(service.batchSize).isEqualTo(200);
+        assertThat(service.bootstrapServers).isEqualTo("localhost:9092");
+        parsed = cli().parseArgs("ingest", "--port", "0", "--max-body-bytes", "1024");
+        IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
+        assertThat(ingest.port).isZero();
+        assertThat(ingest.maxBodyBytes).isEqualTo(1024);
+        assertThat(ingest.batchSize).isEqualTo(1000);
+        assertThat(cli().execute("service")).isEqualTo(2);
+        assertThat(err.toString()).contains("--input");
+    }
+
+    @Test
     void parsesReplayOptionsAndRejectsABadSpeed() {
         CommandLine.ParseResult parsed = cli().parseArgs("replay", "a.json", "--speed", "10", "--job", "j");
         ReplayCommand replay = (ReplayCommand) parsed.subcommand().commandSpec().userObject();

@@ -108,6 +108,8 @@ class ServiceIngestServerTest {
         assertThat(rejected)
                 .extracting(InputProblem::kind)
                 .containsExactly(AnomalyKind.INVALID_JSON, AnomalyKind.INVALID_INPUT);
+        // dead letters carry the whole line
+        assertThat(rejected).extracting(InputProblem::rawSnippet).containsExactly("{not json", "{\"name\":\"no ts\"}");
         assertThat(outcome("bad_request")).isEqualTo(1.0);
     }
 

@@ -40,7 +40,23 @@ class AgentMetersTest {
         assertThat(registry.getMeters())
                 .extracting(Meter::getId)
                 .extracting(id -> id.getName())
-                .containsOnly("llmprof.agent.events", "llmprof.agent.bytes", "llmprof.agent.bad.input");
+                .containsOnly(
+                        "llmprof.agent.events",
+                        "llmprof.agent.bytes",
+                        "llmprof.agent.bad.input",
+                        "llmprof.agent.service.events",
+                        "llmprof.agent.ingest.requests");
+        meters.serviceEventsSent(7);
+        meters.ingestRequest(AgentMeters.IngestOutcome.TOO_LARGE);
+        assertThat(registry.get("llmprof.agent.service.events").counter().count())
+                .isEqualTo(7);
+        assertThat(registry.get("llmprof.agent.ingest.requests")
+                        .tag("outcome", "too_large")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.find("llmprof.agent.ingest.requests").counters())
+                .hasSize(AgentMeters.IngestOutcome.values().length);
         assertThat(registry.find("llmprof.agent.bad.input").counters()).hasSize(AnomalyKind.values().length);
     }
 }

@@ -203,6 +203,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     private void punctuate(long nowMs) {
         List<String> idle = new ArrayList<>();
         List<String> forget = new ArrayList<>();
+        List<String> unreadable = new ArrayList<>();
         try (KeyValueIterator<String, byte[]> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<String, byte[]> kv = it.next();
@@ -211,7 +212,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                     head = head(kv.value);
                 } catch (RuntimeException e) {
                     LOG.warn("unreadable service state of {}; dropped", kv.key, e);
-                    forget.add(kv.key);
+                    unreadable.add(kv.key);
                     meters.error(StreamsMeters.Stage.PUNCTUATION);
                     continue;
                 }
@@ -223,9 +224,12 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                 }
             }
         }
-        for (String key : forget) {
+        for (String key : unreadable) {
             live.remove(key);
             store.delete(key);
+        }
+        for (String key : forget) {
+            forget(key, nowMs);
         }
         for (String key : idle) {
             expire(key, nowMs);
@@ -260,6 +264,30 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             context.forward(new Record<>(key, a, nowMs), sinks.anomalies());
             return;
         }
+        out.forward(key, nowMs);
+    }
+
+    /**
+     * An instance settled and idle beyond the retention: its analyzer (if it did not end) is finished, so what it
+     * still holds goes out, and the entry, cursors included, is dropped.
+     */
+    private void forget(String key, long nowMs) {
+        Buffer out = new Buffer();
+        try {
+            Entry entry = live.remove(key);
+            if (entry == null) {
+                entry = decode(store.get(key));
+            }
+            if (entry.analyzer != null) {
+                entry.analyzer.finish(out);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("service state of {} could not be finished before it was forgotten", key, e);
+            meters.error(StreamsMeters.Stage.SERVICE);
+            out = new Buffer();
+        }
+        live.remove(key);
+        store.delete(key);
         out.forward(key, nowMs);
     }
 

@@ -69,7 +69,7 @@ import java.util.TreeMap;
  */
 public final class ServiceAnalyzer {
     /** Ids of finished requests remembered so that their late events do not open a new request. */
-    static final int RECENT = 4096;
+    static final int RECENT = 1024;
     /** Aliases per request. */
     static final int MAX_ALIASES = 8;
     /** pids (dp ranks, pending forwards). */
@@ -155,7 +155,8 @@ public final class ServiceAnalyzer {
      * Times out requests whose last event is older than {@code requestTimeout} before {@code nowNs} (event time:
      * the instance's latest event time; the live processor also calls it on wall-clock idleness with the latest
      * event time plus the idle time). Forwards waiting that long for their successor are emitted without a
-     * bubble, and a pending state snapshot goes out.
+     * bubble, a pending state snapshot goes out, and EP-balance / MoE summaries that changed since their last
+     * flush (an idle instance shows its latest figures without waiting for {@code summaryEvery} more events).
      */
     public void expire(long nowNs, ServiceSink sink) {
         expireRequests(nowNs, sink);
@@ -170,6 +171,21 @@ public final class ServiceAnalyzer {
             emitForward(s.forwards.remove(pid), null, sink);
         }
         flushStates(sink);
+        if (summariesDirty()) {
+            flushSummaries(sink, false);
+        }
+    }
+
+    private boolean summariesDirty() {
+        if (!s.epDirty.isEmpty()) {
+            return true;
+        }
+        for (MoeOp m : s.moe.values()) {
+            if (m.dirty) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The stream ended: emit every pending forward, open request (TIMED_OUT) and the final summaries. */
@@ -196,9 +212,12 @@ public final class ServiceAnalyzer {
         return s.requests.size();
     }
 
-    /** Whether anything waits for more events or for {@link #finish} (open requests, forwards, a snapshot). */
+    /**
+     * Whether anything waits for more events, {@link #expire} or {@link #finish}: open requests, forwards, a
+     * snapshot, summaries not flushed.
+     */
     public boolean pending() {
-        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty;
+        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty || summariesDirty();
     }
 
     /** Events accepted so far. */
@@ -360,8 +379,8 @@ public final class ServiceAnalyzer {
         if (r != null) {
             return r;
         }
-        if (s.recent.contains(id) || FINAL.contains(e.name())) {
-            return null;
+        if (s.recent.contains(id) || FINAL.contains(e.name()) || "Coordinator".equalsIgnoreCase(e.domain())) {
+            return null; // the coordinator routes requests it never runs: they are no requests of this instance
         }
         r = new Req();
         r.id = id;
@@ -1319,7 +1338,7 @@ public final class ServiceAnalyzer {
         for (String k : keys) {
             String v = e.labels().get(k);
             if (v != null && !v.isBlank() && !v.equals("null") && !v.equals("None")) {
-                return RequestIds.canonical(v);
+                return normalize(v);
             }
         }
         return null;
@@ -1359,7 +1378,26 @@ public final class ServiceAnalyzer {
             return integral(m);
         }
         String l = e.labels().get(key);
-        return l == null || l.isBlank() ? null : RequestIds.canonical(l);
+        return l == null || l.isBlank() ? null : normalize(l);
+    }
+
+    /**
+     * A label value as text: integral numbers without a fraction ("1.0" is "1", as ranks are sent), anything else
+     * as sent (never a request id's canonical form: a node "host-deadbeef" keeps its suffix).
+     */
+    static String normalize(String label) {
+        String v = label.strip();
+        if (!v.isEmpty() && (Character.isDigit(v.charAt(0)) || v.charAt(0) == '-') && v.length() < 20) {
+            try {
+                double d = Double.parseDouble(v);
+                if (d == Math.rint(d) && Math.abs(d) < 1e15) {
+                    return String.valueOf((long) d);
+                }
+            } catch (NumberFormatException ignored) {
+                // not a number
+            }
+        }
+        return v;
     }
 
     private static String integral(double v) {

@@ -204,7 +204,7 @@ class ServiceAnalyzerTest {
     void two_dp_ranks_keep_their_own_forwards_bubbles_and_requests() {
         List<ServiceEvent> events = List.of(
                 Ev.of("Meta", "dpRankId", 0).pid(100).metric("dpRankId", 0).build(),
-                Ev.of("Meta", "dpRankId", 0).pid(200).label("dpRankId", "1").build(),
+                Ev.of("Meta", "dpRankId", 0).pid(200).label("dpRankId", "1.0").build(),
                 Ev.of("Request", "httpReq", 0).rid("a").build(),
                 Ev.of("Request", "httpReq", 0).rid("b").build(),
                 Ev.of("ModelExecute", "modelExec", 10).dur(5).pid(100).rid("a").build(),
@@ -425,7 +425,11 @@ class ServiceAnalyzerTest {
                 Ev.of("Coordinator", "RequestFinish", 30)
                         .label("node", "10.0.0.1:1025")
                         .build(),
-                Ev.of("Coordinator", "Status", 40).pid(77).metric("running", 5).build());
+                Ev.of("Coordinator", "Status", 40).pid(77).metric("running", 5).build(),
+                // a node name that looks like a hash-suffixed request id keeps its suffix
+                Ev.of("Coordinator", "ReqAdd", 50)
+                        .label("node", "node-deadbeef")
+                        .build());
         RecordingSink out = run(CONFIG, events);
         assertThat(out.coordinator)
                 .extracting(
@@ -438,8 +442,12 @@ class ServiceAnalyzerTest {
                         tuple("10.0.0.1:1025", 10L, 1L, 0L, 1L),
                         tuple("10.0.0.1:1025", 20L, 2L, 0L, 2L),
                         tuple("10.0.0.1:1025", 30L, 2L, 1L, 1L),
-                        tuple("77", 40L, 0L, 0L, 5L));
+                        tuple("77", 40L, 0L, 0L, 5L),
+                        tuple("node-deadbeef", 50L, 1L, 0L, 1L));
         assertThat(out.moe).isEmpty();
+        assertThat(out.requests)
+                .as("a request the coordinator routes is not one of its own")
+                .isEmpty();
     }
 
     /** Two ranks, two MoE layers, four GroupedMatmul calls each; rank 1 takes three times as long. */
