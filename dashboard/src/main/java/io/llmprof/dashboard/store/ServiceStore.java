@@ -40,6 +40,8 @@ import java.util.function.ToDoubleFunction;
  * threads, meter scrapes); every method is synchronized and returns immutable values.
  */
 public final class ServiceStore {
+    /** Batches are held with at most {@value #RIDS_PER_BATCH} request ids ({@code batchSize} stays the count). */
+    public static final int RIDS_PER_BATCH = 32;
 
     /** The latencies {@code /api/requests?slowest=N&by=} ranks requests by. */
     public enum Latency {
@@ -134,7 +136,31 @@ public final class ServiceStore {
     }
 
     public synchronized void addBatch(BatchRecord r) {
-        instance(r.job(), r.instance()).batches.add(++sequence, r);
+        instance(r.job(), r.instance()).batches.add(++sequence, withFewRids(r));
+    }
+
+    private static BatchRecord withFewRids(BatchRecord b) {
+        if (b.rids().size() <= RIDS_PER_BATCH) {
+            return b;
+        }
+        // 2,000 batches x 512 ids per instance would be a million strings: keep the first few.
+        return new BatchRecord(
+                b.job(),
+                b.instance(),
+                b.name(),
+                b.kind(),
+                b.pid(),
+                b.dpRank(),
+                b.startNs(),
+                b.durNs(),
+                b.batchType(),
+                b.batchSize(),
+                b.prefillCount(),
+                b.decodeCount(),
+                b.scheduledTokens(),
+                b.kvFreeBlocks(),
+                b.kvUsage(),
+                b.rids().subList(0, RIDS_PER_BATCH));
     }
 
     public synchronized void addForward(ForwardRecord r) {

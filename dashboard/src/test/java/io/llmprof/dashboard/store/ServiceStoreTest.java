@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.llmprof.dashboard.ServiceFixtures;
 import io.llmprof.dashboard.store.ServiceStore.Filter;
 import io.llmprof.dashboard.store.ServiceStore.Latency;
+import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.EpBalanceRecord;
 import io.llmprof.events.service.RequestRecord;
 import java.util.List;
@@ -144,6 +145,36 @@ class ServiceStoreTest {
                 .extracting(b -> b.startNs() / ServiceFixtures.MS)
                 .containsExactly(1020L, 1001L);
         assertThat(small.forwards(Filter.ALL, 1)).extracting(f -> f.iteration()).containsExactly(2L);
+    }
+
+    @Test
+    void aBatchIsHeldWithItsFirst32RequestIdsAndItsTrueSize() {
+        List<String> rids = java.util.stream.IntStream.range(0, 512)
+                .mapToObj(Integer::toString)
+                .toList();
+        BatchRecord big = ServiceFixtures.batch("modelExec", BatchRecord.EXECUTE, 1, 512, "decode");
+        store.addBatch(new BatchRecord(
+                big.job(),
+                big.instance(),
+                big.name(),
+                big.kind(),
+                big.pid(),
+                big.dpRank(),
+                big.startNs(),
+                big.durNs(),
+                big.batchType(),
+                512,
+                null,
+                512,
+                null,
+                null,
+                null,
+                rids));
+
+        BatchRecord held = store.batches(Filter.ALL, 1).get(0);
+
+        assertThat(held.batchSize()).isEqualTo(512);
+        assertThat(held.rids()).hasSize(32).startsWith("0", "1").endsWith("31");
     }
 
     @Test
