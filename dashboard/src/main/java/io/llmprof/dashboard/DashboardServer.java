@@ -9,6 +9,8 @@ import io.llmprof.dashboard.feed.TopicFeed;
 import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.ServiceLimits;
+import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.TopicBootstrap;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -49,14 +51,15 @@ public final class DashboardServer implements AutoCloseable {
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
         PassStore store = new PassStore(config.storeLimits());
         HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);
+        ServiceStore service = new ServiceStore(ServiceLimits.defaults());
         TopicFeed feed = new TopicFeed(
                 TopicFeed.createConsumer(config.bootstrapServers()),
-                new FeedHandler(store, host, meters),
+                new FeedHandler(store, host, service, meters),
                 POLL_TIMEOUT,
                 PARTITION_REFRESH,
                 Clock.systemUTC());
         KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
-        Javalin http = DashboardApi.create(store, host, marker, registry, feed::status);
+        Javalin http = DashboardApi.create(store, host, service, marker, registry, feed::status);
         try {
             feed.start();
             http.start(config.host(), config.httpPort());

@@ -7,6 +7,8 @@ import io.llmprof.dashboard.feed.BaselineMarker;
 import io.llmprof.dashboard.feed.FeedStatus;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.ServiceLimits;
+import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Json;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Objects;
@@ -30,6 +32,11 @@ import java.util.function.Supplier;
  *   <li>{@code GET /api/jobs/{job}/stragglers[?run=R]}: straggler report of the latest (or given) run
  *   <li>{@code GET /api/jobs/{job}/compare[?run=R][&baseline=B][&phase=P]}: regression report, baseline vs target
  *   <li>{@code GET|PUT|DELETE /api/jobs/{job}/baseline}: the job's baseline run ({@code PUT} body {@code {"run": R}})
+ *   <li>{@code GET /api/requests[?slowest=N&by=e2e|ttft|tpot|queue][&limit=N]}: latest (or slowest) requests
+ *   <li>{@code GET /api/requests/{rid}}: one request, by id as sent or canonical
+ *   <li>{@code GET /api/batches}, {@code /api/forwards}, {@code /api/kvcache}, {@code /api/request-states},
+ *       {@code /api/pd}, {@code /api/coordinator}, {@code /api/ep-balance}, {@code /api/moe}; every service route
+ *       takes {@code ?job=} and {@code ?instance=} filters
  *   <li>{@code GET /health}: 200 UP or 503 DOWN
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
@@ -51,14 +58,26 @@ public final class DashboardApi {
                 feed);
     }
 
-    /** A configured, not yet started, Javalin app. */
+    /** Without service records: the service endpoints answer from an empty store. */
     public static Javalin create(
             PassStore store,
             HostStore hostStore,
             BaselineMarker marker,
             PrometheusMeterRegistry registry,
             Supplier<FeedStatus> feed) {
+        return create(store, hostStore, new ServiceStore(ServiceLimits.defaults()), marker, registry, feed);
+    }
+
+    /** A configured, not yet started, Javalin app. */
+    public static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            ServiceStore serviceStore,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed) {
         Objects.requireNonNull(store, "store");
+        Objects.requireNonNull(serviceStore, "serviceStore");
         Objects.requireNonNull(hostStore, "hostStore");
         Objects.requireNonNull(marker, "marker");
         Objects.requireNonNull(registry, "registry");
@@ -68,6 +87,7 @@ public final class DashboardApi {
         LayerController layers = new LayerController(store);
         JobController jobs = new JobController(store.crossRank());
         HostController host = new HostController(hostStore, marker);
+        ServiceController service = new ServiceController(serviceStore);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
@@ -88,6 +108,16 @@ public final class DashboardApi {
                 router.get("/api/jobs/{job}/baseline", host::baseline);
                 router.put("/api/jobs/{job}/baseline", host::markBaseline);
                 router.delete("/api/jobs/{job}/baseline", host::unmarkBaseline);
+                router.get("/api/requests", service::requests);
+                router.get("/api/requests/{rid}", service::request);
+                router.get("/api/batches", service::batches);
+                router.get("/api/forwards", service::forwards);
+                router.get("/api/kvcache", service::kvcache);
+                router.get("/api/request-states", service::requestStates);
+                router.get("/api/pd", service::pd);
+                router.get("/api/coordinator", service::coordinator);
+                router.get("/api/ep-balance", service::epBalance);
+                router.get("/api/moe", service::moe);
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

@@ -37,7 +37,9 @@ final class ErrorMapper {
                             + "; endpoints: GET /api/ranks, /api/ranks/{rank}/passes,"
                             + " /api/ranks/{rank}/passes/{index}, /api/ranks/{rank}/host, /api/jobs,"
                             + " /api/jobs/{job}/passes, /api/jobs/{job}/stragglers, /api/jobs/{job}/compare,"
-                            + " GET|PUT|DELETE /api/jobs/{job}/baseline, /health, /metrics"
+                            + " GET|PUT|DELETE /api/jobs/{job}/baseline, /api/requests, /api/requests/{rid},"
+                            + " /api/batches, /api/forwards, /api/kvcache, /api/request-states, /api/pd,"
+                            + " /api/coordinator, /api/ep-balance, /api/moe, /health, /metrics"
                     : http.getMessage();
             respond(ctx, http.getStatus(), http.getStatus() == 404 ? "not_found" : "http_error", message);
         } else {

@@ -4,6 +4,8 @@ import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.ServiceLimits;
+import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.DeadLetterHeaders;
@@ -13,6 +15,15 @@ import io.llmprof.events.Topics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostThresholdSet;
 import io.llmprof.events.host.HostVerdict;
+import io.llmprof.events.service.BatchRecord;
+import io.llmprof.events.service.CoordinatorRecord;
+import io.llmprof.events.service.EpBalanceRecord;
+import io.llmprof.events.service.ForwardRecord;
+import io.llmprof.events.service.KvCacheRecord;
+import io.llmprof.events.service.MoeRecord;
+import io.llmprof.events.service.PdRecord;
+import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestStateRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Set;
@@ -35,6 +46,7 @@ public final class FeedHandler {
 
     private final PassStore store;
     private final HostStore host;
+    private final ServiceStore service;
     private final DashboardMeters meters;
     private final Deserializer<PassRecord> passes = Topics.PASSES.valueSerde().deserializer();
     private final Deserializer<LayerRecord> layers = Topics.LAYERS.valueSerde().deserializer();
@@ -46,6 +58,24 @@ public final class FeedHandler {
             Topics.HOST_STEPS.valueSerde().deserializer();
     private final Deserializer<HostVerdict> hostVerdicts =
             Topics.HOST_VERDICTS.valueSerde().deserializer();
+    private final Deserializer<RequestRecord> serviceRequests =
+            Topics.SERVICE_REQUESTS.valueSerde().deserializer();
+    private final Deserializer<BatchRecord> serviceBatches =
+            Topics.SERVICE_BATCHES.valueSerde().deserializer();
+    private final Deserializer<ForwardRecord> serviceForwards =
+            Topics.SERVICE_FORWARDS.valueSerde().deserializer();
+    private final Deserializer<KvCacheRecord> serviceKv =
+            Topics.SERVICE_KVCACHE.valueSerde().deserializer();
+    private final Deserializer<RequestStateRecord> serviceStates =
+            Topics.SERVICE_STATES.valueSerde().deserializer();
+    private final Deserializer<PdRecord> servicePd =
+            Topics.SERVICE_PD.valueSerde().deserializer();
+    private final Deserializer<CoordinatorRecord> serviceCoordinator =
+            Topics.SERVICE_COORDINATOR.valueSerde().deserializer();
+    private final Deserializer<EpBalanceRecord> serviceEp =
+            Topics.SERVICE_EP_BALANCE.valueSerde().deserializer();
+    private final Deserializer<MoeRecord> serviceMoe =
+            Topics.SERVICE_MOE.valueSerde().deserializer();
     private final Deserializer<String> baselineValues =
             Topics.HOST_BASELINES.valueSerde().deserializer();
 
@@ -54,9 +84,15 @@ public final class FeedHandler {
         this(store, new HostStore(store.limits().maxRanks(), HostStore.DEFAULT_MAX_JOBS), meters);
     }
 
+    /** Without service state of its own (service records go to a store nobody reads). */
     public FeedHandler(PassStore store, HostStore host, DashboardMeters meters) {
+        this(store, host, new ServiceStore(ServiceLimits.defaults()), meters);
+    }
+
+    public FeedHandler(PassStore store, HostStore host, ServiceStore service, DashboardMeters meters) {
         this.store = Objects.requireNonNull(store, "store");
         this.host = Objects.requireNonNull(host, "host");
+        this.service = Objects.requireNonNull(service, "service");
         this.meters = Objects.requireNonNull(meters, "meters");
     }
 
@@ -98,6 +134,62 @@ public final class FeedHandler {
                 meters.hostVerdict(verdict);
             } else if (topic.equals(Topics.HOST_BASELINES.name())) {
                 baseline(record);
+            } else if (topic.equals(Topics.SERVICE_REQUESTS.name())) {
+                RequestRecord r = read(serviceRequests, record);
+                requireInstance(r.job(), r.instance());
+                if (r.rid() == null || r.status() == null) {
+                    throw new SerializationException("service request without rid or status");
+                }
+                service.addRequest(r);
+                meters.serviceRequest(r);
+            } else if (topic.equals(Topics.SERVICE_BATCHES.name())) {
+                BatchRecord b = read(serviceBatches, record);
+                requireInstance(b.job(), b.instance());
+                service.addBatch(b);
+                meters.serviceBatch(b);
+            } else if (topic.equals(Topics.SERVICE_FORWARDS.name())) {
+                ForwardRecord f = read(serviceForwards, record);
+                requireInstance(f.job(), f.instance());
+                service.addForward(f);
+                meters.serviceForward(f);
+            } else if (topic.equals(Topics.SERVICE_KVCACHE.name())) {
+                KvCacheRecord k = read(serviceKv, record);
+                requireInstance(k.job(), k.instance());
+                service.addKvCache(k);
+                meters.serviceKvUsage(
+                        k.job(),
+                        k.instance(),
+                        service.kvUsage(k.job(), k.instance()).orElse(null));
+            } else if (topic.equals(Topics.SERVICE_STATES.name())) {
+                RequestStateRecord s = read(serviceStates, record);
+                requireInstance(s.job(), s.instance());
+                service.addState(s);
+                meters.serviceStates(s);
+            } else if (topic.equals(Topics.SERVICE_PD.name())) {
+                PdRecord p = read(servicePd, record);
+                requireInstance(p.job(), p.instance());
+                service.addPd(p);
+            } else if (topic.equals(Topics.SERVICE_COORDINATOR.name())) {
+                CoordinatorRecord c = read(serviceCoordinator, record);
+                requireInstance(c.job(), c.instance());
+                if (c.node() == null) {
+                    throw new SerializationException("coordinator record without node");
+                }
+                service.addCoordinator(c);
+            } else if (topic.equals(Topics.SERVICE_EP_BALANCE.name())) {
+                EpBalanceRecord e = read(serviceEp, record);
+                requireInstance(e.job(), e.instance());
+                if (e.rank() == null) {
+                    throw new SerializationException("EP-balance record without rank");
+                }
+                service.addEpBalance(e);
+            } else if (topic.equals(Topics.SERVICE_MOE.name())) {
+                MoeRecord m = read(serviceMoe, record);
+                requireInstance(m.job(), m.instance());
+                if (m.op() == null || m.rank() == null) {
+                    throw new SerializationException("MoE record without op or rank");
+                }
+                service.addMoe(m);
             } else if (topic.equals(Topics.ANOMALIES.name())) {
                 meters.anomaly(read(anomalies, record));
             } else if (topic.equals(Topics.DLQ.name())) {
@@ -160,6 +252,13 @@ public final class FeedHandler {
             throw new SerializationException("empty value (tombstone); the dashboard expects a JSON record");
         }
         return value;
+    }
+
+    private static void requireInstance(String job, String instance) {
+        if (job == null || instance == null) {
+            throw new SerializationException(
+                    "service record without job or instance (job=" + job + ", instance=" + instance + ")");
+        }
     }
 
     private static void requireRun(String run) {

@@ -33,15 +33,21 @@ import org.slf4j.LoggerFactory;
  * each see everything. {@code read_committed}: records of aborted Streams transactions never show.
  */
 public final class TopicFeed implements AutoCloseable {
-    public static final List<String> TOPICS = List.of(
-            Topics.PASSES.name(),
-            Topics.LAYERS.name(),
-            Topics.ANOMALIES.name(),
-            Topics.DLQ.name(),
-            Topics.CROSS_RANK.name(),
-            Topics.HOST_STEPS.name(),
-            Topics.HOST_VERDICTS.name(),
-            Topics.HOST_BASELINES.name());
+    public static final List<String> TOPICS = topics();
+
+    private static List<String> topics() {
+        List<String> topics = new ArrayList<>(List.of(
+                Topics.PASSES.name(),
+                Topics.LAYERS.name(),
+                Topics.ANOMALIES.name(),
+                Topics.DLQ.name(),
+                Topics.CROSS_RANK.name(),
+                Topics.HOST_STEPS.name(),
+                Topics.HOST_VERDICTS.name(),
+                Topics.HOST_BASELINES.name()));
+        topics.addAll(Topics.serviceOutputs());
+        return List.copyOf(topics);
+    }
 
     private static final Logger LOG = LoggerFactory.getLogger(TopicFeed.class);
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);

@@ -10,7 +10,12 @@ import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostThresholdSet;
 import io.llmprof.events.host.HostVerdict;
 import io.llmprof.events.metrics.BoundedTagValues;
+import io.llmprof.events.service.BatchRecord;
+import io.llmprof.events.service.ForwardRecord;
+import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestStateRecord;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -63,7 +68,25 @@ public final class DashboardMeters {
     public static final String HOST_STRAGGLER = "llmprof.host.straggler";
     public static final String HOST_REGRESSION_RATIO = "llmprof.host.regression.ratio";
 
+    // Service level (ANALYSIS.md section 4), vLLM/SGLang meanings, from the llmprof.service-* topics.
+    public static final String SERVICE_TTFT = "llmprof.service.time.to.first.token";
+    public static final String SERVICE_TPOT = "llmprof.service.time.per.output.token";
+    public static final String SERVICE_E2E = "llmprof.service.e2e.request.latency";
+    public static final String SERVICE_QUEUE = "llmprof.service.request.queue.time";
+    public static final String SERVICE_RUNNING = "llmprof.service.requests.running";
+    public static final String SERVICE_WAITING = "llmprof.service.requests.waiting";
+    public static final String SERVICE_SWAPPED = "llmprof.service.requests.swapped";
+    public static final String SERVICE_KV_USAGE = "llmprof.service.kv.cache.usage";
+    public static final String SERVICE_BATCH_SIZE = "llmprof.service.batch.size";
+    public static final String SERVICE_BUBBLE = "llmprof.service.forward.bubble";
+    public static final String SERVICE_OVERLAPS = "llmprof.service.forward.overlaps";
+    public static final String SERVICE_PROMPT_TOKENS = "llmprof.service.prompt.tokens";
+    public static final String SERVICE_GENERATION_TOKENS = "llmprof.service.generation.tokens";
+    public static final String SERVICE_FINISHED = "llmprof.service.requests.finished";
+
     public static final String TAG_JOB = "job";
+    public static final String TAG_INSTANCE = "instance";
+    public static final String TAG_REASON = "reason";
     public static final String TAG_RANK = "rank";
     public static final String TAG_LAYER_TYPE = "layer_type";
     public static final String TAG_COMPLETE = "complete";
@@ -90,6 +113,29 @@ public final class DashboardMeters {
             Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
     static final int MAX_LAYER_TYPES = 32;
+    static final int MAX_FINISH_REASONS = 16;
+    /** {@value #SERVICE_FINISHED} reason of a request that never finished. */
+    public static final String REASON_TIMEOUT = "timeout";
+
+    // vLLM's defaults (vllm/v1/metrics/loggers.py, PrometheusStatLogger, vllm-project/vllm@005a810b):
+    // time_to_first_token_seconds, time_per_output_token_seconds, and request_latency_buckets shared by
+    // e2e_request_latency_seconds and request_queue_time_seconds. Same boundaries, so dashboards built for vLLM fit.
+    static final double[] TTFT_BUCKETS_S = {
+        0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
+        160.0, 640.0, 2560.0
+    };
+    static final double[] TPOT_BUCKETS_S = {
+        0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0
+    };
+    static final double[] REQUEST_LATENCY_BUCKETS_S = {
+        0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
+        1920.0, 7680.0
+    };
+    // Ours (vLLM has neither): batch sizes in powers of two; bubbles 1 us to 1 s in 1-2-5 steps.
+    static final double[] BATCH_SIZE_BUCKETS = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    private static final Duration[] BUBBLE_BUCKETS = micros(
+            1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000,
+            1_000_000);
 
     // Explicit buckets (1-2-5 steps) instead of Micrometer's ~70 percentile buckets per series.
     private static final Duration[] PASS_BUCKETS = micros(
@@ -132,8 +178,20 @@ public final class DashboardMeters {
     private final Meter.MeterProvider<Counter> badRecords;
     private final MeterRegistry registry;
     private final BoundedTagValues regressionJobs;
-    /** Host gauge values by meter id; gauges read them, so a value is set without re-registering. */
-    private final Map<Meter.Id, AtomicReference<Double>> hostValues = new ConcurrentHashMap<>();
+    private final BoundedTagValues serviceKeys;
+    private final BoundedTagValues finishReasons = new BoundedTagValues(MAX_FINISH_REASONS);
+    private final Meter.MeterProvider<Timer> serviceTtft;
+    private final Meter.MeterProvider<Timer> serviceTpot;
+    private final Meter.MeterProvider<Timer> serviceE2e;
+    private final Meter.MeterProvider<Timer> serviceQueue;
+    private final Meter.MeterProvider<DistributionSummary> serviceBatchSize;
+    private final Meter.MeterProvider<Timer> serviceBubble;
+    private final Meter.MeterProvider<Counter> serviceOverlaps;
+    private final Meter.MeterProvider<Counter> servicePromptTokens;
+    private final Meter.MeterProvider<Counter> serviceGenerationTokens;
+    private final Meter.MeterProvider<Counter> serviceFinished;
+    /** Gauge values (host, service) by meter id; gauges read them, so a value is set without re-registering. */
+    private final Map<Meter.Id, AtomicReference<Double>> gaugeValues = new ConcurrentHashMap<>();
 
     private final Set<String> stragglerGauges = ConcurrentHashMap.newKeySet();
     private final Map<String, List<Meter>> regressionGauges = new ConcurrentHashMap<>();
@@ -169,6 +227,45 @@ public final class DashboardMeters {
                 .withRegistry(registry);
         this.badRecords = Counter.builder(BAD_RECORDS)
                 .description("Records the dashboard could not read (skipped, logged with topic/partition/offset)")
+                .withRegistry(registry);
+        this.serviceKeys = new BoundedTagValues(maxRankTags);
+        this.serviceTtft = Timer.builder(SERVICE_TTFT)
+                .description("Time to first token: end of the first forward step that ran the request - its arrival")
+                .serviceLevelObjectives(seconds(TTFT_BUCKETS_S))
+                .withRegistry(registry);
+        this.serviceTpot = Timer.builder(SERVICE_TPOT)
+                .description("Time per output token: (e2e - TTFT) / (output tokens - 1), finished requests")
+                .serviceLevelObjectives(seconds(TPOT_BUCKETS_S))
+                .withRegistry(registry);
+        this.serviceE2e = Timer.builder(SERVICE_E2E)
+                .description("End-to-end latency of finished requests: last end event - arrival")
+                .serviceLevelObjectives(seconds(REQUEST_LATENCY_BUCKETS_S))
+                .withRegistry(registry);
+        this.serviceQueue = Timer.builder(SERVICE_QUEUE)
+                .description("Time finished requests spent waiting (paired Enqueue/Dequeue, re-queues summed)")
+                .serviceLevelObjectives(seconds(REQUEST_LATENCY_BUCKETS_S))
+                .withRegistry(registry);
+        this.serviceBatchSize = DistributionSummary.builder(SERVICE_BATCH_SIZE)
+                .description("Requests per batch, kind schedule (BatchSchedule) or execute (modelExec/forward)")
+                .serviceLevelObjectives(BATCH_SIZE_BUCKETS)
+                .withRegistry(registry);
+        this.serviceBubble = Timer.builder(SERVICE_BUBBLE)
+                .description("Idle time between a forward step and the next of the same process (overlaps counted"
+                        + " apart)")
+                .serviceLevelObjectives(BUBBLE_BUCKETS)
+                .withRegistry(registry);
+        this.serviceOverlaps = Counter.builder(SERVICE_OVERLAPS)
+                .description("Forward steps whose next step of the same process started before they ended (negative"
+                        + " bubble)")
+                .withRegistry(registry);
+        this.servicePromptTokens = Counter.builder(SERVICE_PROMPT_TOKENS)
+                .description("Prompt tokens of requests whose prefill ran, counted when the request ends")
+                .withRegistry(registry);
+        this.serviceGenerationTokens = Counter.builder(SERVICE_GENERATION_TOKENS)
+                .description("Generated tokens, counted when the request ends")
+                .withRegistry(registry);
+        this.serviceFinished = Counter.builder(SERVICE_FINISHED)
+                .description("Requests that ended, by finish reason (timeout: never finished)")
                 .withRegistry(registry);
         Gauge.builder(BUILD_INFO, () -> 1)
                 .description("Build of llmprof running in this process")
@@ -229,46 +326,46 @@ public final class DashboardMeters {
         Tags tags = Tags.of(TAG_JOB, v.job(), TAG_RANK, v.rank(), TAG_PHASE, v.phase());
         HostAssessment a = v.assessment();
         HostMetrics m = a == null ? null : a.metrics();
-        hostGauge(
+        setGauge(
                 HOST_GPU_IDLE_RATIO, "M1: GPU idle time / step window time", tags, m == null ? null : m.gpuIdleRatio());
-        hostGauge(
+        setGauge(
                 HOST_LAUNCH_OVERHEAD_RATIO,
                 "M2: launch API time / step window time",
                 tags,
                 m == null ? null : m.launchOverheadRatio());
-        hostGauge(
+        setGauge(
                 HOST_GPU_UTILIZATION,
                 "M4: GPU busy time / step window time (time-based)",
                 tags,
                 m == null ? null : m.gpuUtilization());
-        hostGauge(
+        setGauge(
                 HOST_PREP_EXPOSED_RATIO,
                 "M3a: exposed host prep / host prep",
                 tags,
                 m == null ? null : m.hostPrepExposedRatio());
-        hostGauge(
+        setGauge(
                 HOST_PREP_PERF_IMPACT,
                 "M3b: exposed host prep / step window time",
                 tags,
                 m == null ? null : m.hostPrepPerfImpact());
-        hostGauge(
+        setGauge(
                 HOST_PREP_IDLE_ATTRIBUTION,
                 "M3c: exposed host prep / GPU idle time",
                 tags,
                 m == null ? null : m.hostPrepIdleAttribution());
-        hostGauge(
+        setGauge(
                 HOST_NCCL_RATIO,
                 "M5: communication kernel time / GPU busy time (caveat)",
                 tags,
                 m == null ? null : m.ncclRatio());
         String verdictHelp = "Host-overhead verdict: 1 YES, 0 NO, -1 INCONCLUSIVE";
-        hostGauge(HOST_VERDICT, verdictHelp, tags.and(TAG_KIND, KIND_SEED), a == null ? null : verdict(a.verdict()));
-        hostGauge(
+        setGauge(HOST_VERDICT, verdictHelp, tags.and(TAG_KIND, KIND_SEED), a == null ? null : verdict(a.verdict()));
+        setGauge(
                 HOST_VERDICT,
                 verdictHelp,
                 tags.and(TAG_KIND, KIND_LLMPROF),
                 a == null ? null : verdict(a.llmprofVerdict()));
-        hostGauge(
+        setGauge(
                 HOST_CROSSED_COUNT,
                 "Metrics among M1, M2, M4, M3a-c that crossed their threshold",
                 tags,
@@ -281,14 +378,14 @@ public final class DashboardMeters {
                 for (HostDrillDown.StreamGaps g : d.gaps()) {
                     count += b < g.counts().size() ? g.counts().get(b) : 0;
                 }
-                hostGauge(
+                setGauge(
                         HOST_KERNEL_GAPS,
                         "Inter-kernel gaps of the rank so far, all streams, by size bucket",
                         rankTags.and(TAG_BUCKET, HostDrillDown.GAP_BUCKETS.get(b)),
                         (double) count);
             }
             Double coverage = d.graph() != null ? d.graph().ratio() : m == null ? null : m.graphCoverage();
-            hostGauge(HOST_GRAPH_COVERAGE, "Kernels launched by graph launches / kernels", rankTags, coverage);
+            setGauge(HOST_GRAPH_COVERAGE, "Kernels launched by graph launches / kernels", rankTags, coverage);
         }
     }
 
@@ -335,13 +432,110 @@ public final class DashboardMeters {
         regressionGauges.put(job, List.copyOf(meters));
     }
 
+    /**
+     * One ended request: the finish counter by reason ({@value #REASON_TIMEOUT} when it never finished), TTFT when it
+     * got a first token, TPOT, e2e and queue time when it finished, its tokens. Observed when the record arrives, that
+     * is when the request ends, not at its first token as vLLM does.
+     */
+    public void serviceRequest(RequestRecord r) {
+        Tags tags = serviceTags(r.job(), r.instance());
+        boolean finished = RequestRecord.FINISHED.equals(r.status());
+        String reason = finished ? finishReasons.admit(r.finishReason()) : REASON_TIMEOUT;
+        serviceFinished.withTags(tags.and(TAG_REASON, reason)).increment();
+        if (r.ttftNs() != null && r.ttftNs() >= 0) {
+            serviceTtft.withTags(tags).record(r.ttftNs(), TimeUnit.NANOSECONDS);
+        }
+        if (finished) {
+            if (r.tpotNs() != null && r.tpotNs() >= 0) {
+                serviceTpot.withTags(tags).record(Math.round(r.tpotNs()), TimeUnit.NANOSECONDS);
+            }
+            if (r.e2eNs() != null && r.e2eNs() >= 0) {
+                serviceE2e.withTags(tags).record(r.e2eNs(), TimeUnit.NANOSECONDS);
+            }
+            serviceQueue.withTags(tags).record(Math.max(0, r.queueWaitNs()), TimeUnit.NANOSECONDS);
+        }
+        if (r.inputTokens() != null && r.inputTokens() > 0 && (finished || r.firstTokenNs() != null)) {
+            servicePromptTokens.withTags(tags).increment(r.inputTokens());
+        }
+        if (r.outputTokens() != null && r.outputTokens() > 0) {
+            serviceGenerationTokens.withTags(tags).increment(r.outputTokens());
+        }
+    }
+
+    /** Batch size of a scheduled or executed batch, tagged with its kind. */
+    public void serviceBatch(BatchRecord b) {
+        String kind = BatchRecord.SCHEDULE.equals(b.kind()) ? BatchRecord.SCHEDULE : BatchRecord.EXECUTE;
+        serviceBatchSize
+                .withTags(serviceTags(b.job(), b.instance()).and(TAG_KIND, kind))
+                .record(b.batchSize());
+    }
+
+    /** The bubble after a forward step; a negative one (overlap) is counted, a histogram cannot hold it. */
+    public void serviceForward(ForwardRecord f) {
+        if (f.bubbleNs() == null) {
+            return;
+        }
+        Tags tags = serviceTags(f.job(), f.instance());
+        if (f.bubbleNs() < 0) {
+            serviceOverlaps.withTags(tags).increment();
+        } else {
+            serviceBubble.withTags(tags).record(f.bubbleNs(), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Running, waiting and swapped gauges from the latest snapshot of the instance. */
+    public void serviceStates(RequestStateRecord s) {
+        if (!serviceAdmitted(s.job(), s.instance())) {
+            return;
+        }
+        Tags tags = Tags.of(TAG_JOB, s.job(), TAG_INSTANCE, s.instance());
+        setGauge(SERVICE_RUNNING, "Requests running (scheduled, not finished)", tags, (double) s.running());
+        setGauge(SERVICE_WAITING, "Requests waiting in the queue", tags, (double) s.waiting());
+        setGauge(SERVICE_SWAPPED, "Requests swapped / preempted (SWAPPED + PENDING)", tags, (double) s.swapped());
+    }
+
+    /** KV cache usage 0-1 of the instance now (used / total blocks over its dp ranks); null: not known yet (NaN). */
+    public void serviceKvUsage(String job, String instance, Double usage) {
+        if (!serviceAdmitted(job, instance)) {
+            return;
+        }
+        Meter.Id id = new Meter.Id(
+                SERVICE_KV_USAGE, Tags.of(TAG_JOB, job, TAG_INSTANCE, instance), "ratio", null, Meter.Type.GAUGE);
+        gaugeValues
+                .computeIfAbsent(id, k -> {
+                    AtomicReference<Double> holder = new AtomicReference<>();
+                    Gauge.builder(SERVICE_KV_USAGE, holder, h -> h.get() == null ? Double.NaN : h.get())
+                            .description("KV cache usage, 1 means 100 percent (used / total blocks)")
+                            .baseUnit("ratio")
+                            .tags(id.getTags())
+                            .strongReference(true)
+                            .register(registry);
+                    return holder;
+                })
+                .set(usage);
+    }
+
+    /** (job, instance) tags while admitted, both {@code other} beyond the limit. */
+    private Tags serviceTags(String job, String instance) {
+        if (!serviceAdmitted(job, instance)) {
+            return Tags.of(TAG_JOB, BoundedTagValues.OTHER, TAG_INSTANCE, BoundedTagValues.OTHER);
+        }
+        return Tags.of(TAG_JOB, job, TAG_INSTANCE, instance);
+    }
+
+    private boolean serviceAdmitted(String job, String instance) {
+        return job != null
+                && instance != null
+                && !BoundedTagValues.OTHER.equals(serviceKeys.admit(job + "/" + instance));
+    }
+
     private boolean hostAdmitted(String job, String rank) {
         return job != null && rank != null && !BoundedTagValues.OTHER.equals(rankKeys.admit(RankKey.of(job, rank)));
     }
 
-    private void hostGauge(String name, String description, Tags tags, Double value) {
+    private void setGauge(String name, String description, Tags tags, Double value) {
         Meter.Id id = new Meter.Id(name, tags, null, null, Meter.Type.GAUGE);
-        hostValues
+        gaugeValues
                 .computeIfAbsent(id, k -> {
                     AtomicReference<Double> holder = new AtomicReference<>();
                     Gauge.builder(name, holder, h -> h.get() == null ? Double.NaN : h.get())
@@ -373,6 +567,14 @@ public final class DashboardMeters {
 
     private static String orUnknown(String value) {
         return value == null || value.isBlank() ? BoundedTagValues.UNKNOWN : value;
+    }
+
+    private static Duration[] seconds(double... values) {
+        Duration[] out = new Duration[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = Duration.ofNanos(Math.round(values[i] * 1e9));
+        }
+        return out;
     }
 
     private static Duration[] micros(long... values) {

@@ -1,9 +1,15 @@
 package io.llmprof.deploy.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.ingest.ServiceIngestServer;
 import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.service.ServiceFixtures;
+import io.llmprof.agent.service.ServiceShipper;
+import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.agent.synth.LaunchMode;
 import io.llmprof.agent.synth.StepStyle;
 import io.llmprof.agent.synth.SynthResult;
@@ -40,13 +46,17 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** Broker, streams app and dashboard in one JVM, fed by a replay of a (generated) sample trace. */
+/**
+ * Broker, streams app and dashboard in one JVM, fed by a replay of a (generated) sample trace and by a (generated)
+ * service-event sample shipped through {@code llmprof.service-events}; the agent's HTTP ingest listens for more.
+ */
 @Command(
         name = "demo",
         mixinStandardHelpOptions = true,
         description = {
             "Runs everything in one JVM: an embedded Kafka broker (or --bootstrap-servers), the streams app and",
-            "the dashboard; generates the sample with synth if absent and replays it. Ctrl-C stops it cleanly."
+            "the dashboard; generates the sample with synth if absent and replays it; generates a service sample",
+            "with synth-service if absent and ships it; serves the agent's HTTP ingest. Ctrl-C stops it cleanly."
         })
 public final class DemoCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
@@ -57,6 +67,10 @@ public final class DemoCommand implements Callable<Integer> {
     private static final String SAMPLE_MARKER = ".generated-by-synth";
     /** Step phases of the generated sample: a prefill step, then 15 decode steps, repeated. */
     static final String DEMO_PHASES = "prefill:1,decode:15";
+    /** Instance name of the shipped service sample. */
+    static final String SERVICE_INSTANCE = "sample";
+
+    private static final int SERVICE_DP_RANKS = 2;
 
     @Option(
             names = "--bootstrap-servers",
@@ -109,6 +123,26 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--data-dir", description = "Embedded broker data directory. Default: a temporary directory.")
     Path dataDir;
+
+    @Option(
+            names = "--service-sample",
+            defaultValue = "samples/demo-service",
+            description = "Directory of the service sample; generated with synth-service when it holds none."
+                    + " Default: ${DEFAULT-VALUE}.")
+    Path serviceSampleDir;
+
+    @Option(
+            names = "--service-requests",
+            defaultValue = "2000",
+            description = "Requests of the generated service sample (0: no service sample). Default: ${DEFAULT-VALUE}.")
+    long serviceRequests;
+
+    @Option(
+            names = "--ingest-port",
+            defaultValue = "8082",
+            description = "Port of the agent's HTTP ingest for service events (0: any free port, -1: none)."
+                    + " Default: ${DEFAULT-VALUE}.")
+    int ingestPort;
 
     private final PrintStream out = System.out;
     private boolean generatedSample;
@@ -170,6 +204,45 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("Health     %s/health%n", dashboard.url());
             out.printf("Host       %s%n", hostUrl(dashboard.url(), sample));
             out.printf("Stragglers %s/api/jobs/%s/stragglers%n", dashboard.url(), JOB);
+            ServiceSynth.Truth serviceTruth = serviceRequests > 0 ? serviceSample() : null;
+            AgentMeters agentMeters = new AgentMeters(registry);
+            TraceProducer serviceProducer = TraceProducer.connect(bootstrap, 2, (short) 1, agentMeters);
+            open.add(serviceProducer);
+            ServiceShipper shipper =
+                    new ServiceShipper(serviceProducer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);
+            out.printf("Requests   %s/api/requests?slowest=10&by=ttft%n", dashboard.url());
+            out.printf(
+                    "Service    %s/api/batches  /api/forwards  /api/kvcache  /api/request-states%n", dashboard.url());
+            out.printf("           %s/api/ep-balance  /api/moe  /api/pd  /api/coordinator%n", dashboard.url());
+            if (ingestPort >= 0) {
+                ServiceIngestServer ingest = new ServiceIngestServer(
+                                shipper,
+                                agentMeters,
+                                new ServiceIngestServer.Options(
+                                        DashboardConfig.DEFAULT_HOST,
+                                        ingestPort,
+                                        ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
+                        .start();
+                open.add(ingest);
+                out.printf("Ingest     %s%n", ingestCurl(ingest.port()));
+            }
+            Thread serviceShip = null;
+            if (serviceTruth != null) {
+                serviceShip = new Thread(
+                        () -> {
+                            try {
+                                ServiceShipper.Result r = shipper.shipFile(serviceSampleDir, JOB, SERVICE_INSTANCE);
+                                out.printf(
+                                        "Service sample shipped: %,d events, %,d requests (%s/%s)%n",
+                                        r.events(), serviceTruth.requests(), JOB, SERVICE_INSTANCE);
+                            } catch (IOException | RuntimeException e) {
+                                LOG.error("shipping the service sample failed: {}", e.getMessage(), e);
+                            }
+                        },
+                        "llmprof-demo-service");
+                serviceShip.setDaemon(true);
+                serviceShip.start();
+            }
             out.printf(
                     "Replaying %d file(s) from %s at speed %s; Ctrl-C stops.%n", sample.size(), sampleDir, replaySpeed);
 
@@ -230,7 +303,24 @@ public final class DemoCommand implements Callable<Integer> {
                     }
                 }
                 out.printf("Passes in the API: %d (expected %d) after %.1f s%n", seen, expected, seconds(t0));
-                return seen >= expected ? 0 : 1;
+                boolean servicesOk = true;
+                if (serviceTruth != null) {
+                    serviceShip.join(TimeUnit.MINUTES.toMillis(10));
+                    URI requestsUri = URI.create(
+                            dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + SERVICE_INSTANCE);
+                    long requests;
+                    while ((requests = requestsVisible(http, requestsUri)) < serviceTruth.requests()
+                            && System.nanoTime() < deadline) {
+                        if (stop.await(200, TimeUnit.MILLISECONDS)) {
+                            break;
+                        }
+                    }
+                    out.printf(
+                            "Service requests in the API: %d (expected %d) after %.1f s%n",
+                            requests, serviceTruth.requests(), seconds(t0));
+                    servicesOk = requests >= serviceTruth.requests();
+                }
+                return seen >= expected && servicesOk ? 0 : 1;
             }
             stop.await();
             out.println("Stopping...");
@@ -286,6 +376,65 @@ public final class DemoCommand implements Callable<Integer> {
                 "Generated sample: %d rank file(s), %d passes each, %.1f MB in %.1f s (synth)%n",
                 result.files().size(), result.passes(), result.totalBytes() / 1e6, seconds(t));
         return traceFiles(sampleDir);
+    }
+
+    /**
+     * The service sample: generated by synth-service (2 DP ranks, slice layout) when the directory holds no database;
+     * its truth is kept beside it so later starts know what to expect.
+     */
+    private ServiceSynth.Truth serviceSample() throws IOException {
+        Path truthFile = serviceSampleDir.resolve("truth.json");
+        Path marker = serviceSampleDir.resolve(SAMPLE_MARKER);
+        String spec = "requests=" + serviceRequests + " dp=" + SERVICE_DP_RANKS + " seed=1";
+        if (Files.exists(truthFile)
+                && Files.exists(marker)
+                && Files.readString(marker).contains(spec)) {
+            return Json.mapper().readValue(truthFile.toFile(), ServiceSynth.Truth.class);
+        }
+        if (Files.isDirectory(serviceSampleDir)) {
+            try (Stream<Path> old = Files.list(serviceSampleDir)) {
+                for (Path p : old.filter(p -> p.getFileName().toString().startsWith("ms_service_"))
+                        .toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+        long t = System.nanoTime();
+        ServiceSynth.Truth truth = ServiceSynth.write(
+                new ServiceSynth.Spec(serviceRequests, SERVICE_DP_RANKS, 1),
+                ServiceFixtures.Format.SLICE,
+                serviceSampleDir);
+        Files.writeString(marker, "written by llmprof synth-service for the demo\n" + spec + "\n");
+        out.printf(
+                "Generated service sample: %,d requests, %,d events in %.1f s (synth-service)%n",
+                truth.requests(), truth.events(), seconds(t));
+        return truth;
+    }
+
+    /** A curl that posts one finished request to the ingest (shown in the banner). */
+    static String ingestCurl(int port) {
+        return "curl -s -X POST 'http://127.0.0.1:" + port + ServiceIngestServer.PATH + "?job=" + JOB
+                + "&instance=live' --data-binary $'"
+                + "{\"ts_ns\":1000,\"dur_ns\":100,\"name\":\"httpReq\",\"rid\":\"r1\",\"recvTokenSize=\":8}\\n"
+                + "{\"ts_ns\":2000,\"dur_ns\":500,\"name\":\"forward\",\"rid\":\"r1\"}\\n"
+                + "{\"ts_ns\":3000,\"dur_ns\":100,\"name\":\"httpRes\",\"rid\":\"r1\",\"replyTokenSize=\":1}'";
+    }
+
+    /** {@code requests_seen} of a {@code /api/requests} answer; 0 while it cannot be reached. */
+    static long requestsVisible(HttpClient http, URI uri) {
+        try {
+            HttpResponse<byte[]> r = http.send(
+                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            return r.statusCode() == 200
+                    ? Json.mapper().readTree(r.body()).path("requests_seen").asLong(0)
+                    : 0;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        }
     }
 
     /**

@@ -20,6 +20,7 @@ import picocli.CommandLine.Command;
         description = "Live profiling of LLM inference: traces -> Kafka -> passes, layers and metrics.",
         subcommands = {
             DemoCommand.class,
+            BenchServiceCommand.class,
             BrokerCommand.class,
             AgentCommand.class,
             StreamsCommand.class,

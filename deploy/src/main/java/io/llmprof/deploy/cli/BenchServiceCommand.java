@@ -1,0 +1,348 @@
+package io.llmprof.deploy.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.ingest.ServiceIngestServer;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.service.ServiceFixtures;
+import io.llmprof.agent.service.ServiceShipper;
+import io.llmprof.agent.service.ServiceSynth;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.broker.BrokerConfig;
+import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.events.Json;
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The closing-note figures of service profiling, on an embedded broker in this JVM: (a) service events per second
+ * through agent -> Kafka -> streams -> REST, (b) the delay from an event's arrival at the HTTP ingest to its effect
+ * in /metrics (p50, p99).
+ */
+@Command(
+        name = "bench-service",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Measures service profiling end to end on an embedded broker: (a) ships a synth-service run with the",
+            "agent and times it until every request is in /api/requests (events/s); (b) posts one finished request",
+            "at a time to the HTTP ingest and times each until /metrics counts it (p50, p99)."
+        })
+public final class BenchServiceCommand implements Callable<Integer> {
+    static final String JOB = "bench";
+    static final String SHIPPED = "synth";
+    static final String PROBED = "probe";
+
+    @Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Option(
+            names = "--requests",
+            defaultValue = "100000",
+            description = "Requests of the shipped synth-service run (0: skip part a). Default: ${DEFAULT-VALUE}.")
+    long requests;
+
+    @Option(names = "--dp-ranks", defaultValue = "2", description = "DP ranks of that run. Default: ${DEFAULT-VALUE}.")
+    int dpRanks;
+
+    @Option(
+            names = "--format",
+            defaultValue = "SLICE",
+            description = "Layout of that run: ${COMPLETION-CANDIDATES}. Default: ${DEFAULT-VALUE}.")
+    ServiceFixtures.Format format;
+
+    @Option(
+            names = "--probes",
+            defaultValue = "200",
+            description = "Ingest-to-metrics probes (0: skip part b). Default: ${DEFAULT-VALUE}.")
+    int probes;
+
+    @Option(
+            names = "--timeout",
+            defaultValue = "PT10M",
+            description = "Deadline of part a, and of each probe / 20. ISO-8601. Default: ${DEFAULT-VALUE}.")
+    Duration timeout;
+
+    @Option(names = "--work-dir", description = "Where the input and the broker's data go. Default: a temp dir.")
+    Path workDir;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("llmprof-bench-");
+        ServiceSynth.Truth truth = null;
+        if (requests > 0) {
+            long t = System.nanoTime();
+            truth = ServiceSynth.write(new ServiceSynth.Spec(requests, dpRanks, 1), format, dir.resolve("input"));
+            out.printf(
+                    Locale.ROOT,
+                    "input: synth-service %,d requests, %d DP ranks, %s, %,d events, written in %.1f s%n",
+                    truth.requests(),
+                    dpRanks,
+                    format,
+                    truth.events(),
+                    seconds(t));
+            out.flush();
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (EmbeddedKafka kafka =
+                new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start()) {
+            String bootstrap = kafka.bootstrapServers();
+            AgentMeters agentMeters = new AgentMeters(registry);
+            try (StreamsApp streams = StreamsApp.start(
+                            StreamsAppConfig.builder(bootstrap)
+                                    .stateDir(dir.resolve("state"))
+                                    .build(),
+                            registry);
+                    DashboardServer dashboard = DashboardServer.start(
+                            DashboardConfig.defaults(bootstrap).withHttpPort(0), registry);
+                    TraceProducer producer = TraceProducer.connect(bootstrap, 1, (short) 1, agentMeters);
+                    ServiceIngestServer ingest = new ServiceIngestServer(
+                                    new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE),
+                                    agentMeters,
+                                    new ServiceIngestServer.Options(
+                                            "127.0.0.1", 0, ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
+                            .start()) {
+                if (!streams.awaitRunning(Duration.ofSeconds(60))) {
+                    throw new IllegalStateException("the streams app did not reach RUNNING within 60 s");
+                }
+                out.printf("broker %s, dashboard %s, ingest port %d%n", bootstrap, dashboard.url(), ingest.port());
+                out.flush();
+                int exit = 0;
+                if (truth != null) {
+                    ServiceShipper shipper =
+                            new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);
+                    exit |= throughput(out, shipper, dir.resolve("input"), truth, dashboard.url());
+                }
+                if (probes > 0) {
+                    exit |= probeLatency(out, ingest.port(), dashboard.url());
+                }
+                return exit;
+            }
+        } finally {
+            if (workDir == null) {
+                deleteTree(dir);
+            }
+        }
+    }
+
+    /** (a): ship the input, then wait until /api/requests has seen every request. */
+    private int throughput(
+            PrintWriter out, ServiceShipper shipper, Path input, ServiceSynth.Truth truth, String dashboardUrl)
+            throws IOException {
+        URI uri = URI.create(dashboardUrl + "/api/requests?limit=1&job=" + JOB + "&instance=" + SHIPPED);
+        long t0 = System.nanoTime();
+        ServiceShipper.Result shipped = shipper.shipFile(input, JOB, SHIPPED);
+        double shipS = seconds(t0);
+        long deadline = t0 + timeout.toNanos();
+        long seen = 0;
+        while (System.nanoTime() < deadline && (seen = requestsSeen(uri)) < truth.requests()) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
+        double totalS = seconds(t0);
+        out.printf(
+                Locale.ROOT,
+                "(a) agent -> Kafka -> streams -> REST: %,d events (%,d requests) in %.2f s = %,.0f events/s"
+                        + " (%,.0f requests/s); agent shipping alone %.2f s (%,.0f events/s); requests in REST: %,d%n",
+                shipped.events(),
+                truth.requests(),
+                totalS,
+                shipped.events() / totalS,
+                truth.requests() / totalS,
+                shipS,
+                shipped.events() / shipS,
+                seen);
+        out.flush();
+        return seen >= truth.requests() ? 0 : 1;
+    }
+
+    /** (b): one finished request per POST; the delay until the finished counter of the probe instance moves. */
+    private int probeLatency(PrintWriter out, int ingestPort, String dashboardUrl) {
+        URI ingest = URI.create(
+                "http://127.0.0.1:" + ingestPort + ServiceIngestServer.PATH + "?job=" + JOB + "&instance=" + PROBED);
+        URI metrics = URI.create(dashboardUrl + "/metrics");
+        String series = "llmprof_service_requests_finished_total{instance=\"" + PROBED + "\",job=\"" + JOB
+                + "\",reason=\"stop\"} ";
+        long[] delays = new long[probes];
+        long[] acks = new long[probes];
+        int done = 0;
+        long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
+        for (int i = 0; i < probes; i++) {
+            String body = probeBody(i);
+            long t = System.nanoTime();
+            int status = post(ingest, body);
+            acks[i] = System.nanoTime() - t;
+            if (status != 202) {
+                out.printf("(b) probe %d: ingest answered %d; stopping%n", i, status);
+                break;
+            }
+            long deadline = t + perProbe;
+            boolean seen = false;
+            while (System.nanoTime() < deadline) {
+                if (counter(metrics, series) >= i + 1) {
+                    seen = true;
+                    break;
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+            }
+            delays[i] = System.nanoTime() - t;
+            if (!seen) {
+                out.printf("(b) probe %d: not in /metrics within %d s; stopping%n", i, perProbe / 1_000_000_000L);
+                break;
+            }
+            done++;
+        }
+        if (done == 0) {
+            return 1;
+        }
+        long[] d = Arrays.copyOf(delays, done);
+        long[] a = Arrays.copyOf(acks, done);
+        Arrays.sort(d);
+        Arrays.sort(a);
+        out.printf(
+                Locale.ROOT,
+                "(b) HTTP ingest -> /metrics over %d probes: p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+                        + " (of which the ingest's 202 after Kafka's ack: p50 %.1f ms, p99 %.1f ms)%n",
+                done,
+                percentile(d, 50) / 1e6,
+                percentile(d, 99) / 1e6,
+                d[d.length - 1] / 1e6,
+                percentile(a, 50) / 1e6,
+                percentile(a, 99) / 1e6);
+        out.flush();
+        return done == probes ? 0 : 1;
+    }
+
+    /**
+     * One request that finishes in its body: httpReq, Enqueue, Dequeue, a prefill forward, httpRes; probe i at i
+     * seconds of its own time base, so probes never overlap.
+     */
+    static String probeBody(int i) {
+        long t0 = 1_000_000_000L * (i + 1);
+        String rid = "\"rid\":\"probe-" + i + "\"";
+        return String.join(
+                "\n",
+                "{\"ts_ns\":" + t0 + ",\"dur_ns\":1000,\"domain\":\"Request\",\"name\":\"httpReq\",\"pid\":1," + rid
+                        + ",\"recvTokenSize=\":8}",
+                "{\"ts_ns\":" + (t0 + 2_000) + ",\"domain\":\"Schedule\",\"name\":\"Enqueue\",\"pid\":1," + rid + "}",
+                "{\"ts_ns\":" + (t0 + 3_000) + ",\"domain\":\"Schedule\",\"name\":\"Dequeue\",\"pid\":1," + rid + "}",
+                "{\"ts_ns\":" + (t0 + 4_000) + ",\"dur_ns\":5000,\"domain\":\"ModelExecute\",\"name\":\"modelExec\","
+                        + "\"pid\":1," + rid + "}",
+                "{\"ts_ns\":" + (t0 + 10_000) + ",\"dur_ns\":1000,\"domain\":\"Request\",\"name\":\"httpRes\","
+                        + "\"pid\":1," + rid + ",\"replyTokenSize=\":1}");
+    }
+
+    /** Nearest-rank percentile of sorted values. */
+    static long percentile(long[] sorted, double p) {
+        int rank = (int) Math.ceil(p / 100.0 * sorted.length);
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+    }
+
+    /** The value of one exact series of a Prometheus text exposition ({@code name{labels} }), 0 when absent. */
+    static double value(String exposition, String series) {
+        int at = exposition.indexOf(series);
+        if (at < 0) {
+            return 0;
+        }
+        int end = exposition.indexOf('\n', at);
+        return Double.parseDouble(exposition
+                .substring(at + series.length(), end < 0 ? exposition.length() : end)
+                .trim());
+    }
+
+    private double counter(URI metrics, String series) {
+        try {
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(metrics)
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? value(r.body(), series) : 0;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private long requestsSeen(URI uri) {
+        try {
+            HttpResponse<byte[]> r = http.send(
+                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (r.statusCode() != 200) {
+                return 0;
+            }
+            JsonNode body = Json.mapper().readTree(r.body());
+            return body.path("requests_seen").asLong(0);
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private int post(URI uri, String body) {
+        try {
+            return http.send(
+                            HttpRequest.newBuilder(uri)
+                                    .timeout(Duration.ofSeconds(30))
+                                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    private static double seconds(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        List<Path> paths = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.forEach(paths::add);
+        }
+        paths.sort(Comparator.reverseOrder());
+        for (Path p : paths) {
+            Files.deleteIfExists(p);
+        }
+    }
+}
