@@ -25,12 +25,28 @@ import java.util.SplittableRandom;
  * modelExec} of 200 µs, then decode steps 100 µs apart ({@code BatchSchedule} 10 µs, {@code modelExec} 50 µs) until
  * the wave's longest request is done; a request with o output tokens runs o - 1 decode steps and ends with {@code
  * httpRes} (replyTokenSize=o) right after its last step. Token counts come from the seed: input 16-512, output 1-32.
+ *
+ * <p>With {@link Spec#moeLayers()} N > 0, every {@code modelExec} (prefill and decode) of every DP rank is followed,
+ * in its own process, by the MoE work of N layers on {@link Spec#epRanks()} EP ranks (label {@code rank}, metric
+ * {@code layer}, domain ModelExecute, tid {@code moe}): the forward is cut into N equal slots and in slot l, a
+ * quarter, a half and three quarters in, every EP rank starts a {@code MoeDistributeDispatch}, a {@code
+ * GroupedMatmul} and a {@code MoeDistributeCombine} (all ranks of one op at the same ns). Durations (ns, from the
+ * seed, in units of q = slot / 4): dispatch 0.3q plus a random multiple of R plus the rank (distinct per rank, so
+ * there is one slowest rank); GroupedMatmul 0.5-0.7q, x1.3 on the slow rank; combine like dispatch below 0.6q, the
+ * slow rank above every other rank's. The MoE events come from their own random stream, so the other events are the
+ * same bytes as without them.
  */
 public final class ServiceSynth {
     /** Requests per wave (one prefill batch). */
     public static final int WAVE = 8;
 
     private static final long US = 1_000;
+
+    /** Most MoE layers ({@code --moe-layers}): a decode forward of 50 µs still gives each op 48 ns. */
+    public static final int MAX_MOE_LAYERS = 256;
+
+    /** Most EP ranks ({@code --ep-ranks}), the engine's rank bound. */
+    public static final int MAX_EP_RANKS = 1024;
 
     private ServiceSynth() {}
 
@@ -40,12 +56,34 @@ public final class ServiceSynth {
      * @param requests requests in all
      * @param dpRanks DP ranks (one process and, in the raw layouts, one database each)
      * @param seed token counts' seed: same spec, same bytes
+     * @param moeLayers MoE layers per forward (0: no EP/MoE events), at most {@value #MAX_MOE_LAYERS}
+     * @param epRanks EP ranks (labels {@code rank} 0..epRanks-1), 1 to {@value #MAX_EP_RANKS}
+     * @param slowRank the EP rank whose GroupedMatmul is 1.3x longer and whose combine is always the slowest; -1 none
      */
-    public record Spec(long requests, int dpRanks, long seed) {
+    public record Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank) {
         public Spec {
             if (requests < 0 || dpRanks < 1) {
                 throw new IllegalArgumentException("requests " + requests + ", dpRanks " + dpRanks);
             }
+            if (moeLayers < 0 || moeLayers > MAX_MOE_LAYERS) {
+                throw new IllegalArgumentException("moeLayers " + moeLayers + " outside 0.." + MAX_MOE_LAYERS);
+            }
+            if (epRanks < 1 || epRanks > MAX_EP_RANKS) {
+                throw new IllegalArgumentException("epRanks " + epRanks + " outside 1.." + MAX_EP_RANKS);
+            }
+            if (slowRank < -1 || slowRank >= epRanks) {
+                throw new IllegalArgumentException("slowRank " + slowRank + " outside -1.." + (epRanks - 1));
+            }
+        }
+
+        /** No EP/MoE events (4 EP ranks, the last slow, if {@link #withMoe} turns them on). */
+        public Spec(long requests, int dpRanks, long seed) {
+            this(requests, dpRanks, seed, 0, 4, 3);
+        }
+
+        /** The same run with {@code moeLayers} MoE layers on {@code epRanks} EP ranks, the last one slow. */
+        public Spec withMoe(int moeLayers, int epRanks) {
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, epRanks - 1);
         }
     }
 
@@ -63,6 +101,11 @@ public final class ServiceSynth {
      * @param queueWaitSumNs sum of (Dequeue - Enqueue)
      * @param firstNs earliest event start
      * @param lastNs latest event end
+     * @param moeLayers MoE layers (null without EP/MoE events, as every field below: truth.json then stays as before)
+     * @param epRanks EP ranks
+     * @param slowRank the slow EP rank (-1: none)
+     * @param ep GroupedMatmul per (layer, rank), layers then ranks in numeric order
+     * @param moe MoE calls per (op, rank): dispatch ranks first, then combine
      */
     public record Truth(
             long requests,
@@ -75,7 +118,35 @@ public final class ServiceSynth {
             long e2eSumNs,
             long queueWaitSumNs,
             long firstNs,
-            long lastNs) {}
+            long lastNs,
+            Integer moeLayers,
+            Integer epRanks,
+            Integer slowRank,
+            List<EpCell> ep,
+            List<MoeCell> moe) {}
+
+    /**
+     * GroupedMatmul calls of one (MoE layer, EP rank): what {@code EpBalanceRecord} must report.
+     *
+     * @param layer MoE layer (metric {@code layer})
+     * @param rank EP rank (label {@code rank})
+     * @param count calls (forwards of every DP rank)
+     * @param totalNs sum of their durations
+     */
+    public record EpCell(int layer, int rank, long count, long totalNs) {}
+
+    /**
+     * MoE calls of one (op, EP rank): what {@code MoeRecord} must report. Every rank makes its k-th call of an op in
+     * the same (DP rank, forward, layer), at the same ns, so the engine's k-th-call alignment compares exactly those.
+     *
+     * @param op {@code dispatch} or {@code combine}
+     * @param rank EP rank
+     * @param count calls
+     * @param totalNs sum of their durations
+     * @param slowestCount aligned calls in which this rank took longest (durations are distinct, no ties)
+     * @param alignedCalls calls compared across ranks (every call when there are 2 or more EP ranks, else 0)
+     */
+    public record MoeCell(String op, int rank, long count, long totalNs, long slowestCount, long alignedCalls) {}
 
     /**
      * Writes the run into directory {@code out}: {@code ms_service_<pid>.db} per rank (SLICE, MSTX) or {@code
@@ -83,7 +154,7 @@ public final class ServiceSynth {
      */
     public static Truth write(Spec spec, ServiceFixtures.Format format, Path out) throws IOException {
         Files.createDirectories(out);
-        Acc acc = new Acc();
+        Acc acc = new Acc(spec);
         if (format == ServiceFixtures.Format.JSONL) {
             PriorityQueue<Rank> heads = new PriorityQueue<>(
                     Comparator.comparingLong((Rank r) -> r.peek().startNs()).thenComparingInt(r -> r.rank));
@@ -116,7 +187,7 @@ public final class ServiceSynth {
                 }
             }
         }
-        Truth t = acc.truth(spec.requests());
+        Truth t = acc.truth(spec);
         Json.mapper()
                 .writerWithDefaultPrettyPrinter()
                 .writeValue(out.resolve("truth.json").toFile(), t);
@@ -134,6 +205,23 @@ public final class ServiceSynth {
         long wait;
         long first = Long.MAX_VALUE;
         long last = Long.MIN_VALUE;
+        /** GroupedMatmul count and total per layer * epRanks + rank; MoE per op * epRanks + rank. */
+        final long[] epCount;
+
+        final long[] epTotal;
+        final long[] moeCount;
+        final long[] moeTotal;
+        final long[] moeSlowest;
+        final long[] moeAligned = new long[2];
+
+        Acc(Spec spec) {
+            int cells = spec.moeLayers() * spec.epRanks();
+            epCount = new long[cells];
+            epTotal = new long[cells];
+            moeCount = new long[2 * spec.epRanks()];
+            moeTotal = new long[2 * spec.epRanks()];
+            moeSlowest = new long[2 * spec.epRanks()];
+        }
 
         void saw(ServiceEvent e) {
             events++;
@@ -141,9 +229,34 @@ public final class ServiceSynth {
             last = Math.max(last, e.endNs());
         }
 
-        Truth truth(long requests) {
+        Truth truth(Spec spec) {
+            List<EpCell> ep = null;
+            List<MoeCell> moe = null;
+            if (spec.moeLayers() > 0) {
+                int ranks = spec.epRanks();
+                ep = new ArrayList<>();
+                for (int l = 0; l < spec.moeLayers(); l++) {
+                    for (int r = 0; r < ranks; r++) {
+                        ep.add(new EpCell(l, r, epCount[l * ranks + r], epTotal[l * ranks + r]));
+                    }
+                }
+                moe = new ArrayList<>();
+                for (int op = 0; op < 2; op++) {
+                    for (int r = 0; r < ranks; r++) {
+                        int i = op * ranks + r;
+                        moe.add(new MoeCell(
+                                op == 0 ? "dispatch" : "combine",
+                                r,
+                                moeCount[i],
+                                moeTotal[i],
+                                moeSlowest[i],
+                                moeAligned[op]));
+                    }
+                }
+            }
+            boolean on = spec.moeLayers() > 0;
             return new Truth(
-                    requests,
+                    spec.requests(),
                     events,
                     batches,
                     forwards,
@@ -153,7 +266,12 @@ public final class ServiceSynth {
                     e2e,
                     wait,
                     events == 0 ? 0 : first,
-                    events == 0 ? 0 : last);
+                    events == 0 ? 0 : last,
+                    on ? spec.moeLayers() : null,
+                    on ? spec.epRanks() : null,
+                    on ? spec.slowRank() : null,
+                    ep,
+                    moe);
         }
     }
 
@@ -168,6 +286,8 @@ public final class ServiceSynth {
         long cursor = ServiceFixtures.T0;
         final List<ServiceEvent> wave = new ArrayList<>();
         int at;
+        /** The MoE events of the latest forward, generated one op of all EP ranks at a time; null without MoE. */
+        final Moe moe;
 
         Rank(Spec spec, int rank, Acc acc) {
             this.spec = spec;
@@ -176,6 +296,7 @@ public final class ServiceSynth {
             this.acc = acc;
             this.random = new SplittableRandom(spec.seed() * 1_000_003L + rank);
             this.nextRequest = rank;
+            this.moe = spec.moeLayers() > 0 ? new Moe() : null;
             ServiceEvent meta = new ServiceEvent(
                     "Meta",
                     "dpRankId",
@@ -191,13 +312,121 @@ public final class ServiceSynth {
             cursor += 10 * US;
         }
 
+        /**
+         * One forward's MoE events: per layer, dispatch, GroupedMatmul and combine of every EP rank, in time order.
+         * Holds one op's durations (one per EP rank).
+         */
+        private final class Moe {
+            private static final String[] NAMES = {"MoeDistributeDispatch", "GroupedMatmul", "MoeDistributeCombine"};
+            /** Own stream: the token counts' stream stays what it is without MoE. */
+            private final SplittableRandom random =
+                    new SplittableRandom((spec.seed() * 1_000_003L + rank) ^ 0x9E37_79B9_7F4A_7C15L);
+
+            private final int ranks = spec.epRanks();
+            private final long[] durNs = new long[ranks];
+            private long forwardStartNs;
+            private long slotNs;
+            private int layer;
+            private int op;
+            private int epRank;
+            ServiceEvent current;
+
+            void start(long startNs, long forwardNs) {
+                forwardStartNs = startNs;
+                slotNs = forwardNs / spec.moeLayers();
+                layer = 0;
+                op = 0;
+                epRank = 0;
+                draw();
+                current = event();
+            }
+
+            void advance() {
+                if (++epRank == ranks) {
+                    epRank = 0;
+                    if (++op == NAMES.length) {
+                        op = 0;
+                        layer++;
+                    }
+                    if (layer == spec.moeLayers()) {
+                        current = null;
+                        return;
+                    }
+                    draw();
+                }
+                current = event();
+            }
+
+            /** Durations of op {@link #op} of layer {@link #layer} on every EP rank, and their truth. */
+            private void draw() {
+                long q = slotNs / 4;
+                int slow = spec.slowRank();
+                if (op == 1) {
+                    for (int r = 0; r < ranks; r++) {
+                        long g = q * (500 + random.nextInt(200)) / 1000;
+                        durNs[r] = r == slow ? g * 13 / 10 : g;
+                        acc.epCount[layer * ranks + r]++;
+                        acc.epTotal[layer * ranks + r] += durNs[r];
+                    }
+                    return;
+                }
+                // distinct per rank (lo + a multiple of R + r): each aligned call has exactly one slowest rank
+                long lo = q * 3 / 10;
+                long spread = Math.max(1, (op == 0 ? q * 6 / 10 : q * 3 / 10) / ranks);
+                int worst = 0;
+                for (int r = 0; r < ranks; r++) {
+                    if (op == 2 && r == slow) {
+                        // above every other rank's combine (those stay below lo + R * spread)
+                        durNs[r] = Math.max(lo + ranks * spread, q * 7 / 10)
+                                + random.nextInt((int) Math.max(1, q * 2 / 10));
+                    } else {
+                        durNs[r] = lo + ranks * (long) random.nextInt((int) spread) + r;
+                    }
+                    if (durNs[r] > durNs[worst]) {
+                        worst = r;
+                    }
+                }
+                int o = op == 0 ? 0 : 1;
+                for (int r = 0; r < ranks; r++) {
+                    acc.moeCount[o * ranks + r]++;
+                    acc.moeTotal[o * ranks + r] += durNs[r];
+                }
+                if (ranks > 1) {
+                    acc.moeSlowest[o * ranks + worst]++;
+                    acc.moeAligned[o]++;
+                }
+            }
+
+            private ServiceEvent event() {
+                long startNs = forwardStartNs + layer * slotNs + (op + 1) * (slotNs / 4);
+                // one label and one metric: Map.copyOf's order of two entries would differ between JVM runs
+                return new ServiceEvent(
+                        "ModelExecute",
+                        NAMES[op],
+                        startNs,
+                        durNs[epRank],
+                        pid,
+                        "moe",
+                        List.of(),
+                        Map.of("layer", (double) layer),
+                        null,
+                        Map.of("rank", Integer.toString(epRank)));
+            }
+        }
+
         ServiceEvent peek() {
+            if (moe != null && moe.current != null) {
+                return moe.current;
+            }
             fill();
             return wave.get(at);
         }
 
         @Override
         public boolean hasNext() {
+            if (moe != null && moe.current != null) {
+                return true;
+            }
             fill();
             return at < wave.size();
         }
@@ -207,7 +436,17 @@ public final class ServiceSynth {
             if (!hasNext()) {
                 throw new NoSuchElementException();
             }
-            ServiceEvent e = wave.get(at++);
+            ServiceEvent e;
+            if (moe != null && moe.current != null) {
+                e = moe.current;
+                moe.advance();
+            } else {
+                e = wave.get(at++);
+                if (moe != null && e.name().equals("modelExec")) {
+                    // no other event of this process starts inside a forward: its MoE events come right after it
+                    moe.start(e.startNs(), e.durNs());
+                }
+            }
             acc.saw(e);
             return e;
         }

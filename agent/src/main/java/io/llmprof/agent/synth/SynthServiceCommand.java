@@ -20,8 +20,10 @@ import picocli.CommandLine.Spec;
         description = {
             "Writes a synthetic MindIE-style serving run (httpReq, Enqueue/Dequeue, BatchSchedule, modelExec,",
             "httpRes) into directory --out: ms_service_<pid>.db per DP rank (slice or mstx layout) or events.jsonl,",
-            "and truth.json (requests, events, batches, forwards, token and latency sums). Streamed: any size in",
-            "bounded memory. Same options, same bytes. See docs/service-events.md."
+            "and truth.json (requests, events, batches, forwards, token and latency sums). With --moe-layers, every",
+            "forward also runs MoeDistributeDispatch, GroupedMatmul and MoeDistributeCombine per MoE layer on every",
+            "EP rank, and truth.json gains the EP-balance and MoE answers. Streamed: any size in bounded memory.",
+            "Same options, same bytes. See docs/service-events.md."
         })
 public final class SynthServiceCommand implements Callable<Integer> {
     @Spec
@@ -45,6 +47,25 @@ public final class SynthServiceCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "1", description = "Token-count seed. Default: ${DEFAULT-VALUE}.")
     long seed;
 
+    @Option(
+            names = "--moe-layers",
+            defaultValue = "0",
+            description = "MoE layers per forward (0: no EP/MoE events; at most "
+                    + ServiceSynth.MAX_MOE_LAYERS
+                    + "). Default: ${DEFAULT-VALUE}.")
+    int moeLayers;
+
+    @Option(
+            names = "--ep-ranks",
+            defaultValue = "4",
+            description = "EP ranks (label rank) of the MoE events. Default: ${DEFAULT-VALUE}.")
+    int epRanks;
+
+    @Option(
+            names = "--slow-rank",
+            description = "EP rank with 1.3x GroupedMatmul and the slowest combine; -1: none. Default: the last rank.")
+    Integer slowRank;
+
     public SynthServiceCommand() {}
 
     @Override
@@ -58,17 +79,35 @@ public final class SynthServiceCommand implements Callable<Integer> {
         if (requests < 0 || dpRanks < 1) {
             throw new ParameterException(spec.commandLine(), "--requests must be >= 0 and --dp-ranks >= 1");
         }
+        int slow = slowRank == null ? epRanks - 1 : slowRank;
+        ServiceSynth.Spec s;
+        try {
+            s = new ServiceSynth.Spec(requests, dpRanks, seed, moeLayers, epRanks, slow);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(
+                    spec.commandLine(),
+                    "--moe-layers must be 0-" + ServiceSynth.MAX_MOE_LAYERS + ", --ep-ranks 1-"
+                            + ServiceSynth.MAX_EP_RANKS + ", --slow-rank -1 to ep-ranks - 1: " + e.getMessage());
+        }
         long t0 = System.nanoTime();
-        ServiceSynth.Truth t = ServiceSynth.write(new ServiceSynth.Spec(requests, dpRanks, seed), f, out);
+        ServiceSynth.Truth t = ServiceSynth.write(s, f, out);
         PrintWriter w = spec.commandLine().getOut();
         w.printf(
                 Locale.ROOT,
-                "wrote %s (%s): %,d requests, %,d events, %,d forwards in %.2f s; truth in %s%n",
+                "wrote %s (%s): %,d requests, %,d events, %,d forwards%s in %.2f s; truth in %s%n",
                 out,
                 format,
                 t.requests(),
                 t.events(),
                 t.forwards(),
+                moeLayers == 0
+                        ? ""
+                        : String.format(
+                                Locale.ROOT,
+                                " (x %d MoE layers on %d EP ranks, slow rank %d)",
+                                moeLayers,
+                                epRanks,
+                                slow),
                 (System.nanoTime() - t0) / 1e9,
                 out.resolve("truth.json"));
         w.flush();

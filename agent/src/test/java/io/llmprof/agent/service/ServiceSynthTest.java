@@ -37,7 +37,7 @@ class ServiceSynthTest {
         Map<String, Long> arrival = new HashMap<>();
         Map<String, Long> first = new HashMap<>();
         Map<String, Long> enq = new HashMap<>();
-        long ttft = 0, e2e = 0, wait = 0, in = 0, out = 0, batches = 0, forwards = 0, ends = 0;
+        long ttft = 0, e2e = 0, wait = 0, in = 0, out = 0, batches = 0, forwards = 0, ends = 0, moe = 0;
         for (ServiceEvent e : events) {
             String rid = e.requests().isEmpty() ? null : e.requests().get(0).rid();
             switch (e.name()) {
@@ -61,9 +61,13 @@ class ServiceSynthTest {
                     e2e += e.endNs() - arrival.get(rid);
                     out += e.metrics().get("replyTokenSize").longValue();
                 }
+                case "GroupedMatmul", "MoeDistributeDispatch", "MoeDistributeCombine" -> moe++;
                 default -> assertThat(e.name()).isEqualTo("dpRankId");
             }
         }
+        assertThat(moe).isZero();
+        assertThat(t.ep()).isNull();
+        assertThat(Files.readString(dir.resolve("truth.json"))).doesNotContain("moeLayers", "\"ep\"", "\"moe\"");
         assertThat(ends).isEqualTo(37);
         assertThat(arrival).hasSize(37);
         assertThat(new long[] {batches, forwards, in, out, ttft, e2e, wait})
@@ -100,5 +104,153 @@ class ServiceSynthTest {
                 .isEqualTo(Files.readAllBytes(dir.resolve("b/events.jsonl")));
         assertThat(new CommandLine(new SynthServiceCommand()).execute("--format", "csv", "--out", dir.toString()))
                 .isEqualTo(2);
+    }
+
+    /**
+     * EP/MoE truth recomputed from the events read back: GroupedMatmul summed per (metric layer, label rank); MoE
+     * calls aligned as the engine does (the k-th call of every rank, in read order) and the longest counted.
+     */
+    @ParameterizedTest
+    @EnumSource(Format.class)
+    void moeTruthMatchesTheEventsReadBack(Format format) throws Exception {
+        // 2 DP ranks whose forwards overlap in time (both start at T0): the reader interleaves their MoE calls
+        ServiceSynth.Spec spec = new ServiceSynth.Spec(29, 2, 5, 3, 4, 1);
+        ServiceSynth.Truth t = ServiceSynth.write(spec, format, dir);
+        List<ServiceEvent> events = new ArrayList<>();
+        ServiceReaders.read(dir, events::add, p -> {
+            throw new AssertionError(p.toString());
+        });
+        assertThat(events).hasSize((int) t.events());
+        long forwards =
+                events.stream().filter(e -> e.name().equals("modelExec")).count();
+        assertThat(forwards).isEqualTo(t.forwards());
+        long[][] count = new long[3][4];
+        long[][] total = new long[3][4];
+        Map<String, List<List<Long>>> calls = new HashMap<>(); // op -> rank -> durations in read order
+        for (ServiceEvent e : events) {
+            if (!e.name().equals("GroupedMatmul") && !e.name().startsWith("MoeDistribute")) {
+                continue;
+            }
+            int rank = Integer.parseInt(e.labels().get("rank"));
+            assertThat(e.domain()).isEqualTo("ModelExecute");
+            if (e.name().equals("GroupedMatmul")) {
+                int layer = e.metrics().get("layer").intValue();
+                count[layer][rank]++;
+                total[layer][rank] += e.durNs();
+            } else {
+                String op = e.name().equals("MoeDistributeDispatch") ? "dispatch" : "combine";
+                List<List<Long>> byRank = calls.computeIfAbsent(op, k -> new ArrayList<>());
+                while (byRank.size() <= rank) {
+                    byRank.add(new ArrayList<>());
+                }
+                byRank.get(rank).add(e.durNs());
+            }
+        }
+        // per forward: 3 layers x 4 ranks of each op
+        assertThat(events.size() - (int) t.events()).isZero();
+        List<ServiceSynth.EpCell> ep = new ArrayList<>();
+        for (int l = 0; l < 3; l++) {
+            for (int r = 0; r < 4; r++) {
+                assertThat(count[l][r]).isEqualTo(forwards);
+                ep.add(new ServiceSynth.EpCell(l, r, count[l][r], total[l][r]));
+            }
+            // the slow rank (1) is 1.3x longer: its total is above every other rank's in every layer
+            for (int r : new int[] {0, 2, 3}) {
+                assertThat(total[l][1]).isGreaterThan(total[l][r]);
+            }
+        }
+        assertThat(t.ep()).isEqualTo(ep);
+        List<ServiceSynth.MoeCell> moe = new ArrayList<>();
+        long[] slowest = new long[4];
+        for (String op : List.of("dispatch", "combine")) {
+            List<List<Long>> byRank = calls.get(op);
+            long calls0 = byRank.get(0).size();
+            assertThat(calls0).isEqualTo(forwards * 3);
+            java.util.Arrays.fill(slowest, 0);
+            for (int k = 0; k < calls0; k++) {
+                int worst = 0;
+                long worstNs = -1;
+                for (int r = 0; r < 4; r++) {
+                    long d = byRank.get(r).get(k);
+                    assertThat(d)
+                            .as("durations of one aligned call are distinct")
+                            .isNotEqualTo(worstNs);
+                    if (d > worstNs) {
+                        worstNs = d;
+                        worst = r;
+                    }
+                }
+                slowest[worst]++;
+            }
+            for (int r = 0; r < 4; r++) {
+                long sum = byRank.get(r).stream().mapToLong(Long::longValue).sum();
+                moe.add(new ServiceSynth.MoeCell(op, r, byRank.get(r).size(), sum, slowest[r], calls0));
+            }
+            if (op.equals("combine")) {
+                // rank 1 is the slowest in every aligned combine
+                assertThat(slowest).containsExactly(0, calls0, 0, 0);
+            } else {
+                assertThat(slowest[0] + slowest[2] + slowest[3])
+                        .as("dispatch: others win too")
+                        .isPositive();
+            }
+        }
+        assertThat(t.moe()).isEqualTo(moe);
+        assertThat(new long[] {t.moeLayers(), t.epRanks(), t.slowRank()}).containsExactly(3, 4, 1);
+        assertThat(Json.mapper().readValue(dir.resolve("truth.json").toFile(), ServiceSynth.Truth.class))
+                .isEqualTo(t);
+    }
+
+    /** MoE events come from their own random stream: every other event is the same as without them. */
+    @Test
+    void moeEventsLeaveTheOtherEventsAsTheyWere() throws Exception {
+        ServiceSynth.Truth plain = ServiceSynth.write(new ServiceSynth.Spec(20, 2, 9), Format.JSONL, dir.resolve("a"));
+        ServiceSynth.Truth withMoe =
+                ServiceSynth.write(new ServiceSynth.Spec(20, 2, 9).withMoe(2, 3), Format.JSONL, dir.resolve("b"));
+        List<String> a = Files.readAllLines(dir.resolve("a/events.jsonl"));
+        List<String> b = Files.readAllLines(dir.resolve("b/events.jsonl")).stream()
+                .filter(l -> !l.contains("\"tid\":\"moe\""))
+                .toList();
+        assertThat(b).isEqualTo(a);
+        // 3 ops x 2 layers x 3 EP ranks per forward
+        assertThat(withMoe.events() - plain.events()).isEqualTo(18 * plain.forwards());
+        assertThat(withMoe.slowRank()).isEqualTo(2);
+        assertThat(withMoe.forwards()).isEqualTo(plain.forwards());
+        assertThat(withMoe.firstNs()).isEqualTo(plain.firstNs());
+        assertThat(withMoe.lastNs()).isEqualTo(plain.lastNs());
+    }
+
+    @Test
+    void commandTakesTheMoeOptionsAndRejectsBadOnes() throws Exception {
+        CommandLine ok = new CommandLine(new SynthServiceCommand());
+        assertThat(ok.execute(
+                        "--requests",
+                        "10",
+                        "--moe-layers",
+                        "2",
+                        "--ep-ranks",
+                        "2",
+                        "--slow-rank",
+                        "-1",
+                        "--out",
+                        dir.resolve("ok").toString()))
+                .isZero();
+        ServiceSynth.Truth t =
+                Json.mapper().readValue(dir.resolve("ok/truth.json").toFile(), ServiceSynth.Truth.class);
+        assertThat(t.slowRank()).isEqualTo(-1);
+        assertThat(t.ep()).hasSize(4);
+        for (String[] bad : new String[][] {
+            {"--moe-layers", "257"},
+            {"--moe-layers", "-1"},
+            {"--ep-ranks", "0"},
+            {"--moe-layers", "2", "--slow-rank", "4"}
+        }) {
+            List<String> args = new ArrayList<>(List.of(bad));
+            args.addAll(List.of("--out", dir.resolve("bad").toString()));
+            assertThat(new CommandLine(new SynthServiceCommand()).execute(args.toArray(String[]::new)))
+                    .as(String.join(" ", bad))
+                    .isEqualTo(2);
+        }
+        assertThat(dir.resolve("bad")).doesNotExist();
     }
 }

@@ -1,0 +1,131 @@
+package io.llmprof.deploy.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.agent.service.ServiceSynth;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.service.BatchRecord;
+import io.llmprof.events.service.CoordinatorRecord;
+import io.llmprof.events.service.EpBalanceRecord;
+import io.llmprof.events.service.ForwardRecord;
+import io.llmprof.events.service.KvCacheRecord;
+import io.llmprof.events.service.MoeRecord;
+import io.llmprof.events.service.PdRecord;
+import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestStateRecord;
+import io.llmprof.streams.service.ServiceAnalyzer;
+import io.llmprof.streams.service.ServiceSink;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The demo's service sample carries EP/MoE events, an older sample without them is written again, and the engine
+ * with the demo's service settings turns them into the EP-balance and MoE records /api/ep-balance and /api/moe
+ * show, equal to the generator's truth.
+ */
+class DemoServiceSampleTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void anOldSampleWithoutMoeIsWrittenAgainAndThenReused() throws Exception {
+        // the marker and truth of the demo before EP/MoE events (same requests, dp and seed)
+        Files.createDirectories(dir);
+        Files.writeString(
+                dir.resolve(".generated-by-synth"),
+                "written by llmprof synth-service for the demo\nrequests=24 dp=2 seed=1\n");
+        ServiceSynth.write(new ServiceSynth.Spec(24, 2, 1), io.llmprof.agent.service.ServiceFixtures.Format.SLICE, dir);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(log, true, StandardCharsets.UTF_8);
+
+        ServiceSynth.Truth first = DemoCommand.serviceSample(dir, 24, out);
+        assertThat(log.toString(StandardCharsets.UTF_8)).contains("Generated service sample");
+        assertThat(first.moeLayers()).isEqualTo(DemoCommand.SERVICE_MOE_LAYERS);
+        assertThat(first.ep()).hasSize(DemoCommand.SERVICE_MOE_LAYERS * DemoCommand.SERVICE_EP_RANKS);
+
+        log.reset();
+        ServiceSynth.Truth again = DemoCommand.serviceSample(dir, 24, out);
+        assertThat(log.size()).as("reused, not generated").isZero();
+        assertThat(again).isEqualTo(first);
+    }
+
+    @Test
+    void theEngineWithTheDemoSettingsReportsTheSamplesEpAndMoeTruth() throws Exception {
+        ServiceSynth.Truth truth = DemoCommand.serviceSample(dir, 40, new PrintStream(new ByteArrayOutputStream()));
+        ServiceAnalyzer analyzer = new ServiceAnalyzer("demo", "sample", DemoCommand.serviceConfig());
+        Map<String, EpBalanceRecord> ep = new TreeMap<>();
+        Map<String, MoeRecord> moe = new TreeMap<>();
+        List<Anomaly> anomalies = new ArrayList<>();
+        ServiceSink sink = new ServiceSink() {
+            @Override
+            public void request(RequestRecord r) {}
+
+            @Override
+            public void batch(BatchRecord r) {}
+
+            @Override
+            public void forward(ForwardRecord r) {}
+
+            @Override
+            public void kvCache(KvCacheRecord r) {}
+
+            @Override
+            public void requestStates(RequestStateRecord r) {}
+
+            @Override
+            public void pd(PdRecord r) {}
+
+            @Override
+            public void coordinator(CoordinatorRecord r) {}
+
+            @Override
+            public void epBalance(EpBalanceRecord r) {
+                ep.put(r.layer() + "/" + r.rank(), r); // the latest record per cell, as the dashboard keeps
+            }
+
+            @Override
+            public void moe(MoeRecord r) {
+                moe.put(r.op() + "/" + r.rank(), r);
+            }
+
+            @Override
+            public void anomaly(Anomaly a) {
+                anomalies.add(a);
+            }
+        };
+        ServiceReaders.read(dir, e -> analyzer.accept(e, sink), p -> {
+            throw new AssertionError(p.toString());
+        });
+        analyzer.finish(sink);
+        assertThat(anomalies).isEmpty();
+
+        assertThat(ep).hasSize(truth.ep().size());
+        for (ServiceSynth.EpCell c : truth.ep()) {
+            EpBalanceRecord r = ep.get(c.layer() + "/" + c.rank());
+            assertThat(new long[] {r.moeLayers(), r.count(), r.totalNs()})
+                    .as("layer %d rank %d", c.layer(), c.rank())
+                    .containsExactly(DemoCommand.SERVICE_MOE_LAYERS, c.count(), c.totalNs());
+        }
+        assertThat(moe).hasSize(truth.moe().size());
+        for (ServiceSynth.MoeCell c : truth.moe()) {
+            MoeRecord r = moe.get(c.op() + "/" + c.rank());
+            assertThat(new long[] {r.count(), r.slowestCount(), r.alignedCalls()})
+                    .as("%s rank %d", c.op(), c.rank())
+                    .containsExactly(c.count(), c.slowestCount(), c.alignedCalls());
+        }
+        // the last EP rank (3) is the slow one: slowest in every aligned combine
+        MoeRecord slow = moe.get("combine/3");
+        assertThat(slow.slowestCount()).isEqualTo(slow.alignedCalls()).isEqualTo(slow.count());
+        assertThat(slow.alignedCalls()).isEqualTo(truth.forwards() * DemoCommand.SERVICE_MOE_LAYERS);
+    }
+}
