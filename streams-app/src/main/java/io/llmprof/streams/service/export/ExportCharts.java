@@ -42,20 +42,31 @@ final class ExportCharts {
      */
     static void epBalance(Path png, List<String> ranks, double[][] meanMs) throws IOException {
         int layers = meanMs.length;
+        double peak = 0;
+        for (double[] row : meanMs) {
+            for (double v : row) {
+                if (Double.isFinite(v)) {
+                    peak = Math.max(peak, Math.abs(v));
+                }
+            }
+        }
+        Unit unit = Unit.of(peak);
         int width = clamp(240 + 48 * ranks.size(), 640, 2400);
         int height = clamp(200 + 16 * layers, 480, 2400);
         HeatMapChart chart = new HeatMapChartBuilder()
                 .width(width)
                 .height(height)
-                .title("GroupedMatmul mean time (ms) per MoE layer and EP rank")
+                .title("GroupedMatmul mean time (" + unit.label + ") per MoE layer and EP rank")
                 .xAxisTitle("EP rank")
                 .yAxisTitle("MoE layer")
                 .build();
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setPlotContentSize(1.0);
-        chart.getStyler().setShowValue(ranks.size() * layers <= 256);
-        chart.getStyler().setHeatMapValueDecimalPattern("0.000");
-        chart.getStyler().setDecimalPattern("0.000");
+        // values in the cells only while they fit (about 6 characters per 48-pixel column)
+        chart.getStyler().setShowValue(ranks.size() <= 16 && layers <= 64);
+        chart.getStyler().setHeatMapValueDecimalPattern("0.0#");
+        chart.getStyler().setDecimalPattern("0.0#");
+        chart.getStyler().setYAxisDecimalPattern("0");
         chart.getStyler().setRangeColors(new Color[] {new Color(0x30123b), new Color(0x28bbec), new Color(0xfbb938)});
         List<Integer> ys = new ArrayList<>();
         for (int l = 0; l < layers; l++) {
@@ -66,7 +77,7 @@ final class ExportCharts {
         double max = Double.NEGATIVE_INFINITY;
         for (int l = 0; l < layers; l++) {
             for (int c = 0; c < ranks.size(); c++) {
-                double v = meanMs[l][c];
+                double v = meanMs[l][c] * unit.perMs;
                 if (Double.isFinite(v)) {
                     heat.add(new Number[] {c, l, v});
                     min = Math.min(min, v);
@@ -78,9 +89,12 @@ final class ExportCharts {
             throw new IllegalArgumentException("no EP balance values to draw");
         }
         // a flat map (one value everywhere) still needs a range to colour
-        chart.getStyler().setMin(min);
-        chart.getStyler().setMax(max > min ? max : min + Math.max(Math.abs(min) * 1e-3, 1e-9));
-        chart.addSeries("mean ms", ranks, ys, heat);
+        // the colour scale's ends are printed in the legend: round them outwards to 2 decimals
+        double lo = Math.floor(min * 100) / 100;
+        double hi = Math.ceil(max * 100) / 100;
+        chart.getStyler().setMin(lo);
+        chart.getStyler().setMax(hi > lo ? hi : lo + 0.01);
+        chart.addSeries("mean " + unit.label, ranks, ys, heat);
         write(png, BitmapEncoder.getBufferedImage(chart));
     }
 
@@ -107,11 +121,17 @@ final class ExportCharts {
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideS);
         // Rank names are drawn as text under each pair of boxes: XChart's custom tick-label function can loop
         // forever in its label-uniqueness search, so the numeric x axis keeps its ticks hidden.
+        double peak = 0;
+        for (MoeBox b : boxes) {
+            peak = Math.max(peak, Math.abs(b.p97_5Ms()));
+        }
+        Unit unit = Unit.of(peak);
+        chart.setYAxisTitle("duration (" + unit.label + ")");
         double lo = Double.POSITIVE_INFINITY;
         double hi = Double.NEGATIVE_INFINITY;
         for (MoeBox b : boxes) {
-            lo = Math.min(lo, b.p2_5Ms());
-            hi = Math.max(hi, b.p97_5Ms());
+            lo = Math.min(lo, b.p2_5Ms() * unit.perMs);
+            hi = Math.max(hi, b.p97_5Ms() * unit.perMs);
         }
         double pad = hi > lo ? (hi - lo) * 0.12 : Math.max(Math.abs(hi) * 0.1, 1e-6);
         double yMin = lo - pad;
@@ -120,7 +140,7 @@ final class ExportCharts {
         chart.getStyler().setYAxisMin(yMin);
         chart.getStyler().setYAxisMax(hi + pad * 0.5);
         chart.getStyler().setXAxisTicksVisible(false);
-        chart.getStyler().setYAxisDecimalPattern("0.000");
+        chart.getStyler().setYAxisDecimalPattern("0.0##");
         for (int i = 0; i < ranks.size(); i++) {
             chart.addAnnotation(new AnnotationText(ranks.get(i), i, yMin + pad * 0.4, false));
         }
@@ -134,12 +154,13 @@ final class ExportCharts {
             Color color = dispatch ? DISPATCH : COMBINE;
             boolean first = named.putIfAbsent(b.op(), true) == null;
             String boxName = first ? legend.get(b.op()) : "box " + n;
-            XYSeries box = chart.addSeries(boxName, new double[] {x - w, x + w, x + w, x - w, x - w}, new double[] {
-                b.p2_5Ms(), b.p2_5Ms(), b.p97_5Ms(), b.p97_5Ms(), b.p2_5Ms()
-            });
+            double p2 = b.p2_5Ms() * unit.perMs;
+            double p97 = b.p97_5Ms() * unit.perMs;
+            double p50 = b.p50Ms() * unit.perMs;
+            XYSeries box = chart.addSeries(
+                    boxName, new double[] {x - w, x + w, x + w, x - w, x - w}, new double[] {p2, p2, p97, p97, p2});
             style(box, color, 2f, first);
-            XYSeries median =
-                    chart.addSeries("p50 " + n, new double[] {x - w, x + w}, new double[] {b.p50Ms(), b.p50Ms()});
+            XYSeries median = chart.addSeries("p50 " + n, new double[] {x - w, x + w}, new double[] {p50, p50});
             style(median, color, 4f, false);
             n++;
         }
@@ -170,6 +191,13 @@ final class ExportCharts {
                         b.slowestShare() * 100,
                         b.aligned())));
         return out;
+    }
+
+    /** The display unit of a chart: ms, or µs when its largest value is under 1 ms. */
+    private record Unit(String label, double perMs) {
+        static Unit of(double peakMs) {
+            return peakMs < 1.0 ? new Unit("µs", 1000.0) : new Unit("ms", 1.0);
+        }
     }
 
     private static void style(XYSeries s, Color color, float width, boolean inLegend) {
