@@ -7,6 +7,7 @@ import io.llmprof.agent.service.ServiceShipper;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
@@ -39,26 +40,8 @@ public final class IngestCommand implements Callable<Integer> {
             description = "Largest request body; larger ones get 413 (default: ${DEFAULT-VALUE}).")
     long maxBodyBytes;
 
-    @Option(
-            names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
-    String bootstrapServers;
-
-    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
-    int partitions;
-
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of created topics (default: 1).")
-    short replicationFactor;
-
-    @Option(
-            names = "--batch-size",
-            defaultValue = "1000",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
-    int batchSize;
+    @Mixin
+    KafkaOptions kafka = new KafkaOptions();
 
     public IngestCommand() {}
 
@@ -69,9 +52,10 @@ public final class IngestCommand implements Callable<Integer> {
                         ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
                         : parent.meterRegistry());
         CountDownLatch stopped = new CountDownLatch(1);
-        try (TraceProducer producer = TraceProducer.connect(bootstrapServers, partitions, replicationFactor, meters);
+        try (TraceProducer producer = TraceProducer.connect(
+                        kafka.bootstrapServers, kafka.partitions, kafka.replicationFactor, meters);
                 ServiceIngestServer server = new ServiceIngestServer(
-                                new ServiceShipper(producer, meters, batchSize),
+                                new ServiceShipper(producer, meters, kafka.batchSize),
                                 meters,
                                 new ServiceIngestServer.Options(host, port, maxBodyBytes))
                         .start()) {

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
@@ -41,26 +42,8 @@ public final class ServiceCommand implements Callable<Integer> {
             description = "Serving instance (default: the databases' meta hostname[-dp<rank>], else the file stem).")
     String instance;
 
-    @Option(
-            names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
-    String bootstrapServers;
-
-    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
-    int partitions;
-
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of created topics (default: 1).")
-    short replicationFactor;
-
-    @Option(
-            names = "--batch-size",
-            defaultValue = "1000",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
-    int batchSize;
+    @Mixin
+    KafkaOptions kafka = new KafkaOptions();
 
     public ServiceCommand() {}
 
@@ -74,8 +57,9 @@ public final class ServiceCommand implements Callable<Integer> {
                         : parent.meterRegistry());
         long t0 = System.nanoTime();
         ServiceShipper.Result r;
-        try (TraceProducer producer = TraceProducer.connect(bootstrapServers, partitions, replicationFactor, meters)) {
-            r = new ServiceShipper(producer, meters, batchSize).shipFile(input, j, i);
+        try (TraceProducer producer =
+                TraceProducer.connect(kafka.bootstrapServers, kafka.partitions, kafka.replicationFactor, meters)) {
+            r = new ServiceShipper(producer, meters, kafka.batchSize).shipFile(input, j, i);
         }
         double s = (System.nanoTime() - t0) / 1e9;
         PrintWriter out = spec.commandLine().getOut();

@@ -76,13 +76,13 @@ class AgentCommandTest {
         assertThat(service.input).isEqualTo(Path.of("run"));
         assertThat(service.job).isNull(); // the input directory's name, at run time
         assertThat(service.instance).isEqualTo("node-7");
-        assertThat(service.batchSize).isEqualTo(200);
-        assertThat(service.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(service.kafka.batchSize).isEqualTo(200);
+        assertThat(service.kafka.bootstrapServers).isEqualTo("localhost:9092");
         parsed = cli().parseArgs("ingest", "--port", "0", "--max-body-bytes", "1024");
         IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
         assertThat(ingest.port).isZero();
         assertThat(ingest.maxBodyBytes).isEqualTo(1024);
-        assertThat(ingest.batchSize).isEqualTo(1000);
+        assertThat(ingest.kafka.batchSize).isEqualTo(1000);
         assertThat(cli().execute("service")).isEqualTo(2);
         assertThat(err.toString()).contains("--input");
     }

@@ -1,0 +1,27 @@
+package io.llmprof.agent.cli;
+
+import picocli.CommandLine.Option;
+
+/** Kafka options of the commands that ship service events (`agent service`, `agent ingest`). */
+final class KafkaOptions {
+    @Option(
+            names = "--bootstrap-servers",
+            defaultValue = "localhost:9092",
+            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+    String bootstrapServers;
+
+    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
+    int partitions;
+
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "1",
+            description = "Replication factor of created topics (default: 1).")
+    short replicationFactor;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "1000",
+            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+    int batchSize;
+}
