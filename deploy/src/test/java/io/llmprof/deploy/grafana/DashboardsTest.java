@@ -273,6 +273,19 @@ class DashboardsTest {
                         "x: label rank is on none of [llmprof_layer_wall_seconds_count, llmprof_nope]");
     }
 
+    @Test
+    void provisioningLoadsTheDashboardsFolderFromFilesAndDefinesAPrometheusDatasource() throws IOException {
+        // Line checks: the project has no YAML parser, and these files are short.
+        List<String> dashboards =
+                Files.readAllLines(DASHBOARDS.resolveSibling(Path.of("provisioning", "dashboards", "llmprof.yml")));
+        List<String> datasources =
+                Files.readAllLines(DASHBOARDS.resolveSibling(Path.of("provisioning", "datasources", "llmprof.yml")));
+
+        assertThat(dashboards)
+                .contains("apiVersion: 1", "    type: file", "      path: /var/lib/grafana/dashboards/llmprof");
+        assertThat(datasources).contains("apiVersion: 1", "    type: prometheus", "    access: proxy");
+    }
+
     private static void check(
             String where,
             String expr,
