@@ -24,7 +24,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -81,6 +83,7 @@ class DashboardsTest {
             "quantile",
             "limitk",
             "limit_ratio");
+    private static final Set<String> RATE_FUNCTIONS = Set.of("rate", "irate", "increase");
     private static final Set<String> GROUPING = Set.of("by", "without", "on", "ignoring", "group_left", "group_right");
     private static final Pattern MATCHER_LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!~|!=|=)");
     private static final Pattern NUMBER = Pattern.compile("\\d*\\.?\\d+(?:[eE][+-]?\\d+)?[a-zA-Z]*");
@@ -204,7 +207,7 @@ class DashboardsTest {
                     continue;
                 }
                 String where = uid + " variable " + v.path("name").asText();
-                check(where, m.group(1), Set.of(m.group(2)), variables, problems, used);
+                check(where, m.group(1), true, Set.of(m.group(2)), variables, problems, used);
             }
             for (JsonNode p : panels(b)) {
                 for (JsonNode t : p.path("targets")) {
@@ -215,7 +218,7 @@ class DashboardsTest {
                     while (m.find()) {
                         legend.add(m.group(1));
                     }
-                    check(where, t.path("expr").asText(), legend, variables, problems, used);
+                    check(where, t.path("expr").asText(), false, legend, variables, problems, used);
                 }
             }
         }
@@ -252,25 +255,32 @@ class DashboardsTest {
                 + "[$__rate_interval]))) / on (job) group_left bar_total offset 5m > 1e-3");
 
         assertThat(q.metrics()).containsExactly("foo_bucket", "bar_total");
+        assertThat(q.functions()).containsExactly("rate", "");
         assertThat(q.labels()).containsExactlyInAnyOrder("le", "job", "a");
         assertThat(q.variables()).containsExactly("job", "__rate_interval");
     }
 
     @Test
-    void theCheckRejectsAnUnknownMetricAndALabelTheMetricDoesNotCarry() {
+    void theCheckRejectsUnknownMetricsForeignLabelsAndRatesOfTheWrongType() {
         List<String> problems = new ArrayList<>();
         check(
                 "x",
-                "sum by (rank) (llmprof_layer_wall_seconds_count{layer_type=\"mlp\"}) + llmprof_nope",
+                "sum by (layer) (rate(llmprof_layer_wall_seconds_count{layer_type=\"mlp\"}[5m])) + llmprof_nope"
+                        + " + rate(llmprof_host_straggler[5m]) + llmprof_passes_closed_total",
+                false,
                 Set.of(),
                 Set.of(),
                 problems,
                 new TreeSet<>());
-        // llmprof_layer_wall_seconds has only layer_type (and the target's job and instance): rank is wrong.
+        // The layer count is fine (a histogram's counter, in rate); layer is a label of none of the four (layer_type,
+        // job, rank, complete are); the straggler flag is a gauge, the closed-pass counter is shown raw.
         assertThat(problems)
                 .containsExactlyInAnyOrder(
                         "x: metric llmprof_nope is not exposed by llmprof",
-                        "x: label rank is on none of [llmprof_layer_wall_seconds_count, llmprof_nope]");
+                        "x: llmprof_host_straggler is not a counter but inside rate/irate/increase",
+                        "x: llmprof_passes_closed_total is a counter, not in rate/irate/increase",
+                        "x: label layer is on none of [llmprof_layer_wall_seconds_count, llmprof_nope,"
+                                + " llmprof_host_straggler, llmprof_passes_closed_total]");
     }
 
     @Test
@@ -286,9 +296,11 @@ class DashboardsTest {
         assertThat(datasources).contains("apiVersion: 1", "    type: prometheus", "    access: proxy");
     }
 
+    /** {@code selectorOnly}: a variable's series selector, where no rate applies. */
     private static void check(
             String where,
             String expr,
+            boolean selectorOnly,
             Set<String> extraLabels,
             Set<String> variables,
             List<String> problems,
@@ -298,7 +310,8 @@ class DashboardsTest {
             problems.add(where + ": no metric in " + expr);
         }
         Set<String> labelsOnMetrics = new TreeSet<>(TARGET_LABELS);
-        for (String metric : q.metrics()) {
+        for (int m = 0; m < q.metrics().size(); m++) {
+            String metric = q.metrics().get(m);
             used.add(metric);
             Set<String> labels = EXPOSED.get(metric);
             if (labels == null) {
@@ -306,11 +319,15 @@ class DashboardsTest {
                 continue;
             }
             labelsOnMetrics.addAll(labels);
-            if (metric.endsWith("_bucket")) {
-                String family = metric.substring(0, metric.length() - "_bucket".length());
-                if (!"histogram".equals(TYPES.get(family))) {
-                    problems.add(where + ": " + metric + " is not the bucket of a histogram");
-                }
+            if (metric.endsWith("_bucket") && !histogramPart(metric)) {
+                problems.add(where + ": " + metric + " is not the bucket of a histogram");
+            }
+            // rate/increase need a counter (or a histogram's counters); a raw counter is meaningless on a graph.
+            boolean rated = RATE_FUNCTIONS.contains(q.functions().get(m));
+            boolean counting = "counter".equals(TYPES.get(metric)) || histogramPart(metric);
+            if (!selectorOnly && rated != counting) {
+                problems.add(where + ": " + metric
+                        + (rated ? " is not a counter but inside " : " is a counter, not in ") + "rate/irate/increase");
             }
         }
         Set<String> labels = new TreeSet<>(q.labels());
@@ -327,8 +344,11 @@ class DashboardsTest {
         }
     }
 
-    /** Metric names (in order of appearance), label names and Grafana variables of one PromQL expression. */
-    record Query(List<String> metrics, Set<String> labels, List<String> variables) {}
+    /**
+     * Metric names (in order of appearance), the function call each one is directly inside ({@code ""} for none or
+     * plain parentheses), label names and Grafana variables of one PromQL expression.
+     */
+    record Query(List<String> metrics, List<String> functions, Set<String> labels, List<String> variables) {}
 
     /**
      * A small PromQL scanner: strings, label matchers ({@code {...}}) and ranges ({@code [...]}) are skipped (their
@@ -338,6 +358,9 @@ class DashboardsTest {
      */
     static Query tokenize(String expr) {
         List<String> metrics = new ArrayList<>();
+        List<String> functions = new ArrayList<>();
+        Deque<String> calls = new ArrayDeque<>();
+        String pendingCall = "";
         Set<String> labels = new LinkedHashSet<>();
         List<String> variables = new ArrayList<>();
         Matcher vars = VARIABLE_REF.matcher(expr);
@@ -388,14 +411,34 @@ class DashboardsTest {
                         }
                     }
                     i = end + 1;
-                } else if (!call && !KEYWORDS.contains(word)) {
+                } else if (call) {
+                    pendingCall = word;
+                } else if (!KEYWORDS.contains(word)) {
                     metrics.add(word);
+                    functions.add(calls.isEmpty() ? "" : calls.peek());
                 }
             } else {
+                if (c == '(') {
+                    calls.push(pendingCall);
+                    pendingCall = "";
+                } else if (c == ')' && !calls.isEmpty()) {
+                    calls.pop();
+                }
                 i++;
             }
         }
-        return new Query(metrics, labels, variables);
+        return new Query(metrics, functions, labels, variables);
+    }
+
+    /** {@code x_bucket}, {@code x_sum} or {@code x_count} of a histogram family {@code x}. */
+    private static boolean histogramPart(String metric) {
+        for (String suffix : List.of("_bucket", "_sum", "_count")) {
+            if (metric.endsWith(suffix)
+                    && "histogram".equals(TYPES.get(metric.substring(0, metric.length() - suffix.length())))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static int skipString(String s, int start) {
