@@ -35,6 +35,15 @@ import java.util.SplittableRandom;
  * there is one slowest rank); GroupedMatmul 0.5-0.7q, x1.3 on the slow rank; combine like dispatch below 0.6q, the
  * slow rank above every other rank's. The MoE events come from their own random stream, so the other events are the
  * same bytes as without them.
+ *
+ * <p>With {@link Spec#kvBlocks()} N > 0, every DP rank has a KV cache of N blocks of {@value #KV_BLOCK_TOKENS}
+ * tokens and reports it in domain {@code KVCache} (tid {@code kv}, the request's rid, metric {@code deviceKvCache} =
+ * free blocks after the change, label {@code totalBlocks} = N): per request an {@code Allocate} of ceil(input / 16)
+ * blocks j * 100 ns after its prefill's end (j: its place in the wave), an {@code AppendSlot} of one block j * 100 ns
+ * after the end of the step that generated its 16th, 32nd, ... token, and a {@code Free} of all its blocks 500 ns
+ * before its {@code httpRes} (so the request is still open when the engine reads it). A wave never needs more than
+ * {@value #MIN_KV_BLOCKS} blocks, the least N allowed. No randomness: the other events are the same bytes as
+ * without them.
  */
 public final class ServiceSynth {
     /** Requests per wave (one prefill batch). */
@@ -48,6 +57,15 @@ public final class ServiceSynth {
     /** Most EP ranks ({@code --ep-ranks}), the engine's rank bound. */
     public static final int MAX_EP_RANKS = 1024;
 
+    /** Tokens per KV block. */
+    public static final int KV_BLOCK_TOKENS = 16;
+
+    /**
+     * Least {@code --kv-blocks}: a full wave of the longest requests (512 input tokens: 32 blocks, 32 output tokens:
+     * 2 AppendSlots) fits, so free blocks never go below 0.
+     */
+    public static final int MIN_KV_BLOCKS = WAVE * (512 / KV_BLOCK_TOKENS + 32 / KV_BLOCK_TOKENS);
+
     private ServiceSynth() {}
 
     /**
@@ -59,8 +77,9 @@ public final class ServiceSynth {
      * @param moeLayers MoE layers per forward (0: no EP/MoE events), at most {@value #MAX_MOE_LAYERS}
      * @param epRanks EP ranks (labels {@code rank} 0..epRanks-1), 1 to {@value #MAX_EP_RANKS}
      * @param slowRank the EP rank whose GroupedMatmul is 1.3x longer and whose combine is always the slowest; -1 none
+     * @param kvBlocks KV blocks per DP rank (0: no KVCache events), else at least {@value #MIN_KV_BLOCKS}
      */
-    public record Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank) {
+    public record Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank, int kvBlocks) {
         public Spec {
             if (requests < 0 || dpRanks < 1) {
                 throw new IllegalArgumentException("requests " + requests + ", dpRanks " + dpRanks);
@@ -74,16 +93,30 @@ public final class ServiceSynth {
             if (slowRank < -1 || slowRank >= epRanks) {
                 throw new IllegalArgumentException("slowRank " + slowRank + " outside -1.." + (epRanks - 1));
             }
+            if (kvBlocks != 0 && kvBlocks < MIN_KV_BLOCKS) {
+                throw new IllegalArgumentException(
+                        "kvBlocks " + kvBlocks + " is neither 0 nor at least " + MIN_KV_BLOCKS);
+            }
+        }
+
+        /** No KVCache events. */
+        public Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank) {
+            this(requests, dpRanks, seed, moeLayers, epRanks, slowRank, 0);
         }
 
         /** No EP/MoE events (4 EP ranks, the last slow, if {@link #withMoe} turns them on). */
         public Spec(long requests, int dpRanks, long seed) {
-            this(requests, dpRanks, seed, 0, 4, 3);
+            this(requests, dpRanks, seed, 0, 4, 3, 0);
         }
 
         /** The same run with {@code moeLayers} MoE layers on {@code epRanks} EP ranks, the last one slow. */
         public Spec withMoe(int moeLayers, int epRanks) {
-            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, epRanks - 1);
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, epRanks - 1, kvBlocks);
+        }
+
+        /** The same run with a KV cache of {@code kvBlocks} blocks per DP rank (0: none). */
+        public Spec withKvBlocks(int kvBlocks) {
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, slowRank, kvBlocks);
         }
     }
 
@@ -106,6 +139,9 @@ public final class ServiceSynth {
      * @param slowRank the slow EP rank (-1: none)
      * @param ep GroupedMatmul per (layer, rank), layers then ranks in numeric order
      * @param moe MoE calls per (op, rank): dispatch ranks first, then combine
+     * @param kvBlocks KV blocks per DP rank (null without KVCache events, as {@code kv}: truth.json then stays as
+     *     before)
+     * @param kv the KV cache of every DP rank, in rank order
      */
     public record Truth(
             long requests,
@@ -123,7 +159,30 @@ public final class ServiceSynth {
             Integer epRanks,
             Integer slowRank,
             List<EpCell> ep,
-            List<MoeCell> moe) {}
+            List<MoeCell> moe,
+            Integer kvBlocks,
+            List<KvRank> kv) {}
+
+    /**
+     * The KV cache of one DP rank: what the {@code KvCacheRecord}s of that dp rank must report. Every request's blocks
+     * are freed by its end, so the last record has {@code usedBlocks} 0 and {@code finalFreeBlocks} = the total.
+     *
+     * @param dpRank DP rank
+     * @param events KVCache events (one record each)
+     * @param allocations Allocate events (the last record's {@code allocations})
+     * @param appendSlots AppendSlot events
+     * @param frees Free events (the last record's {@code frees})
+     * @param peakUsedBlocks the most blocks in use after any event
+     * @param finalFreeBlocks free blocks after the last event
+     */
+    public record KvRank(
+            int dpRank,
+            long events,
+            long allocations,
+            long appendSlots,
+            long frees,
+            long peakUsedBlocks,
+            long finalFreeBlocks) {}
 
     /**
      * GroupedMatmul calls of one (MoE layer, EP rank): what {@code EpBalanceRecord} must report.
@@ -213,6 +272,8 @@ public final class ServiceSynth {
         final long[] moeTotal;
         final long[] moeSlowest;
         final long[] moeAligned = new long[2];
+        /** Per DP rank: KVCache events, allocations, appendSlots, frees, peak used blocks, free blocks now. */
+        final long[][] kv;
 
         Acc(Spec spec) {
             int cells = spec.moeLayers() * spec.epRanks();
@@ -221,6 +282,7 @@ public final class ServiceSynth {
             moeCount = new long[2 * spec.epRanks()];
             moeTotal = new long[2 * spec.epRanks()];
             moeSlowest = new long[2 * spec.epRanks()];
+            kv = new long[spec.kvBlocks() > 0 ? spec.dpRanks() : 0][];
         }
 
         void saw(ServiceEvent e) {
@@ -254,6 +316,14 @@ public final class ServiceSynth {
                     }
                 }
             }
+            List<KvRank> kvRanks = null;
+            if (spec.kvBlocks() > 0) {
+                kvRanks = new ArrayList<>();
+                for (int r = 0; r < spec.dpRanks(); r++) {
+                    long[] k = kv[r] == null ? new long[] {0, 0, 0, 0, 0, spec.kvBlocks()} : kv[r];
+                    kvRanks.add(new KvRank(r, k[0], k[1], k[2], k[3], k[4], k[5]));
+                }
+            }
             boolean on = spec.moeLayers() > 0;
             return new Truth(
                     spec.requests(),
@@ -271,7 +341,9 @@ public final class ServiceSynth {
                     on ? spec.epRanks() : null,
                     on ? spec.slowRank() : null,
                     ep,
-                    moe);
+                    moe,
+                    spec.kvBlocks() > 0 ? spec.kvBlocks() : null,
+                    kvRanks);
         }
     }
 
@@ -288,6 +360,8 @@ public final class ServiceSynth {
         int at;
         /** The MoE events of the latest forward, generated one op of all EP ranks at a time; null without MoE. */
         final Moe moe;
+        /** This rank's KV truth (events, allocations, appendSlots, frees, peak used, free); null without KV events. */
+        final long[] kv;
 
         Rank(Spec spec, int rank, Acc acc) {
             this.spec = spec;
@@ -297,6 +371,12 @@ public final class ServiceSynth {
             this.random = new SplittableRandom(spec.seed() * 1_000_003L + rank);
             this.nextRequest = rank;
             this.moe = spec.moeLayers() > 0 ? new Moe() : null;
+            if (spec.kvBlocks() > 0) {
+                kv = new long[] {0, 0, 0, 0, 0, spec.kvBlocks()};
+                acc.kv[rank] = kv;
+            } else {
+                kv = null;
+            }
             ServiceEvent meta = new ServiceEvent(
                     "Meta",
                     "dpRankId",
@@ -459,6 +539,7 @@ public final class ServiceSynth {
             at = 0;
             List<String> rids = new ArrayList<>();
             List<Long> outs = new ArrayList<>();
+            List<Long> ins = new ArrayList<>();
             long t = cursor;
             while (rids.size() < WAVE && nextRequest < spec.requests()) {
                 String rid = Long.toString(nextRequest);
@@ -475,6 +556,7 @@ public final class ServiceSynth {
                 acc.wait -= arrival + 6 * US;
                 rids.add(rid);
                 outs.add(out);
+                ins.add(in);
             }
             long sched = t + WAVE * 10 * US + 10 * US;
             List<RequestRef> prefill = new ArrayList<>();
@@ -494,9 +576,16 @@ public final class ServiceSynth {
             wave.add(ev("ModelExecute", "modelExec", prefillStart, 200 * US, prefill, Map.of()));
             acc.forwards++;
             acc.ttft += prefillEnd * rids.size();
+            long[] blocks = new long[rids.size()];
+            if (kv != null) {
+                for (int j = 0; j < rids.size(); j++) {
+                    blocks[j] = (ins.get(j) + KV_BLOCK_TOKENS - 1) / KV_BLOCK_TOKENS;
+                    kv(rids.get(j), "Allocate", prefillEnd + j * 100L, blocks[j]);
+                }
+            }
             long maxOut = outs.stream().mapToLong(Long::longValue).max().orElse(1);
             long stepStart = prefillEnd + 30 * US;
-            finish(rids, outs, 1, prefillEnd);
+            finish(rids, outs, blocks, 1, prefillEnd);
             for (long s = 1; s < maxOut; s++) {
                 List<RequestRef> refs = new ArrayList<>();
                 for (int j = 0; j < rids.size(); j++) {
@@ -508,7 +597,16 @@ public final class ServiceSynth {
                 wave.add(ev("ModelExecute", "modelExec", stepStart + 20 * US, 50 * US, refs, Map.of()));
                 acc.batches++;
                 acc.forwards++;
-                finish(rids, outs, s + 1, stepStart + 70 * US);
+                if (kv != null && (s + 1) % KV_BLOCK_TOKENS == 0) {
+                    // the step made token s + 1 of every request it ran: one more block each
+                    for (int j = 0; j < rids.size(); j++) {
+                        if (outs.get(j) > s) {
+                            blocks[j]++;
+                            kv(rids.get(j), "AppendSlot", stepStart + 70 * US + j * 100L, 1);
+                        }
+                    }
+                }
+                finish(rids, outs, blocks, s + 1, stepStart + 70 * US);
                 stepStart += 100 * US;
             }
             cursor = stepStart + 100 * US;
@@ -516,15 +614,46 @@ public final class ServiceSynth {
         }
 
         /** httpRes for the requests whose last step (o - 1 decode steps) ended at {@code stepEnd}. */
-        private void finish(List<String> rids, List<Long> outs, long outputDone, long stepEnd) {
+        private void finish(List<String> rids, List<Long> outs, long[] blocks, long outputDone, long stepEnd) {
             for (int j = 0; j < rids.size(); j++) {
                 if (outs.get(j) == outputDone) {
                     long start = stepEnd + (5 + j) * US;
+                    if (kv != null) {
+                        kv(rids.get(j), "Free", start - 500, -blocks[j]);
+                    }
                     wave.add(ev("Request", "httpRes", start, 2 * US, one(rids.get(j)), Map.of("replyTokenSize", (double)
                             outputDone)));
                     acc.e2e += start + 2 * US;
                 }
             }
+        }
+
+        /**
+         * A KVCache event of {@code rid} taking {@code blocks} more blocks (negative: giving them back), with the free
+         * and total blocks after it. Called in time order within a wave, so the running free count is the truth.
+         */
+        private void kv(String rid, String name, long startNs, long blocks) {
+            kv[5] -= blocks;
+            kv[0]++;
+            switch (name) {
+                case "Allocate" -> kv[1]++;
+                case "AppendSlot" -> kv[2]++;
+                default -> kv[3]++;
+            }
+            kv[4] = Math.max(kv[4], spec.kvBlocks() - kv[5]);
+            // one metric and one label (the engine reads a label as a number too): Map.copyOf's order of two entries
+            // would differ between JVM runs
+            wave.add(new ServiceEvent(
+                    "KVCache",
+                    name,
+                    startNs,
+                    null,
+                    pid,
+                    "kv",
+                    one(rid),
+                    Map.of("deviceKvCache", (double) kv[5]),
+                    null,
+                    Map.of("totalBlocks", Integer.toString(spec.kvBlocks()))));
         }
 
         private static List<RequestRef> one(String rid) {

@@ -22,7 +22,9 @@ import picocli.CommandLine.Spec;
             "httpRes) into directory --out: ms_service_<pid>.db per DP rank (slice or mstx layout) or events.jsonl,",
             "and truth.json (requests, events, batches, forwards, token and latency sums). With --moe-layers, every",
             "forward also runs MoeDistributeDispatch, GroupedMatmul and MoeDistributeCombine per MoE layer on every",
-            "EP rank, and truth.json gains the EP-balance and MoE answers. Streamed: any size in bounded memory.",
+            "EP rank, and truth.json gains the EP-balance and MoE answers. With --kv-blocks, every DP rank reports",
+            "its KV cache (KVCache Allocate / AppendSlot / Free per request) and truth.json gains its answers.",
+            "Streamed: any size in bounded memory.",
             "Same options, same bytes. See docs/service-events.md."
         })
 public final class SynthServiceCommand implements Callable<Integer> {
@@ -66,6 +68,14 @@ public final class SynthServiceCommand implements Callable<Integer> {
             description = "EP rank with 1.3x GroupedMatmul and the slowest combine; -1: none. Default: the last rank.")
     Integer slowRank;
 
+    @Option(
+            names = "--kv-blocks",
+            defaultValue = "0",
+            description = "KV-cache blocks (16 tokens) per DP rank (0: no KVCache events; else at least "
+                    + ServiceSynth.MIN_KV_BLOCKS
+                    + "). Default: ${DEFAULT-VALUE}.")
+    int kvBlocks;
+
     public SynthServiceCommand() {}
 
     @Override
@@ -82,19 +92,20 @@ public final class SynthServiceCommand implements Callable<Integer> {
         int slow = slowRank == null ? epRanks - 1 : slowRank;
         ServiceSynth.Spec s;
         try {
-            s = new ServiceSynth.Spec(requests, dpRanks, seed, moeLayers, epRanks, slow);
+            s = new ServiceSynth.Spec(requests, dpRanks, seed, moeLayers, epRanks, slow, kvBlocks);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(
                     spec.commandLine(),
                     "--moe-layers must be 0-" + ServiceSynth.MAX_MOE_LAYERS + ", --ep-ranks 1-"
-                            + ServiceSynth.MAX_EP_RANKS + ", --slow-rank -1 to ep-ranks - 1: " + e.getMessage());
+                            + ServiceSynth.MAX_EP_RANKS + ", --slow-rank -1 to ep-ranks - 1, --kv-blocks 0 or at least "
+                            + ServiceSynth.MIN_KV_BLOCKS + ": " + e.getMessage());
         }
         long t0 = System.nanoTime();
         ServiceSynth.Truth t = ServiceSynth.write(s, f, out);
         PrintWriter w = spec.commandLine().getOut();
         w.printf(
                 Locale.ROOT,
-                "wrote %s (%s): %,d requests, %,d events, %,d forwards%s in %.2f s; truth in %s%n",
+                "wrote %s (%s): %,d requests, %,d events, %,d forwards%s%s in %.2f s; truth in %s%n",
                 out,
                 format,
                 t.requests(),
@@ -108,6 +119,16 @@ public final class SynthServiceCommand implements Callable<Integer> {
                                 moeLayers,
                                 epRanks,
                                 slow),
+                kvBlocks == 0
+                        ? ""
+                        : String.format(
+                                Locale.ROOT,
+                                ", KV cache of %,d blocks per DP rank (peak %,d used)",
+                                kvBlocks,
+                                t.kv().stream()
+                                        .mapToLong(ServiceSynth.KvRank::peakUsedBlocks)
+                                        .max()
+                                        .orElse(0)),
                 (System.nanoTime() - t0) / 1e9,
                 out.resolve("truth.json"));
         w.flush();

@@ -253,4 +253,154 @@ class ServiceSynthTest {
         }
         assertThat(dir.resolve("bad")).doesNotExist();
     }
+
+    /**
+     * KV truth recomputed from the events read back: each KVCache event's rid is an open request of its DP rank (after
+     * its httpReq, before its httpRes); Allocate takes ceil(recvTokenSize / 16) blocks, AppendSlot 1, Free all the
+     * request holds; the free blocks each event reports are the total minus what is held after it.
+     */
+    @ParameterizedTest
+    @EnumSource(Format.class)
+    void kvTruthMatchesTheEventsReadBack(Format format) throws Exception {
+        int total = ServiceSynth.MIN_KV_BLOCKS;
+        ServiceSynth.Spec spec = new ServiceSynth.Spec(37, 3, 7).withMoe(2, 2).withKvBlocks(total);
+        ServiceSynth.Truth t = ServiceSynth.write(spec, format, dir);
+        List<ServiceEvent> events = new ArrayList<>();
+        ServiceReaders.read(dir, events::add, p -> {
+            throw new AssertionError(p.toString());
+        });
+        assertThat(events).hasSize((int) t.events());
+        Map<Long, Integer> rankOfPid = new HashMap<>();
+        Map<String, Long> input = new HashMap<>();
+        Map<String, Long> held = new HashMap<>();
+        java.util.Set<String> open = new java.util.HashSet<>();
+        long[][] k = new long[3][6]; // events, allocations, appendSlots, frees, peak used, free
+        long[] used = new long[3];
+        long appendsExpected = 0;
+        for (ServiceEvent e : events) {
+            String rid = e.requests().isEmpty() ? null : e.requests().get(0).rid();
+            switch (e.name()) {
+                case "dpRankId" -> rankOfPid.put(
+                        e.pid(), e.metrics().get("dpRankId").intValue());
+                case "httpReq" -> {
+                    input.put(rid, e.metrics().get("recvTokenSize").longValue());
+                    open.add(rid);
+                }
+                case "httpRes" -> {
+                    assertThat(held).as("freed before its end").doesNotContainKey(rid);
+                    open.remove(rid);
+                    // one AppendSlot per 16 generated tokens
+                    appendsExpected += e.metrics().get("replyTokenSize").longValue() / 16;
+                }
+                default -> {}
+            }
+            if (!e.domain().equals("KVCache")) {
+                continue;
+            }
+            assertThat(open).as("%s of an open request", e.name()).contains(rid);
+            assertThat(e.tid()).isEqualTo("kv");
+            int r = rankOfPid.get(e.pid());
+            assertThat(r).as("request i runs on DP rank i mod 3").isEqualTo(Integer.parseInt(rid) % 3);
+            long delta;
+            switch (e.name()) {
+                case "Allocate" -> {
+                    assertThat(held).doesNotContainKey(rid);
+                    delta = (input.get(rid) + 15) / 16;
+                    held.put(rid, delta);
+                    k[r][1]++;
+                }
+                case "AppendSlot" -> {
+                    delta = 1;
+                    held.merge(rid, 1L, Long::sum);
+                    k[r][2]++;
+                }
+                case "Free" -> {
+                    delta = -held.remove(rid);
+                    k[r][3]++;
+                }
+                default -> throw new AssertionError(e.name());
+            }
+            k[r][0]++;
+            used[r] += delta;
+            k[r][4] = Math.max(k[r][4], used[r]);
+            long free = number(e, "deviceKvCache");
+            assertThat(free).as("free blocks after %s of %s", e.name(), rid).isEqualTo(total - used[r]);
+            assertThat(number(e, "totalBlocks")).isEqualTo(total);
+            k[r][5] = free;
+        }
+        assertThat(held).isEmpty();
+        List<ServiceSynth.KvRank> kv = new ArrayList<>();
+        for (int r = 0; r < 3; r++) {
+            kv.add(new ServiceSynth.KvRank(r, k[r][0], k[r][1], k[r][2], k[r][3], k[r][4], k[r][5]));
+            // requests 0..36 on rank i mod 3: 13, 12, 12
+            long requests = r == 0 ? 13 : 12;
+            assertThat(new long[] {k[r][1], k[r][3], k[r][5]}).containsExactly(requests, requests, total);
+            assertThat(k[r][4]).as("rank %d peak", r).isPositive().isLessThanOrEqualTo(total);
+        }
+        assertThat(k[0][2] + k[1][2] + k[2][2]).isEqualTo(appendsExpected);
+        assertThat(t.kv()).isEqualTo(kv);
+        assertThat(t.kvBlocks()).isEqualTo(total);
+        assertThat(Json.mapper().readValue(dir.resolve("truth.json").toFile(), ServiceSynth.Truth.class))
+                .isEqualTo(t);
+    }
+
+    /** KV events add no randomness: every other event is the same as without them, and truth.json has no KV fields. */
+    @Test
+    void kvEventsLeaveTheOtherEventsAsTheyWere() throws Exception {
+        ServiceSynth.Truth plain = ServiceSynth.write(new ServiceSynth.Spec(20, 2, 9), Format.JSONL, dir.resolve("a"));
+        ServiceSynth.Truth withKv =
+                ServiceSynth.write(new ServiceSynth.Spec(20, 2, 9).withKvBlocks(300), Format.JSONL, dir.resolve("b"));
+        List<String> a = Files.readAllLines(dir.resolve("a/events.jsonl"));
+        List<String> b = Files.readAllLines(dir.resolve("b/events.jsonl"));
+        assertThat(b.stream().filter(l -> !l.contains("\"tid\":\"kv\"")).toList())
+                .isEqualTo(a);
+        long kvEvents =
+                withKv.kv().stream().mapToLong(ServiceSynth.KvRank::events).sum();
+        assertThat(b.size() - a.size()).isEqualTo(kvEvents);
+        // an Allocate and a Free per request plus the AppendSlots
+        assertThat(kvEvents)
+                .isEqualTo(40
+                        + withKv.kv().stream()
+                                .mapToLong(ServiceSynth.KvRank::appendSlots)
+                                .sum());
+        assertThat(withKv.events() - plain.events()).isEqualTo(kvEvents);
+        assertThat(new long[] {withKv.firstNs(), withKv.lastNs()}).containsExactly(plain.firstNs(), plain.lastNs());
+        assertThat(plain.kv()).isNull();
+        assertThat(Files.readString(dir.resolve("a/truth.json"))).doesNotContain("kv");
+        assertThat(Files.readString(dir.resolve("b/truth.json"))).contains("\"kvBlocks\" : 300");
+    }
+
+    @Test
+    void commandTakesKvBlocksAndRejectsTooFew() throws Exception {
+        assertThat(new CommandLine(new SynthServiceCommand())
+                        .execute(
+                                "--requests",
+                                "10",
+                                "--kv-blocks",
+                                Integer.toString(ServiceSynth.MIN_KV_BLOCKS),
+                                "--out",
+                                dir.resolve("ok").toString()))
+                .isZero();
+        ServiceSynth.Truth t =
+                Json.mapper().readValue(dir.resolve("ok/truth.json").toFile(), ServiceSynth.Truth.class);
+        assertThat(t.kv()).hasSize(1);
+        assertThat(t.kv().get(0).allocations()).isEqualTo(10);
+        for (String bad : new String[] {"-1", Integer.toString(ServiceSynth.MIN_KV_BLOCKS - 1)}) {
+            assertThat(new CommandLine(new SynthServiceCommand())
+                            .execute(
+                                    "--kv-blocks",
+                                    bad,
+                                    "--out",
+                                    dir.resolve("bad").toString()))
+                    .as(bad)
+                    .isEqualTo(2);
+        }
+        assertThat(dir.resolve("bad")).doesNotExist();
+    }
+
+    /** A metric, else a label as a number (the slice and mstx layouts may give either). */
+    private static long number(ServiceEvent e, String key) {
+        Double m = e.metrics().get(key);
+        return m != null ? m.longValue() : (long) Double.parseDouble(e.labels().get(key));
+    }
 }

@@ -52,6 +52,7 @@ class DemoServiceSampleTest {
         assertThat(log.toString(StandardCharsets.UTF_8)).contains("Generated service sample");
         assertThat(first.moeLayers()).isEqualTo(DemoCommand.SERVICE_MOE_LAYERS);
         assertThat(first.ep()).hasSize(DemoCommand.SERVICE_MOE_LAYERS * DemoCommand.SERVICE_EP_RANKS);
+        assertThat(first.kvBlocks()).isEqualTo(DemoCommand.SERVICE_KV_BLOCKS);
 
         log.reset();
         ServiceSynth.Truth again = DemoCommand.serviceSample(dir, 24, out);
@@ -60,15 +61,37 @@ class DemoServiceSampleTest {
     }
 
     @Test
+    void aSampleOfTheMoeDemoWithoutKvEventsIsWrittenAgain() throws Exception {
+        // the marker and sample of the demo before KV events
+        Files.writeString(
+                dir.resolve(".generated-by-synth"),
+                "written by llmprof synth-service for the demo\nrequests=24 dp=2 seed=1 moe=4 ep=4 slow=3\n");
+        ServiceSynth.write(
+                new ServiceSynth.Spec(24, 2, 1).withMoe(4, 4),
+                io.llmprof.agent.service.ServiceFixtures.Format.SLICE,
+                dir);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        ServiceSynth.Truth t = DemoCommand.serviceSample(dir, 24, new PrintStream(log, true, StandardCharsets.UTF_8));
+        assertThat(log.toString(StandardCharsets.UTF_8)).contains("Generated service sample");
+        assertThat(t.kv()).hasSize(2);
+        assertThat(Files.readString(dir.resolve(".generated-by-synth")))
+                .contains(" kv=" + DemoCommand.SERVICE_KV_BLOCKS);
+    }
+
+    @Test
     void theEngineWithTheDemoSettingsReportsTheSamplesEpAndMoeTruth() throws Exception {
         ServiceSynth.Truth truth = DemoCommand.serviceSample(dir, 40, new PrintStream(new ByteArrayOutputStream()));
         ServiceAnalyzer analyzer = new ServiceAnalyzer("demo", "sample", DemoCommand.serviceConfig());
         Map<String, EpBalanceRecord> ep = new TreeMap<>();
         Map<String, MoeRecord> moe = new TreeMap<>();
+        Map<String, List<KvCacheRecord>> kv = new TreeMap<>();
+        List<RequestRecord> requests = new ArrayList<>();
         List<Anomaly> anomalies = new ArrayList<>();
         ServiceSink sink = new ServiceSink() {
             @Override
-            public void request(RequestRecord r) {}
+            public void request(RequestRecord r) {
+                requests.add(r);
+            }
 
             @Override
             public void batch(BatchRecord r) {}
@@ -77,7 +100,9 @@ class DemoServiceSampleTest {
             public void forward(ForwardRecord r) {}
 
             @Override
-            public void kvCache(KvCacheRecord r) {}
+            public void kvCache(KvCacheRecord r) {
+                kv.computeIfAbsent(r.dpRank(), k -> new ArrayList<>()).add(r);
+            }
 
             @Override
             public void requestStates(RequestStateRecord r) {}
@@ -127,5 +152,29 @@ class DemoServiceSampleTest {
         MoeRecord slow = moe.get("combine/3");
         assertThat(slow.slowestCount()).isEqualTo(slow.alignedCalls()).isEqualTo(slow.count());
         assertThat(slow.alignedCalls()).isEqualTo(truth.forwards() * DemoCommand.SERVICE_MOE_LAYERS);
+
+        // KV cache per dp rank: one record per KVCache event, each naming its (open) request; the last one after
+        // every request's Free (used 0, all blocks free); the peak usage is the generator's peak used / total
+        assertThat(requests).hasSize((int) truth.requests());
+        assertThat(kv).hasSize(2);
+        long total = DemoCommand.SERVICE_KV_BLOCKS;
+        for (ServiceSynth.KvRank k : truth.kv()) {
+            List<KvCacheRecord> rs = kv.get(Integer.toString(k.dpRank()));
+            assertThat(rs).as("dp rank %d", k.dpRank()).hasSize((int) k.events());
+            assertThat(rs).allSatisfy(r -> {
+                assertThat(r.rid()).isNotNull();
+                assertThat(r.totalBlocks()).isEqualTo(total);
+            });
+            KvCacheRecord last = rs.get(rs.size() - 1);
+            assertThat(last.name()).isEqualTo("Free");
+            assertThat(new long[] {last.allocations(), last.frees(), last.freeBlocks(), last.usedBlocks()})
+                    .containsExactly(k.allocations(), k.frees(), k.finalFreeBlocks(), 0);
+            assertThat(last.usage()).isEqualTo(0.0);
+            // 40 requests: 20 per dp rank, an Allocate and a Free each
+            assertThat(k.allocations()).isEqualTo(20);
+            double peak = rs.stream().mapToDouble(KvCacheRecord::usage).max().orElseThrow();
+            assertThat(peak).isEqualTo((double) k.peakUsedBlocks() / total);
+            assertThat(peak).as("usage moves noticeably").isGreaterThan(0.4);
+        }
     }
 }
