@@ -1,6 +1,7 @@
 package io.llmprof.events;
 
 import java.util.List;
+import java.util.stream.Stream;
 import org.apache.kafka.common.serialization.Serdes;
 
 /** Every topic llmprof reads or writes. Keys are {@link RankKey} strings unless said otherwise. */
@@ -116,25 +117,19 @@ public final class Topics {
     }
 
     public static List<String> all() {
-        return List.of(
-                TRACE_EVENTS.name(),
-                PASSES.name(),
-                LAYERS.name(),
-                ANOMALIES.name(),
-                DLQ.name(),
-                CROSS_RANK.name(),
-                HOST_STEPS.name(),
-                HOST_VERDICTS.name(),
-                HOST_BASELINES.name(),
-                SERVICE_EVENTS.name(),
-                SERVICE_REQUESTS.name(),
-                SERVICE_BATCHES.name(),
-                SERVICE_FORWARDS.name(),
-                SERVICE_KVCACHE.name(),
-                SERVICE_STATES.name(),
-                SERVICE_PD.name(),
-                SERVICE_COORDINATOR.name(),
-                SERVICE_EP_BALANCE.name(),
-                SERVICE_MOE.name());
+        return Stream.concat(
+                        Stream.of(
+                                TRACE_EVENTS.name(),
+                                PASSES.name(),
+                                LAYERS.name(),
+                                ANOMALIES.name(),
+                                DLQ.name(),
+                                CROSS_RANK.name(),
+                                HOST_STEPS.name(),
+                                HOST_VERDICTS.name(),
+                                HOST_BASELINES.name(),
+                                SERVICE_EVENTS.name()),
+                        serviceOutputs().stream())
+                .toList();
     }
 }
