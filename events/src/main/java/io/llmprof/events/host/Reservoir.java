@@ -1,17 +1,25 @@
 package io.llmprof.events.host;
 
+import com.fasterxml.jackson.annotation.JsonAutoDetect;
+import com.fasterxml.jackson.annotation.JsonAutoDetect.Visibility;
 import java.util.Arrays;
 
 /**
  * Exact count, sum, min and max of a series plus a uniform sample of at most {@code capacity} values
  * (Vitter's algorithm R) for percentiles. The sample array grows with the data, up to the capacity. The random
  * sequence is a fixed-seed splitmix64, so the same input always gives the same percentiles, and a copy continues
- * exactly as the original would.
+ * exactly as the original would. Its JSON form (all fields) is a state: a decoded copy continues exactly too.
+ * Used for host step and gap distributions, straggler skew, and the MoE dispatch/combine distributions.
  */
-final class Reservoir {
+@JsonAutoDetect(
+        fieldVisibility = Visibility.ANY,
+        getterVisibility = Visibility.NONE,
+        isGetterVisibility = Visibility.NONE,
+        setterVisibility = Visibility.NONE)
+public final class Reservoir {
     private static final long SEED = 0x9E3779B97F4A7C15L;
 
-    private final int capacity;
+    private int capacity;
     private long[] samples;
     private int size;
     private long count;
@@ -20,7 +28,10 @@ final class Reservoir {
     private long max = Long.MIN_VALUE;
     private long state = SEED;
 
-    Reservoir(int capacity) {
+    /** For JSON: the fields are read back as they were written. */
+    private Reservoir() {}
+
+    public Reservoir(int capacity) {
         if (capacity < 1) {
             throw new IllegalArgumentException("sample bound must be >= 1, got " + capacity);
         }
@@ -43,7 +54,7 @@ final class Reservoir {
         return new Reservoir(this);
     }
 
-    void add(long value) {
+    public void add(long value) {
         count++;
         sum += value;
         min = Math.min(min, value);
@@ -61,11 +72,11 @@ final class Reservoir {
         }
     }
 
-    long count() {
+    public long count() {
         return count;
     }
 
-    double mean() {
+    public double mean() {
         return count == 0 ? 0 : (double) sum / count;
     }
 
@@ -79,9 +90,28 @@ final class Reservoir {
                 count, mean(), min, max, nearestRank(sorted, 50), nearestRank(sorted, 90), nearestRank(sorted, 99));
     }
 
+    /**
+     * The nearest-rank quantile of the sample: the ceil(permille/1000 * n)-th smallest (1-based); 0 when empty.
+     * p2.5 is {@code quantile(25)}, the median {@code quantile(500)}.
+     */
+    public long quantile(int permille) {
+        if (size == 0) {
+            return 0;
+        }
+        long[] sorted = Arrays.copyOf(samples, size);
+        Arrays.sort(sorted);
+        return nearestRankPermille(sorted, permille);
+    }
+
     /** The ceil(q/100 * n)-th smallest of {@code sorted} (1-based), n >= 1. */
     static long nearestRank(long[] sorted, int q) {
-        long rank = ((long) q * sorted.length + 99) / 100; // integer ceil: no floating-point edge at 0.99 * 100
+        return nearestRankPermille(sorted, q * 10);
+    }
+
+    /** The ceil(permille/1000 * n)-th smallest of {@code sorted} (1-based), n >= 1. */
+    static long nearestRankPermille(long[] sorted, int permille) {
+        // integer ceil: no floating-point edge at 0.99 * 100
+        long rank = ((long) permille * sorted.length + 999) / 1000;
         return sorted[(int) Math.max(0, Math.min(sorted.length, rank) - 1)];
     }
 

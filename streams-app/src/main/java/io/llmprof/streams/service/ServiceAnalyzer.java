@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
+import io.llmprof.events.host.Reservoir;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.CoordinatorRecord;
 import io.llmprof.events.service.EpBalanceRecord;
@@ -1099,7 +1100,7 @@ public final class ServiceAnalyzer {
                     where(e));
             return;
         }
-        m.durations.computeIfAbsent(rank, k -> new SampleReservoir(RESERVOIR)).add(dur);
+        m.durations.computeIfAbsent(rank, k -> new Reservoir(RESERVOIR)).add(dur);
         long k = m.calls.getOrDefault(rank, 0L);
         m.calls.put(rank, k + 1);
         m.dirty = true;
@@ -1201,15 +1202,15 @@ public final class ServiceAnalyzer {
                 continue;
             }
             m.dirty = false;
-            for (Map.Entry<String, SampleReservoir> r : m.durations.entrySet()) {
-                SampleReservoir d = r.getValue();
+            for (Map.Entry<String, Reservoir> r : m.durations.entrySet()) {
+                Reservoir d = r.getValue();
                 long slowest = m.slowest.getOrDefault(r.getKey(), 0L);
                 sink.moe(new MoeRecord(
                         job,
                         instance,
                         op.getKey(),
                         r.getKey(),
-                        d.count,
+                        d.count(),
                         d.quantile(25),
                         d.quantile(500),
                         d.quantile(975),

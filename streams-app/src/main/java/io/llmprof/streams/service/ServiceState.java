@@ -1,5 +1,6 @@
 package io.llmprof.streams.service;
 
+import io.llmprof.events.host.Reservoir;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -139,7 +140,7 @@ final class ServiceState {
     }
 
     static final class MoeOp {
-        public TreeMap<String, SampleReservoir> durations = new TreeMap<>();
+        public TreeMap<String, Reservoir> durations = new TreeMap<>();
         public TreeMap<String, Long> calls = new TreeMap<>();
         public TreeMap<String, Long> slowest = new TreeMap<>();
         /** k-th calls not compared yet: k to rank to duration. */
