@@ -1,9 +1,8 @@
 package io.llmprof.agent.service;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.llmprof.events.Json;
-import io.llmprof.events.service.RequestRef;
+import io.llmprof.events.service.ServiceAttributes;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -159,32 +158,7 @@ public final class ServiceDbWriter implements AutoCloseable {
                 n.put("domain", e.domain());
             }
         }
-        if (e.requests().size() == 1 && plain(e.requests().get(0))) {
-            n.put("rid", e.requests().get(0).rawRid());
-        } else if (!e.requests().isEmpty()) {
-            ArrayNode rids = n.putArray("rid");
-            for (RequestRef r : e.requests()) {
-                ObjectNode o = rids.addObject();
-                o.put("rid", r.rawRid());
-                if (r.iter() != null) {
-                    o.put("iter", r.iter());
-                }
-                if (r.type() != null) {
-                    o.put("type", r.type());
-                }
-                if (r.scheduledTokens() != null) {
-                    o.put("num_scheduled_tokens=", r.scheduledTokens());
-                }
-            }
-        }
-        e.metrics().forEach((k, v) -> n.put(k + "=", v));
-        e.deltas().forEach((k, v) -> n.put(k + "+", v));
-        e.labels().forEach(n::put);
-        return n;
-    }
-
-    private static boolean plain(RequestRef r) {
-        return r.iter() == null && r.type() == null && r.scheduledTokens() == null;
+        return ServiceAttributes.put(e, n);
     }
 
     @Override

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
-import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceAttributes;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.BufferedReader;
@@ -170,26 +169,7 @@ public final class ServiceJsonLines {
         if (e.tid() != null) {
             n.put("tid", e.tid());
         }
-        if (!e.requests().isEmpty()) {
-            var rids = n.putArray("rid");
-            for (RequestRef r : e.requests()) {
-                ObjectNode o = rids.addObject();
-                o.put("rid", r.rawRid());
-                if (r.iter() != null) {
-                    o.put("iter", r.iter());
-                }
-                if (r.type() != null) {
-                    o.put("type", r.type());
-                }
-                if (r.scheduledTokens() != null) {
-                    o.put("num_scheduled_tokens", r.scheduledTokens());
-                }
-            }
-        }
-        e.metrics().forEach((k, v) -> n.put(k + "=", v));
-        e.deltas().forEach((k, v) -> n.put(k + "+", v));
-        e.labels().forEach(n::put);
-        return n.toString();
+        return ServiceAttributes.put(e, n).toString();
     }
 
     private static long requiredLong(JsonNode n, String key) {

@@ -1,6 +1,8 @@
 package io.llmprof.events.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,6 +58,40 @@ public record ServiceAttributes(
             }
         }
         return new ServiceAttributes(requests, metrics, deltas, labels);
+    }
+
+    /**
+     * The inverse of {@link #of}: puts an event's attributes into {@code n} as msServiceProfiler writes them:
+     * {@code rid} (a scalar for one plain request, else a list of {@code {rid, iter, type,
+     * num_scheduled_tokens=}}), {@code X=} metrics, {@code X+} deltas, labels. {@code of} reads them back equal.
+     */
+    public static ObjectNode put(ServiceEvent e, ObjectNode n) {
+        if (e.requests().size() == 1 && plain(e.requests().get(0))) {
+            n.put("rid", e.requests().get(0).rawRid());
+        } else if (!e.requests().isEmpty()) {
+            ArrayNode rids = n.putArray("rid");
+            for (RequestRef r : e.requests()) {
+                ObjectNode o = rids.addObject();
+                o.put("rid", r.rawRid());
+                if (r.iter() != null) {
+                    o.put("iter", r.iter());
+                }
+                if (r.type() != null) {
+                    o.put("type", r.type());
+                }
+                if (r.scheduledTokens() != null) {
+                    o.put("num_scheduled_tokens=", r.scheduledTokens());
+                }
+            }
+        }
+        e.metrics().forEach((k, v) -> n.put(k + "=", v));
+        e.deltas().forEach((k, v) -> n.put(k + "+", v));
+        e.labels().forEach(n::put);
+        return n;
+    }
+
+    private static boolean plain(RequestRef r) {
+        return r.iter() == null && r.type() == null && r.scheduledTokens() == null;
     }
 
     private static Double number(JsonNode v) {
