@@ -132,13 +132,14 @@ public final class DashboardApi {
         Objects.requireNonNull(marker, "marker");
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
-        RankController ranks = new RankController(store);
+        RankController ranks = new RankController(store, quality);
         ClusterController clusters = new ClusterController(store);
         LayerController layers = new LayerController(store);
         JobController jobs = new JobController(store.crossRank());
         HostController host = new HostController(hostStore, marker);
         ServiceController service = new ServiceController(serviceStore);
         QualityController qualities = new QualityController(quality);
+        TimelineController timelines = new TimelineController(store, hostStore);
         LiveController streams = new LiveController(live);
         WebAssets.UiConfig ui = new WebAssets.UiConfig(
                 WebAssets.ECHARTS_PATH,
@@ -187,6 +188,9 @@ public final class DashboardApi {
                 router.get("/api/coordinator", service::coordinator);
                 router.get("/api/ep-balance", service::epBalance);
                 router.get("/api/moe", service::moe);
+                router.get("/api/ranks/{rank}/timeline", timelines::timeline);
+                router.get("/api/ranks/{rank}/host/history", timelines::hostHistory);
+                router.get("/api/service/summary", service::summary);
                 router.get("/api/anomalies", qualities::anomalies);
                 router.get("/api/dead-letters", qualities::deadLetters);
                 router.get("/api/live", streams::live);
