@@ -63,7 +63,8 @@ public final class MonitoringStack implements AutoCloseable {
         if (config.withRules() && rulesYaml == null) {
             throw new IllegalArgumentException("the config loads rules but no rules were given");
         }
-        Files.createDirectories(workDir);
+        // Absolute: the processes run in workDir, where a relative path would resolve a second time.
+        workDir = Files.createDirectories(workDir).toAbsolutePath();
         Path amConfig = workDir.resolve("alertmanager.yml");
         Path promConfig = workDir.resolve("prometheus.yml");
         Files.writeString(amConfig, config.alertmanagerYml());
