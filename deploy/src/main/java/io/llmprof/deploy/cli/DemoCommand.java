@@ -20,6 +20,8 @@ import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.deploy.monitoring.MonitoringBinaries;
+import io.llmprof.deploy.monitoring.MonitoringStack;
 import io.llmprof.events.Json;
 import io.llmprof.events.TopicBootstrap;
 import io.llmprof.streams.service.ServiceConfig;
@@ -58,7 +60,8 @@ import picocli.CommandLine.Option;
         description = {
             "Runs everything in one JVM: an embedded Kafka broker (or --bootstrap-servers), the streams app and",
             "the dashboard; generates the sample with synth if absent and replays it; generates a service sample",
-            "with synth-service if absent and ships it; serves the agent's HTTP ingest. Ctrl-C stops it cleanly."
+            "with synth-service if absent and ships it; serves the agent's HTTP ingest. Ctrl-C stops it cleanly.",
+            "With --prometheus also the Debian Prometheus and Alertmanager, scraping the demo with llmprof's alert rules."
         })
 public final class DemoCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
@@ -156,6 +159,28 @@ public final class DemoCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     int ingestPort;
 
+    @Option(
+            names = "--prometheus",
+            description = "Also start the Debian Prometheus and Alertmanager when installed: Prometheus scrapes the"
+                    + " demo's /metrics (honor_labels) and evaluates llmprof's alert rules; Alertmanager receives the"
+                    + " alerts. Without them the demo says how to install them and goes on.")
+    boolean prometheus;
+
+    @Option(
+            names = "--prometheus-port",
+            defaultValue = "9090",
+            description = "Prometheus port with --prometheus (taken or 0: any free port). Default: ${DEFAULT-VALUE}.")
+    int prometheusPort;
+
+    @Option(
+            names = "--alertmanager-port",
+            defaultValue = "9093",
+            description = "Alertmanager port with --prometheus (taken or 0: any free port). Default: ${DEFAULT-VALUE}.")
+    int alertmanagerPort;
+
+    /** Where --prometheus looks for the binaries: the PATH; tests point it elsewhere. */
+    String binarySearchPath = System.getenv("PATH");
+
     private final PrintStream out = System.out;
     private boolean generatedSample;
 
@@ -220,6 +245,15 @@ public final class DemoCommand implements Callable<Integer> {
             out.printf("Health     %s/health%n", dashboard.url());
             out.printf("Host       %s%n", hostUrl(dashboard.url(), sample));
             out.printf("Stragglers %s/api/jobs/%s/stragglers%n", dashboard.url(), JOB);
+            if (prometheus) {
+                DemoMonitoring.start(
+                                MonitoringBinaries.locate(binarySearchPath),
+                                scrapeTarget(dashboard),
+                                prometheusPort,
+                                alertmanagerPort,
+                                out)
+                        .ifPresent(open::add);
+            }
             ServiceSynth.Truth serviceTruth = serviceRequests > 0 ? serviceSample() : null;
             AgentMeters agentMeters = new AgentMeters(registry);
             TraceProducer serviceProducer = TraceProducer.connect(bootstrap, 2, (short) 1, agentMeters);
@@ -555,6 +589,15 @@ public final class DemoCommand implements Callable<Integer> {
                 : TraceFiles.rankFromFileName(sample.get(0).getFileName().toString())
                         .orElse("<rank>");
         return dashboardUrl + "/api/ranks/" + rank + "/host?job=" + JOB;
+    }
+
+    /** host:port Prometheus scrapes: the dashboard's address, loopback when it listens on every interface. */
+    static String scrapeTarget(DashboardServer dashboard) {
+        String host = URI.create(dashboard.url()).getHost();
+        if (host == null || host.equals("0.0.0.0") || host.equals("[::]")) {
+            host = MonitoringStack.LOOPBACK;
+        }
+        return host + ":" + dashboard.port();
     }
 
     /** What the generated sample was written for; a sample written for anything else is regenerated. */

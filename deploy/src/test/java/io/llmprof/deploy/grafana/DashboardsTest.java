@@ -102,12 +102,19 @@ class DashboardsTest {
     @BeforeAll
     static void scrapeAndLoad(@TempDir Path stateDir) throws IOException {
         parseExposition(scrape(stateDir));
+        BOARDS.putAll(loadBoards());
+    }
+
+    /** Every dashboard JSON under {@code grafana/dashboards}, by file, in file-name order. */
+    static Map<Path, JsonNode> loadBoards() throws IOException {
+        Map<Path, JsonNode> boards = new java.util.LinkedHashMap<>();
         try (Stream<Path> files = Files.list(DASHBOARDS)) {
             for (Path f :
                     files.filter(p -> p.toString().endsWith(".json")).sorted().toList()) {
-                BOARDS.put(f, Json.mapper().readTree(f.toFile()));
+                boards.put(f, Json.mapper().readTree(f.toFile()));
             }
         }
+        return boards;
     }
 
     @Test
@@ -491,7 +498,8 @@ class DashboardsTest {
         return q.isObject() ? q.path("query").asText() : q.asText();
     }
 
-    private static List<JsonNode> panels(JsonNode board) {
+    /** The panels of a board, those inside rows included (rows themselves left out). */
+    static List<JsonNode> panels(JsonNode board) {
         List<JsonNode> out = new ArrayList<>();
         for (JsonNode p : board.path("panels")) {
             if (p.path("type").asText().equals("row")) {
