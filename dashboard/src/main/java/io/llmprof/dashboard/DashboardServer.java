@@ -6,9 +6,12 @@ import io.llmprof.dashboard.feed.FeedHandler;
 import io.llmprof.dashboard.feed.FeedStatus;
 import io.llmprof.dashboard.feed.KafkaBaselineMarker;
 import io.llmprof.dashboard.feed.TopicFeed;
+import io.llmprof.dashboard.live.LiveConfig;
+import io.llmprof.dashboard.live.LiveHub;
 import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.QualityStore;
 import io.llmprof.dashboard.store.ServiceLimits;
 import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.TopicBootstrap;
@@ -29,12 +32,15 @@ public final class DashboardServer implements AutoCloseable {
     private static final Duration PARTITION_REFRESH = Duration.ofSeconds(30);
 
     private final DashboardConfig config;
+    private final LiveHub live;
     private final TopicFeed feed;
     private final Javalin http;
     private final KafkaBaselineMarker marker;
 
-    private DashboardServer(DashboardConfig config, TopicFeed feed, Javalin http, KafkaBaselineMarker marker) {
+    private DashboardServer(
+            DashboardConfig config, LiveHub live, TopicFeed feed, Javalin http, KafkaBaselineMarker marker) {
         this.config = config;
+        this.live = live;
         this.feed = feed;
         this.http = http;
         this.marker = marker;
@@ -52,25 +58,29 @@ public final class DashboardServer implements AutoCloseable {
         PassStore store = new PassStore(config.storeLimits());
         HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);
         ServiceStore service = new ServiceStore(ServiceLimits.defaults());
+        QualityStore quality = new QualityStore();
+        LiveHub live = new LiveHub(LiveConfig.defaults(), meters);
         TopicFeed feed = new TopicFeed(
                 TopicFeed.createConsumer(config.bootstrapServers()),
-                new FeedHandler(store, host, service, meters),
+                new FeedHandler(store, host, service, quality, meters, live),
                 POLL_TIMEOUT,
                 PARTITION_REFRESH,
                 Clock.systemUTC());
         KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
-        Javalin http = DashboardApi.create(store, host, service, marker, registry, feed::status);
+        Javalin http = DashboardApi.create(store, host, service, quality, live, marker, registry, feed::status);
         try {
+            live.start();
             feed.start();
             http.start(config.host(), config.httpPort());
         } catch (RuntimeException e) {
+            live.close();
             feed.close();
             http.stop();
             marker.close();
             throw new IllegalStateException(
                     "dashboard cannot serve on " + config.host() + ":" + config.httpPort() + ": " + e.getMessage(), e);
         }
-        DashboardServer server = new DashboardServer(config, feed, http, marker);
+        DashboardServer server = new DashboardServer(config, live, feed, http, marker);
         LOG.debug("dashboard at {} reading {}", server.url(), config.bootstrapServers());
         return server;
     }
@@ -100,10 +110,14 @@ public final class DashboardServer implements AutoCloseable {
         marker.mark(job, run);
     }
 
-    /** Stops HTTP first (no request sees a closing feed), then the feed and its consumer, then the producer. */
+    /**
+     * Ends the live streams and stops HTTP first (no request sees a closing feed), then the feed and its
+     * consumer, then the producer.
+     */
     @Override
     public void close() {
         try {
+            live.close();
             http.stop();
         } finally {
             try {

@@ -26,6 +26,10 @@ final class ApiException extends RuntimeException {
         return new ApiException(409, error, message);
     }
 
+    static ApiException notAcceptable(String error, String message) {
+        return new ApiException(406, error, message);
+    }
+
     static ApiException unavailable(String error, String message) {
         return new ApiException(503, error, message);
     }

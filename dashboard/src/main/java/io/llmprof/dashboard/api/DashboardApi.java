@@ -2,17 +2,24 @@ package io.llmprof.dashboard.api;
 
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import io.javalin.http.staticfiles.Location;
 import io.javalin.json.JavalinJackson;
 import io.llmprof.dashboard.feed.BaselineMarker;
 import io.llmprof.dashboard.feed.FeedStatus;
+import io.llmprof.dashboard.live.LiveConfig;
+import io.llmprof.dashboard.live.LiveHub;
+import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.QualityStore;
 import io.llmprof.dashboard.store.ServiceLimits;
 import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Json;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP API. Routes:
@@ -42,6 +49,7 @@ import java.util.function.Supplier;
  * </ul>
  */
 public final class DashboardApi {
+    private static final Logger LOG = LoggerFactory.getLogger(DashboardApi.class);
     static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
     private DashboardApi() {}
@@ -68,7 +76,7 @@ public final class DashboardApi {
         return create(store, hostStore, new ServiceStore(ServiceLimits.defaults()), marker, registry, feed);
     }
 
-    /** A configured, not yet started, Javalin app. */
+    /** Without data-quality lists or live updates: those endpoints answer from empty ones. */
     public static Javalin create(
             PassStore store,
             HostStore hostStore,
@@ -76,9 +84,51 @@ public final class DashboardApi {
             BaselineMarker marker,
             PrometheusMeterRegistry registry,
             Supplier<FeedStatus> feed) {
+        return create(
+                store,
+                hostStore,
+                serviceStore,
+                new QualityStore(),
+                new LiveHub(
+                        LiveConfig.defaults(),
+                        new DashboardMeters(registry, store.limits().maxRanks())),
+                marker,
+                registry,
+                feed);
+    }
+
+    /**
+     * A configured, not yet started, Javalin app. Stopping it ends every live stream of {@code live} (the hub
+     * itself, its flusher, stays the caller's to close).
+     */
+    public static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            ServiceStore serviceStore,
+            QualityStore quality,
+            LiveHub live,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed) {
+        return create(store, hostStore, serviceStore, quality, live, marker, registry, feed, WebAssets.WEB_DIRECTORY);
+    }
+
+    /** @param webDirectory classpath folder served at {@code /}; when it does not exist, nothing is served there */
+    static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            ServiceStore serviceStore,
+            QualityStore quality,
+            LiveHub live,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed,
+            String webDirectory) {
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(serviceStore, "serviceStore");
         Objects.requireNonNull(hostStore, "hostStore");
+        Objects.requireNonNull(quality, "quality");
+        Objects.requireNonNull(live, "live");
         Objects.requireNonNull(marker, "marker");
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
@@ -88,10 +138,29 @@ public final class DashboardApi {
         JobController jobs = new JobController(store.crossRank());
         HostController host = new HostController(hostStore, marker);
         ServiceController service = new ServiceController(serviceStore);
+        QualityController qualities = new QualityController(quality);
+        LiveController streams = new LiveController(live);
+        WebAssets.UiConfig ui = new WebAssets.UiConfig(
+                WebAssets.ECHARTS_PATH,
+                "/api/live",
+                live.config().flushInterval().toMillis(),
+                300);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;
             config.jsonMapper(new JavalinJackson(Json.mapper(), false));
+            config.staticFiles.enableWebjars();
+            if (DashboardApi.class.getResource(webDirectory) != null) {
+                config.staticFiles.add(files -> {
+                    files.hostedPath = "/";
+                    files.directory = webDirectory;
+                    files.location = Location.CLASSPATH;
+                });
+            } else {
+                LOG.debug("no web page on the classpath at {}: only the API is served", webDirectory);
+            }
+            // Streams would otherwise hold Jetty's stop until their next keep-alive.
+            config.events.serverStopping(live::disconnectAll);
             config.router.mount(router -> {
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
@@ -118,6 +187,10 @@ public final class DashboardApi {
                 router.get("/api/coordinator", service::coordinator);
                 router.get("/api/ep-balance", service::epBalance);
                 router.get("/api/moe", service::moe);
+                router.get("/api/anomalies", qualities::anomalies);
+                router.get("/api/dead-letters", qualities::deadLetters);
+                router.get("/api/live", streams::live);
+                router.get("/api/ui-config", ctx -> ctx.json(ui));
                 router.get("/health", ctx -> health(ctx, feed.get()));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });

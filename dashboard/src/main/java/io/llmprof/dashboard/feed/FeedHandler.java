@@ -4,6 +4,7 @@ import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.dashboard.metrics.DashboardMeters.DeadLetterOrigin;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.QualityStore;
 import io.llmprof.dashboard.store.ServiceLimits;
 import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Anomaly;
@@ -25,10 +26,15 @@ import io.llmprof.events.service.PdRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.slf4j.Logger;
@@ -48,6 +54,8 @@ public final class FeedHandler {
     private final HostStore host;
     private final ServiceStore service;
     private final DashboardMeters meters;
+    private final QualityStore quality;
+    private final FeedListener listener;
     private final Deserializer<PassRecord> passes = Topics.PASSES.valueSerde().deserializer();
     private final Deserializer<LayerRecord> layers = Topics.LAYERS.valueSerde().deserializer();
     private final Deserializer<CrossRankPass> crossRanks =
@@ -89,33 +97,54 @@ public final class FeedHandler {
         this(store, host, new ServiceStore(ServiceLimits.defaults()), meters);
     }
 
+    /** Without data-quality lists or live updates of its own. */
     public FeedHandler(PassStore store, HostStore host, ServiceStore service, DashboardMeters meters) {
+        this(store, host, service, new QualityStore(), meters, FeedListener.NONE);
+    }
+
+    /**
+     * @param listener told about every record once it is applied (the live hub); called on the feed thread
+     */
+    public FeedHandler(
+            PassStore store,
+            HostStore host,
+            ServiceStore service,
+            QualityStore quality,
+            DashboardMeters meters,
+            FeedListener listener) {
         this.store = Objects.requireNonNull(store, "store");
         this.host = Objects.requireNonNull(host, "host");
         this.service = Objects.requireNonNull(service, "service");
+        this.quality = Objects.requireNonNull(quality, "quality");
         this.meters = Objects.requireNonNull(meters, "meters");
+        this.listener = Objects.requireNonNull(listener, "listener");
     }
 
     /** Returns false when the record was skipped as unreadable. */
     public boolean handle(ConsumerRecord<byte[], byte[]> record) {
         String topic = record.topic();
+        Object applied;
         try {
             if (topic.equals(Topics.PASSES.name())) {
                 PassRecord pass = read(passes, record);
+                applied = pass;
                 requireIdentity(pass.job(), pass.rank());
                 store.addPass(pass);
                 meters.passClosed(pass);
             } else if (topic.equals(Topics.LAYERS.name())) {
                 LayerRecord layer = read(layers, record);
+                applied = layer;
                 requireIdentity(layer.job(), layer.rank());
                 store.addLayer(layer);
                 meters.layerClosed(layer);
             } else if (topic.equals(Topics.CROSS_RANK.name())) {
                 CrossRankPass crossRank = read(crossRanks, record);
+                applied = crossRank;
                 requireIdentity(crossRank.job(), crossRank.run());
                 store.crossRank().add(crossRank);
             } else if (topic.equals(Topics.HOST_STEPS.name())) {
                 HostStep step = read(hostSteps, record);
+                applied = step;
                 requireIdentity(step.job(), step.rank());
                 requireRun(step.run());
                 host.addStep(step);
@@ -124,6 +153,7 @@ public final class FeedHandler {
                 meters.hostStraggler(job, rank, () -> host.straggler(job, rank));
             } else if (topic.equals(Topics.HOST_VERDICTS.name())) {
                 HostVerdict verdict = read(hostVerdicts, record);
+                applied = verdict;
                 requireIdentity(verdict.job(), verdict.rank());
                 requireRun(verdict.run());
                 if (!HOST_PHASES.contains(verdict.phase())) {
@@ -134,8 +164,10 @@ public final class FeedHandler {
                 meters.hostVerdict(verdict);
             } else if (topic.equals(Topics.HOST_BASELINES.name())) {
                 baseline(record);
+                applied = null;
             } else if (topic.equals(Topics.SERVICE_REQUESTS.name())) {
                 RequestRecord r = read(serviceRequests, record);
+                applied = r;
                 requireInstance(r.job(), r.instance());
                 if (r.rid() == null || r.status() == null) {
                     throw new SerializationException("service request without rid or status");
@@ -144,16 +176,19 @@ public final class FeedHandler {
                 meters.serviceRequest(r);
             } else if (topic.equals(Topics.SERVICE_BATCHES.name())) {
                 BatchRecord b = read(serviceBatches, record);
+                applied = b;
                 requireInstance(b.job(), b.instance());
                 service.addBatch(b);
                 meters.serviceBatch(b);
             } else if (topic.equals(Topics.SERVICE_FORWARDS.name())) {
                 ForwardRecord f = read(serviceForwards, record);
+                applied = f;
                 requireInstance(f.job(), f.instance());
                 service.addForward(f);
                 meters.serviceForward(f);
             } else if (topic.equals(Topics.SERVICE_KVCACHE.name())) {
                 KvCacheRecord k = read(serviceKv, record);
+                applied = k;
                 requireInstance(k.job(), k.instance());
                 service.addKvCache(k);
                 meters.serviceKvUsage(
@@ -162,15 +197,18 @@ public final class FeedHandler {
                         service.kvUsage(k.job(), k.instance()).orElse(null));
             } else if (topic.equals(Topics.SERVICE_STATES.name())) {
                 RequestStateRecord s = read(serviceStates, record);
+                applied = s;
                 requireInstance(s.job(), s.instance());
                 service.addState(s);
                 meters.serviceStates(s);
             } else if (topic.equals(Topics.SERVICE_PD.name())) {
                 PdRecord p = read(servicePd, record);
+                applied = p;
                 requireInstance(p.job(), p.instance());
                 service.addPd(p);
             } else if (topic.equals(Topics.SERVICE_COORDINATOR.name())) {
                 CoordinatorRecord c = read(serviceCoordinator, record);
+                applied = c;
                 requireInstance(c.job(), c.instance());
                 if (c.node() == null) {
                     throw new SerializationException("coordinator record without node");
@@ -178,6 +216,7 @@ public final class FeedHandler {
                 service.addCoordinator(c);
             } else if (topic.equals(Topics.SERVICE_EP_BALANCE.name())) {
                 EpBalanceRecord e = read(serviceEp, record);
+                applied = e;
                 requireInstance(e.job(), e.instance());
                 if (e.rank() == null) {
                     throw new SerializationException("EP-balance record without rank");
@@ -185,20 +224,33 @@ public final class FeedHandler {
                 service.addEpBalance(e);
             } else if (topic.equals(Topics.SERVICE_MOE.name())) {
                 MoeRecord m = read(serviceMoe, record);
+                applied = m;
                 requireInstance(m.job(), m.instance());
                 if (m.op() == null || m.rank() == null) {
                     throw new SerializationException("MoE record without op or rank");
                 }
                 service.addMoe(m);
             } else if (topic.equals(Topics.ANOMALIES.name())) {
-                meters.anomaly(read(anomalies, record));
+                Anomaly anomaly = readAnomaly(record);
+                quality.addAnomaly(anomaly);
+                meters.anomaly(anomaly);
+                applied = anomaly;
             } else if (topic.equals(Topics.DLQ.name())) {
                 // Dead letters are unreadable by definition: count them by origin, never parse the value.
-                meters.deadLetter(origin(record.headers()));
+                DeadLetterOrigin origin = origin(record.headers());
+                meters.deadLetter(origin);
+                quality.addDeadLetter(
+                        record.topic(),
+                        record.partition(),
+                        record.offset(),
+                        record.timestamp(),
+                        origin.tag(),
+                        headers(record.headers()),
+                        record.value());
+                applied = null;
             } else {
                 throw new SerializationException("topic " + topic + " is not one the dashboard reads");
             }
-            return true;
         } catch (SerializationException e) {
             skip(record, e.getMessage(), null);
             return false;
@@ -207,6 +259,37 @@ public final class FeedHandler {
             skip(record, e.toString(), e);
             return false;
         }
+        notify(topic, applied);
+        return true;
+    }
+
+    /** An anomaly record that cannot be read is still listed (and counted as a bad record). */
+    private Anomaly readAnomaly(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            return read(anomalies, record);
+        } catch (SerializationException e) {
+            quality.addUnreadableAnomaly(
+                    record.topic() + "-" + record.partition() + "@" + record.offset(), record.value(), e.getMessage());
+            notify(record.topic(), null);
+            throw e;
+        }
+    }
+
+    private void notify(String topic, Object value) {
+        try {
+            listener.applied(topic, value);
+        } catch (RuntimeException e) {
+            // The record is in the stores; a failing listener must not make it a bad record or stop the feed.
+            LOG.warn("live update for a {} record failed: {}", topic, e.toString(), e);
+        }
+    }
+
+    private static List<Map.Entry<String, byte[]>> headers(Headers headers) {
+        List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+        for (Header h : headers) {
+            out.add(new AbstractMap.SimpleImmutableEntry<>(h.key(), h.value()));
+        }
+        return out;
     }
 
     /** Key job, value run; a null value (tombstone) unmarks. */

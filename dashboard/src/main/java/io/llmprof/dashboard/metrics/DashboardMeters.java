@@ -52,6 +52,8 @@ public final class DashboardMeters {
     public static final String DEAD_LETTERS = "llmprof.dead.letters";
     public static final String BAD_RECORDS = "llmprof.dashboard.bad.records";
     public static final String BUILD_INFO = "llmprof.build.info";
+    public static final String LIVE_CLIENTS = "llmprof.dashboard.live.clients";
+    public static final String LIVE_EVENTS = "llmprof.dashboard.live.events";
 
     // Host overhead (ANALYSIS.md section 3), from llmprof.host-verdicts, -steps and -baselines.
     public static final String HOST_GPU_IDLE_RATIO = "llmprof.host.gpu.idle.ratio";
@@ -98,6 +100,8 @@ public final class DashboardMeters {
     public static final String TAG_PHASE = "phase";
     public static final String TAG_BUCKET = "bucket";
     public static final String TAG_METRIC = "metric";
+    /** Server-Sent Event name: hello, pass, changed. */
+    public static final String TAG_EVENT = "event";
 
     /** {@value #HOST_VERDICT} kinds. */
     public static final String KIND_SEED = "seed";
@@ -176,6 +180,7 @@ public final class DashboardMeters {
     private final Meter.MeterProvider<Counter> anomalies;
     private final Meter.MeterProvider<Counter> deadLetters;
     private final Meter.MeterProvider<Counter> badRecords;
+    private final Meter.MeterProvider<Counter> liveEvents;
     private final MeterRegistry registry;
     private final BoundedTagValues regressionJobs;
     private final BoundedTagValues serviceKeys;
@@ -228,6 +233,9 @@ public final class DashboardMeters {
         this.badRecords = Counter.builder(BAD_RECORDS)
                 .description("Records the dashboard could not read (skipped, logged with topic/partition/offset)")
                 .withRegistry(registry);
+        this.liveEvents = Counter.builder(LIVE_EVENTS)
+                .description("Server-Sent Events written to web pages, by event name")
+                .withRegistry(registry);
         this.serviceKeys = new BoundedTagValues(maxRankTags);
         this.serviceTtft = Timer.builder(SERVICE_TTFT)
                 .description("Time to first token: end of the first forward step that ran the request - its arrival")
@@ -272,6 +280,19 @@ public final class DashboardMeters {
                 .tag(TAG_VERSION, version())
                 .strongReference(true)
                 .register(registry);
+    }
+
+    /** The live hub's open streams; the hub is held by the registry from here on. */
+    public void liveClients(java.util.function.IntSupplier clients) {
+        Gauge.builder(LIVE_CLIENTS, clients::getAsInt)
+                .description("Web pages connected to the live event stream (/api/live)")
+                .strongReference(true)
+                .register(registry);
+    }
+
+    /** One Server-Sent Event written to one client. */
+    public void liveEvent(String event) {
+        liveEvents.withTags(TAG_EVENT, event).increment();
     }
 
     public void passClosed(PassRecord pass) {

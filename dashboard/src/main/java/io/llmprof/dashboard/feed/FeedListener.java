@@ -1,0 +1,17 @@
+package io.llmprof.dashboard.feed;
+
+/**
+ * Told by {@link FeedHandler} about every record it applied to the stores, on the feed thread. Must return
+ * at once (the feed reads every topic on that one thread): record the fact and do the work elsewhere.
+ */
+@FunctionalInterface
+public interface FeedListener {
+    FeedListener NONE = (topic, value) -> {};
+
+    /**
+     * @param topic the record's topic
+     * @param value the record as read (a {@code PassRecord}, {@code Anomaly}, ...), null when it was kept
+     *     without being readable (an unreadable anomaly listed as such, a dead letter, a baseline mark)
+     */
+    void applied(String topic, Object value);
+}

@@ -1,0 +1,273 @@
+package io.llmprof.dashboard.store;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.Json;
+import io.llmprof.events.RankKey;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Data-quality records for the web page: the latest anomalies ({@value #ANOMALIES_KEPT}) and dead letters
+ * ({@value #DEAD_LETTERS_KEPT}) in rings, and counts since the dashboard started. Counts per job are kept for
+ * {@value #MAX_JOBS} jobs; later jobs count under {@value #OTHER_JOB}. A record that cannot be read is still
+ * counted and listed, with what could be read of it.
+ *
+ * <p>One writer (the feed), many readers (HTTP threads): every method is synchronized, readers get copies.
+ */
+public final class QualityStore {
+    public static final int ANOMALIES_KEPT = 500;
+    public static final int DEAD_LETTERS_KEPT = 200;
+    public static final int MAX_JOBS = 256;
+    public static final String OTHER_JOB = "(other)";
+    /** Kind and severity of an anomaly record that could not be read as one. */
+    public static final String UNREADABLE = "UNREADABLE";
+
+    public static final String UNKNOWN_SEVERITY = "UNKNOWN";
+    public static final int PREVIEW_BYTES = 256;
+    public static final int MAX_RANK_COUNTS = 4096;
+    static final int MAX_HEADERS = 32;
+    static final int MAX_HEADER_CHARS = 2048;
+    private static final int MAX_FIELD_CHARS = 4096;
+
+    /** One line of {@code by_kind}. */
+    public record KindCount(String kind, String severity, long count) {}
+
+    /** The anomaly counts and latest anomalies of one job (null: every job). */
+    public record Anomalies(long total, List<KindCount> byKind, List<ObjectNode> latest) {}
+
+    /**
+     * One dead letter as the web page shows it.
+     *
+     * @param headers name to value as UTF-8 text (invalid bytes replaced), in record order, the last of equal
+     *     names winning; at most {@value #MAX_HEADERS}, each cut to {@value #MAX_HEADER_CHARS} characters
+     * @param valuePreview the first {@value #PREVIEW_BYTES} bytes of the value as UTF-8, invalid bytes replaced
+     */
+    public record DeadLetter(
+            String topic,
+            int partition,
+            long offset,
+            long timestampMs,
+            String origin,
+            Map<String, String> headers,
+            int valueBytes,
+            String valuePreview) {
+        public DeadLetter {
+            headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        }
+    }
+
+    public record DeadLetters(long total, Map<String, Long> byOrigin, List<DeadLetter> latest) {}
+
+    private record Count(String job, String kind, String severity) {}
+
+    private record Entry(String job, ObjectNode json) {}
+
+    private final ArrayDeque<Entry> anomalies = new ArrayDeque<>();
+    private final Map<Count, Long> anomalyCounts = new LinkedHashMap<>();
+    private final Set<String> jobs = new HashSet<>();
+    private final ArrayDeque<DeadLetter> deadLetters = new ArrayDeque<>();
+    private final Map<String, Long> deadLetterCounts = new TreeMap<>();
+    private long deadLetterTotal;
+    private final Map<String, Long> rankCounts = new HashMap<>();
+
+    public synchronized void addAnomaly(Anomaly anomaly) {
+        ObjectNode json = Json.mapper().valueToTree(anomaly);
+        json.put("severity", anomaly.severity().name());
+        add(anomaly.job(), anomaly.kind().name(), anomaly.severity().name(), json);
+    }
+
+    /**
+     * An anomaly record that is not one: listed with whatever JSON fields it has (job, rank, kind, message,
+     * where as text), its kind as written when it has one (a kind from a newer producer) else {@value
+     * #UNREADABLE}, severity from the kind when known else {@value #UNKNOWN_SEVERITY}.
+     *
+     * @param where topic-partition@offset
+     * @param why what was wrong, for the message when the record has none
+     */
+    public synchronized void addUnreadableAnomaly(String where, byte[] value, String why) {
+        JsonNode tree = parse(value);
+        ObjectNode json = Json.mapper().createObjectNode();
+        String job = text(tree, "job");
+        String kind = text(tree, "kind");
+        String severity = UNKNOWN_SEVERITY;
+        if (kind == null) {
+            kind = UNREADABLE;
+        } else {
+            for (AnomalyKind k : AnomalyKind.values()) {
+                if (k.name().equals(kind)) {
+                    severity = k.severity().name();
+                }
+            }
+        }
+        String message = text(tree, "message");
+        String recordWhere = text(tree, "where");
+        putIfPresent(json, "job", job);
+        putIfPresent(json, "rank", text(tree, "rank"));
+        json.put("kind", kind);
+        json.put("message", message == null ? "unreadable anomaly record: " + why : message);
+        json.put("where", recordWhere == null ? where : recordWhere);
+        json.put("severity", severity);
+        json.put("unreadable", why);
+        json.put("value_preview", preview(value));
+        add(job, kind, severity, json);
+    }
+
+    /** Counts and newest-first latest anomalies of {@code job} (null: all), at most {@code limit}. */
+    public synchronized Anomalies anomalies(String job, int limit) {
+        Map<String, KindCount> byKind = new TreeMap<>();
+        long total = 0;
+        for (Map.Entry<Count, Long> e : anomalyCounts.entrySet()) {
+            Count c = e.getKey();
+            if (job != null && !job.equals(c.job())) {
+                continue;
+            }
+            total += e.getValue();
+            byKind.merge(
+                    c.kind() + "\n" + c.severity(),
+                    new KindCount(c.kind(), c.severity(), e.getValue()),
+                    (a, b) -> new KindCount(a.kind(), a.severity(), a.count() + b.count()));
+        }
+        List<KindCount> kinds = new ArrayList<>(byKind.values());
+        kinds.sort(Comparator.comparingLong(KindCount::count).reversed().thenComparing(KindCount::kind));
+        List<ObjectNode> latest = new ArrayList<>();
+        Iterator<Entry> newest = anomalies.descendingIterator();
+        while (newest.hasNext() && latest.size() < limit) {
+            Entry entry = newest.next();
+            if (job == null || job.equals(entry.job())) {
+                latest.add(entry.json().deepCopy());
+            }
+        }
+        return new Anomalies(total, List.copyOf(kinds), List.copyOf(latest));
+    }
+
+    /**
+     * @param origin agent, streams or unknown (who wrote it, from its headers)
+     * @param headers in record order; values null for a header without value
+     */
+    public synchronized void addDeadLetter(
+            String topic,
+            int partition,
+            long offset,
+            long timestampMs,
+            String origin,
+            List<Map.Entry<String, byte[]>> headers,
+            byte[] value) {
+        Map<String, String> texts = new LinkedHashMap<>();
+        for (Map.Entry<String, byte[]> h : headers) {
+            if (texts.size() >= MAX_HEADERS && !texts.containsKey(h.getKey())) {
+                continue;
+            }
+            byte[] v = h.getValue();
+            texts.put(h.getKey(), cut(v == null ? "" : new String(v, StandardCharsets.UTF_8), MAX_HEADER_CHARS));
+        }
+        deadLetters.addLast(new DeadLetter(
+                topic,
+                partition,
+                offset,
+                timestampMs,
+                origin,
+                texts,
+                value == null ? 0 : value.length,
+                preview(value)));
+        while (deadLetters.size() > DEAD_LETTERS_KEPT) {
+            deadLetters.pollFirst();
+        }
+        deadLetterTotal++;
+        deadLetterCounts.merge(origin, 1L, Long::sum);
+    }
+
+    /** Counts by origin (every origin named, 0 when none) and newest-first latest dead letters. */
+    public synchronized DeadLetters deadLetters(List<String> origins, int limit) {
+        Map<String, Long> byOrigin = new LinkedHashMap<>();
+        origins.forEach(o -> byOrigin.put(o, deadLetterCounts.getOrDefault(o, 0L)));
+        deadLetterCounts.forEach(byOrigin::putIfAbsent);
+        List<DeadLetter> latest = new ArrayList<>();
+        Iterator<DeadLetter> newest = deadLetters.descendingIterator();
+        while (newest.hasNext() && latest.size() < limit) {
+            latest.add(newest.next());
+        }
+        return new DeadLetters(deadLetterTotal, byOrigin, List.copyOf(latest));
+    }
+
+    /**
+     * Anomalies counted for this (job, rank) since the dashboard started, whatever their kind; 0 for ranks
+     * beyond the first {@value #MAX_RANK_COUNTS} seen.
+     */
+    public synchronized long anomalyCount(String job, String rank) {
+        return rankCounts.getOrDefault(RankKey.of(job, rank), 0L);
+    }
+
+    private void add(String job, String kind, String severity, ObjectNode json) {
+        String rank = text(json, "rank");
+        if (job != null && rank != null) {
+            String key = RankKey.of(job, rank);
+            if (rankCounts.containsKey(key) || rankCounts.size() < MAX_RANK_COUNTS) {
+                rankCounts.merge(key, 1L, Long::sum);
+            }
+        }
+        anomalies.addLast(new Entry(job, json));
+        while (anomalies.size() > ANOMALIES_KEPT) {
+            anomalies.pollFirst();
+        }
+        String counted = job;
+        if (job != null && !jobs.contains(job)) {
+            if (jobs.size() < MAX_JOBS) {
+                jobs.add(job);
+            } else {
+                counted = OTHER_JOB;
+            }
+        }
+        anomalyCounts.merge(new Count(counted, kind, severity), 1L, Long::sum);
+    }
+
+    /** The first {@value #PREVIEW_BYTES} bytes as UTF-8; a character cut in two becomes U+FFFD. */
+    static String preview(byte[] value) {
+        if (value == null) {
+            return "";
+        }
+        return new String(value, 0, Math.min(PREVIEW_BYTES, value.length), StandardCharsets.UTF_8);
+    }
+
+    private static JsonNode parse(byte[] value) {
+        if (value == null) {
+            return null;
+        }
+        try {
+            JsonNode tree = Json.mapper().readTree(value);
+            return tree != null && tree.isObject() ? tree : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    private static String text(JsonNode tree, String field) {
+        if (tree == null) {
+            return null;
+        }
+        JsonNode node = tree.get(field);
+        return node == null || node.isNull() || node.isContainerNode() ? null : cut(node.asText(), MAX_FIELD_CHARS);
+    }
+
+    private static void putIfPresent(ObjectNode json, String field, String value) {
+        if (value != null) {
+            json.put(field, value);
+        }
+    }
+
+    private static String cut(String s, int max) {
+        return s.length() <= max ? s : s.substring(0, max) + "...";
+    }
+}

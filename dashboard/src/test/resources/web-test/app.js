@@ -1,0 +1,1 @@
+export const fixture = "static-fixture";
