@@ -198,8 +198,9 @@ class WebPageIT {
     private WebElement open(String view, String state) {
         long t0 = System.nanoTime();
         browser.driver.get(url + "/#/" + view);
-        WebElement section = browser.awaitView(view, state);
-        readyMs.putIfAbsent(view, (System.nanoTime() - t0) / 1_000_000);
+        String name = view.contains("?") ? view.substring(0, view.indexOf('?')) : view;
+        WebElement section = browser.awaitView(name, state);
+        readyMs.putIfAbsent(name, (System.nanoTime() - t0) / 1_000_000);
         return section;
     }
 
