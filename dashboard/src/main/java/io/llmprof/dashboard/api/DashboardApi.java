@@ -22,10 +22,37 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP API. Routes:
+ * The HTTP API and the web page. Routes (shapes of the web page's routes in detail: docs/web.md):
  *
  * <ul>
- *   <li>{@code GET /api/ranks[?job=J]}
+ *   <li>{@code GET /}: the web page, the files of the classpath folder {@code /web}; {@code GET
+ *       /webjars/echarts/<version>/dist/echarts.min.js}: the chart library from its WebJar
+ *   <li>{@code GET /api/ui-config}: {@code {"echarts": path of echarts.min.js, "live": "/api/live", "flush_ms":
+ *       500, "timeline_points": 300}}
+ *   <li>{@code GET /api/live} ({@code Accept: text/event-stream}, else 406; 503 beyond 64 streams): Server-Sent
+ *       Events, see {@link io.llmprof.dashboard.live.LiveHub}: {@code hello} {@code {"seq": N, "counts":
+ *       {topic: n}}} first; then per flush (at most every 500 ms) {@code pass} {@code {"passes": [item, ...],
+ *       "dropped": n}} (items oldest first, each the item of {@code /api/ranks/{rank}/passes} preceded by {@code
+ *       key, job, rank, run}; at most 256, the newest) when passes arrived, and {@code changed} {@code {"seq": N,
+ *       "topics": {topic: records since the last flush}}}; a {@code : keep-alive} comment after 15 s of silence
+ *   <li>{@code GET /api/ranks/{rank}/timeline[?job=J][&points=N]}: {@code {"key","job","rank","passes",
+ *       "bucketed","points": [{"index_from","index_to","passes","start_ns","wall_us_mean","wall_us_min",
+ *       "wall_us_max","busy_us_mean","steady","incomplete","phase"}]}}, oldest first, at most N (default 300, max
+ *       2000) points, consecutive passes merged when more are held
+ *   <li>{@code GET /api/ranks/{rank}/host/history[?job=J][&phase=all|context|generation][&points=N]}: {@code
+ *       {"key","job","rank","run","phase","steps","bucketed","points": [{"index_from","index_to","steps",
+ *       "start_ns","duration_ns_mean", M1..M5 and "graph_coverage" as in {@code /host}}]}}, means per bucket
+ *   <li>{@code GET /api/service/summary[?job=J][&instance=I]}: {@code {"requests","seen","finished": {reason: n},
+ *       "ttft_ms"|"tpot_ms"|"e2e_ms"|"queue_ms": {"count","p50","p90","p99","mean","max"}, "request_states":
+ *       {"instances","time_ns","waiting","running","swapped","states"}, "kv": {"usage","used","total"},
+ *       "batch_size"|"bubbles_ms": {["kind"],"count","mean","max",["overlaps"],"bounds": [..],"counts": [..]}}}
+ *   <li>{@code GET /api/anomalies[?job=J][&limit=N]}: {@code {"total","by_kind": [{"kind","severity","count"}],
+ *       "latest": [anomaly as on the topic + "severity", newest first]}}; unreadable ones listed too
+ *   <li>{@code GET /api/dead-letters[?limit=N]}: {@code {"total","by_origin": {"agent","streams","unknown"},
+ *       "latest": [{"topic","partition","offset","timestamp_ms","origin","headers": {name: text},"value_bytes",
+ *       "value_preview"}]}}, newest first
+ *   <li>{@code GET /api/ranks[?job=J]}: each rank with its state ({@code state} live|idle, {@code last_seen_ms},
+ *       {@code incomplete_held}, {@code anomalies}; see {@link RankView})
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
  *   <li>{@code GET /api/ranks/{rank}/clusters[?job=J][&window=N][&phase=P]}: layer-type statistics over the
@@ -132,13 +159,14 @@ public final class DashboardApi {
         Objects.requireNonNull(marker, "marker");
         Objects.requireNonNull(registry, "registry");
         Objects.requireNonNull(feed, "feed");
-        RankController ranks = new RankController(store);
+        RankController ranks = new RankController(store, quality);
         ClusterController clusters = new ClusterController(store);
         LayerController layers = new LayerController(store);
         JobController jobs = new JobController(store.crossRank());
         HostController host = new HostController(hostStore, marker);
         ServiceController service = new ServiceController(serviceStore);
         QualityController qualities = new QualityController(quality);
+        TimelineController timelines = new TimelineController(store, hostStore);
         LiveController streams = new LiveController(live);
         WebAssets.UiConfig ui = new WebAssets.UiConfig(
                 WebAssets.ECHARTS_PATH,
@@ -187,6 +215,9 @@ public final class DashboardApi {
                 router.get("/api/coordinator", service::coordinator);
                 router.get("/api/ep-balance", service::epBalance);
                 router.get("/api/moe", service::moe);
+                router.get("/api/ranks/{rank}/timeline", timelines::timeline);
+                router.get("/api/ranks/{rank}/host/history", timelines::hostHistory);
+                router.get("/api/service/summary", service::summary);
                 router.get("/api/anomalies", qualities::anomalies);
                 router.get("/api/dead-letters", qualities::deadLetters);
                 router.get("/api/live", streams::live);

@@ -39,7 +39,10 @@ final class ErrorMapper {
                             + " /api/jobs/{job}/passes, /api/jobs/{job}/stragglers, /api/jobs/{job}/compare,"
                             + " GET|PUT|DELETE /api/jobs/{job}/baseline, /api/requests, /api/requests/{rid},"
                             + " /api/batches, /api/forwards, /api/kvcache, /api/request-states, /api/pd,"
-                            + " /api/coordinator, /api/ep-balance, /api/moe, /health, /metrics"
+                            + " /api/coordinator, /api/ep-balance, /api/moe, /api/ranks/{rank}/timeline,"
+                            + " /api/ranks/{rank}/host/history, /api/service/summary, /api/anomalies,"
+                            + " /api/dead-letters, /api/live (SSE), /api/ui-config, /health, /metrics; the web page is"
+                            + " at /"
                     : http.getMessage();
             respond(ctx, http.getStatus(), http.getStatus() == 404 ? "not_found" : "http_error", message);
         } else {

@@ -3,6 +3,7 @@ package io.llmprof.dashboard.api;
 import io.javalin.http.Context;
 import io.llmprof.dashboard.store.PassLookup;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.QualityStore;
 import io.llmprof.dashboard.store.StoredPass;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.view.PassView;
@@ -14,19 +15,22 @@ final class RankController {
     private static final int MAX_RANK_LENGTH = 256;
 
     private final PassStore store;
+    private final QualityStore quality;
     private final RankResolver resolver;
 
-    RankController(PassStore store) {
+    RankController(PassStore store, QualityStore quality) {
         this.store = store;
+        this.quality = quality;
         this.resolver = new RankResolver(store);
     }
 
     /** {@code GET /api/ranks[?job=]}. */
     void ranks(Context ctx) {
         String job = ctx.queryParam("job");
+        long now = store.clock().millis();
         ctx.json(new RanksResponse(store.ranks().stream()
                 .filter(r -> job == null || r.job().equals(job))
-                .map(RankView::of)
+                .map(r -> RankView.of(r, now, quality.anomalyCount(r.job(), r.rank())))
                 .toList()));
     }
 

@@ -11,7 +11,11 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * One rank in {@code GET /api/ranks}. The last_* fields describe the pass received last and are absent
- * while only layers of the rank have arrived.
+ * while only layers of the rank have arrived. State: {@code state} is {@value #LIVE} while a pass or layer of
+ * the rank arrived within the last {@link #LIVE_WINDOW_MS} ms (by the dashboard's clock, so a dashboard
+ * replaying its topics after a restart shows every rank live for that long), else {@value #IDLE} since {@code
+ * last_seen_ms}; {@code incomplete_held} counts the held passes closed early; {@code anomalies} the anomalies
+ * of this job and rank since the dashboard started.
  */
 @JsonPropertyOrder({
     "key",
@@ -22,6 +26,10 @@ import java.nio.charset.StandardCharsets;
     "last_pass_index",
     "last_wall_us",
     "last_run",
+    "state",
+    "last_seen_ms",
+    "incomplete_held",
+    "anomalies",
     "passes_url"
 })
 public record RankView(
@@ -33,9 +41,16 @@ public record RankView(
         @JsonProperty("last_pass_index") Long lastPassIndex,
         @JsonProperty("last_wall_us") BigDecimal lastWallUs,
         @JsonProperty("last_run") String lastRun,
+        @JsonProperty("state") String state,
+        @JsonProperty("last_seen_ms") long lastSeenMs,
+        @JsonProperty("incomplete_held") int incompleteHeld,
+        @JsonProperty("anomalies") long anomalies,
         @JsonProperty("passes_url") String passesUrl) {
+    public static final String LIVE = "live";
+    public static final String IDLE = "idle";
+    public static final long LIVE_WINDOW_MS = 30_000;
 
-    static RankView of(RankSummary s) {
+    static RankView of(RankSummary s, long nowMs, long anomalies) {
         PassRecord last = s.lastPass().orElse(null);
         return new RankView(
                 s.key(),
@@ -46,6 +61,10 @@ public record RankView(
                 last == null ? null : last.index(),
                 last == null ? null : Micros.of(last.wallNs()),
                 last == null ? null : last.run(),
+                nowMs - s.lastSeenMs() <= LIVE_WINDOW_MS ? LIVE : IDLE,
+                s.lastSeenMs(),
+                s.incompleteHeld(),
+                anomalies,
                 passesUrl(s.job(), s.rank()));
     }
 

@@ -164,6 +164,11 @@ final class ServiceController {
     }
 
     /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
+    /** {@code GET /api/service/summary[?job=][&instance=]}. */
+    void summary(Context ctx) {
+        ctx.json(ServiceSummary.of(store.retained(filter(ctx))));
+    }
+
     private Filter filter(Context ctx) {
         String job = name(ctx, "job");
         String instance = name(ctx, "instance");

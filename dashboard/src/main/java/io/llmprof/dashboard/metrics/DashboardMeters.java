@@ -282,6 +282,20 @@ public final class DashboardMeters {
                 .register(registry);
     }
 
+    /** Upper bounds of the batch-size histogram buckets (the web page's summary uses the same). */
+    public static double[] batchSizeBounds() {
+        return BATCH_SIZE_BUCKETS.clone();
+    }
+
+    /** Upper bounds of the forward-bubble histogram buckets, ns. */
+    public static long[] bubbleBoundsNs() {
+        long[] out = new long[BUBBLE_BUCKETS.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = BUBBLE_BUCKETS[i].toNanos();
+        }
+        return out;
+    }
+
     /** The live hub's open streams; the hub is held by the registry from here on. */
     public void liveClients(java.util.function.IntSupplier clients) {
         Gauge.builder(LIVE_CLIENTS, clients::getAsInt)

@@ -3,6 +3,7 @@ package io.llmprof.dashboard.store;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.RankKey;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Iterator;
@@ -31,9 +32,22 @@ public final class PassStore {
     /** Least recently updated first: every write moves its rank to the end. */
     private final LinkedHashMap<String, RankHistory> ranks = new LinkedHashMap<>();
 
+    private final Clock clock;
+
     public PassStore(StoreLimits limits) {
+        this(limits, Clock.systemUTC());
+    }
+
+    /** @param clock stamps when each rank's records last arrived ({@link RankSummary#lastSeenMs()}) */
+    public PassStore(StoreLimits limits, Clock clock) {
         this.limits = Objects.requireNonNull(limits, "limits");
+        this.clock = Objects.requireNonNull(clock, "clock");
         this.crossRank = new CrossRankStore(limits.maxRanks(), limits.maxPassesPerRank());
+    }
+
+    /** The clock of {@link RankSummary#lastSeenMs()}: readers judge "live" against the same time. */
+    public Clock clock() {
+        return clock;
     }
 
     /** The cross-rank view of each job (its own lock: the two stores are independent). */
@@ -79,6 +93,24 @@ public final class PassStore {
                 .map(Map.Entry::getKey)
                 .sorted()
                 .toList();
+    }
+
+    /**
+     * The pass records held for the rank, without layers, oldest first (arrival order of their slots; a rerun
+     * whose indexes restarted comes after the earlier run).
+     */
+    public synchronized List<PassRecord> passRecords(String key) {
+        RankHistory history = ranks.get(key);
+        if (history == null) {
+            return List.of();
+        }
+        List<PassRecord> out = new ArrayList<>(history.slots.size());
+        for (Slot slot : history.slots.values()) {
+            if (slot.pass != null) {
+                out.add(slot.pass);
+            }
+        }
+        return List.copyOf(out);
     }
 
     /** Up to {@code limit} passes of the rank whose record arrived, most recent first. */
@@ -151,6 +183,7 @@ public final class PassStore {
         if (history == null) {
             history = new RankHistory(job, rank);
         }
+        history.lastSeenMs = clock.millis();
         ranks.put(key, history);
         Iterator<RankHistory> oldest = ranks.values().iterator();
         while (ranks.size() > limits.maxRanks()) {
@@ -190,6 +223,7 @@ public final class PassStore {
         final String job;
         final String rank;
         long passesSeen;
+        long lastSeenMs;
         PassRecord lastPass;
         /** Pass index -> slot, in order of first arrival (pass or layer). */
         final LinkedHashMap<Long, Slot> slots = new LinkedHashMap<>();
@@ -226,12 +260,17 @@ public final class PassStore {
 
         RankSummary summary(String key) {
             int held = 0;
+            int incomplete = 0;
             for (Slot slot : slots.values()) {
                 if (slot.pass != null) {
                     held++;
+                    if (!slot.pass.complete()) {
+                        incomplete++;
+                    }
                 }
             }
-            return new RankSummary(key, job, rank, passesSeen, held, Optional.ofNullable(lastPass));
+            return new RankSummary(
+                    key, job, rank, passesSeen, held, Optional.ofNullable(lastPass), lastSeenMs, incomplete);
         }
     }
 

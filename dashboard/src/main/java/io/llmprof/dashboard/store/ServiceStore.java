@@ -382,6 +382,44 @@ public final class ServiceStore {
     }
 
     /** Whether any held instance matches (to tell "unknown instance" from "nothing of that kind yet"). */
+    /**
+     * What the covered instances retain, for server-side summaries: requests ({@code seen} counts every one
+     * received), batches and forward steps in their rings, the latest request-state snapshot and the latest KV
+     * state per dp rank of each instance. Bounded by {@link ServiceLimits} per instance.
+     */
+    public record Retained(
+            long seen,
+            List<RequestRecord> requests,
+            List<BatchRecord> batches,
+            List<ForwardRecord> forwards,
+            List<RequestStateRecord> latestStates,
+            List<KvCacheRecord> kvLatest) {}
+
+    public synchronized Retained retained(Filter f) {
+        List<Instance> covered = covered(f);
+        List<RequestRecord> requests = new ArrayList<>();
+        List<BatchRecord> batches = new ArrayList<>();
+        List<ForwardRecord> forwards = new ArrayList<>();
+        List<RequestStateRecord> states = new ArrayList<>();
+        List<KvCacheRecord> kv = new ArrayList<>();
+        for (Instance i : covered) {
+            i.requests.forEach(h -> requests.add(h.record));
+            batches.addAll(i.batches.values);
+            forwards.addAll(i.forwards.values);
+            if (i.stateLatest != null) {
+                states.add(i.stateLatest);
+            }
+            kv.addAll(i.kvLatest.values());
+        }
+        return new Retained(
+                seen(covered),
+                List.copyOf(requests),
+                List.copyOf(batches),
+                List.copyOf(forwards),
+                List.copyOf(states),
+                List.copyOf(kv));
+    }
+
     public synchronized boolean covers(Filter f) {
         return !covered(f).isEmpty();
     }
