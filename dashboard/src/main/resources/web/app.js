@@ -127,7 +127,7 @@ function startLive() {
     const view = byName.get(ctx.current);
     if (view?.onPasses && list.length) {
       try {
-        view.onPasses(list, ctx);
+        view.onPasses(list, ctx, data?.dropped ?? 0);
       } catch (err) {
         console.warn('live passes not applied:', err);
       }

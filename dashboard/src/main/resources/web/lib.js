@@ -179,17 +179,19 @@ export function debounce(fn, ms) {
 export function throttle(fn, ms) {
   let last = 0;
   let timer = null;
-  return () => {
+  let args = [];
+  return (...a) => {
+    args = a;
     const wait = last + ms - Date.now();
     if (timer) return;
     if (wait <= 0) {
       last = Date.now();
-      fn();
+      fn(...args);
     } else {
       timer = setTimeout(() => {
         timer = null;
         last = Date.now();
-        fn();
+        fn(...args);
       }, wait);
     }
   };

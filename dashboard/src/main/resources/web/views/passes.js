@@ -1,7 +1,7 @@
 // #/passes: a live pass timeline per rank; click a pass -> per-layer stacked bars by category and a layer table;
 // click a layer -> its kernel table; pick a second layer -> compare; layer-type clusters; "Open in Perfetto" for the
 // pass and each layer.
-import { ApiError, base, chart, el, fmt, getJson, getJsonOr, note, panel, qs, select, table } from '../lib.js';
+import { ApiError, base, chart, el, fmt, getJson, getJsonOr, note, panel, qs, select, table, throttle } from '../lib.js';
 import { perfettoPanel } from './perfetto.js';
 
 /** Points of the timeline (the server buckets consecutive passes beyond this; live points shift the oldest out). */
@@ -161,8 +161,13 @@ export default {
   },
 
   /** Live pass summaries: appended to the timeline of the shown rank, without a refetch (bounded: oldest out). */
-  onPasses(list, ctx) {
+  onPasses(list, ctx, dropped = 0) {
     if (!st.chart?.instance || st.rank === null) return;
+    if (dropped > 0) {
+      // The server left passes out of this flush: the appended points would have holes, refetch the timeline.
+      refetchTimeline(ctx);
+      return;
+    }
     const mine = list.filter((p) => String(p.rank) === String(st.rank) && (ctx.job === null || p.job === ctx.job));
     if (mine.length === 0) return;
     for (const p of mine) st.points.push(toPoint(p));
@@ -175,6 +180,22 @@ export default {
   /** Layers changed: the timeline updates itself live; nothing else to reload. */
   refresh() {},
 };
+
+/** Reloads the shown rank's timeline (at most once per second), keeping the pass and layer panels. */
+const refetchTimeline = throttle(async function (ctx) {
+  if (st.rank === null || !st.chart?.instance) return;
+  try {
+    const tl = await timeline(ctx, st.rank);
+    if (!st.chart?.instance) return;
+    st.points = tl.points.slice(-MAX_POINTS);
+    st.bucketed = tl.bucketed;
+    st.appended++;
+    st.chart.instance.setOption(timelineOption(st.points), { replaceMerge: ['series'] });
+    markTimeline(st.chart.div);
+  } catch (e) {
+    console.warn('timeline refetch failed:', e.message);
+  }
+}, 1000);
 
 /** Loads a pass with its layers into the detail panel. */
 async function selectPass(ctx, index, { keepLayer = false } = {}) {

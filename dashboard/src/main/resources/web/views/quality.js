@@ -44,7 +44,7 @@ export default {
         tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, confine: true },
         xAxis: { type: 'category', data: kinds.map((k) => `${k.kind} (${k.severity})`), axisLabel: { rotate: kinds.length > 6 ? 30 : 0 } },
         yAxis: { type: 'value', name: 'anomalies' },
-        series: [{ type: 'bar', name: 'anomalies', data: kinds.map((k) => ({ value: k.count, itemStyle: { color: k.severity === 'ERROR' || k.severity === 'HIGH' ? '#c9342b' : '#c88a04' } })) }],
+        series: [{ type: 'bar', name: 'anomalies', data: kinds.map((k) => ({ value: k.count, itemStyle: { color: k.severity === 'ERROR' || k.severity === 'HIGH' || k.severity === 'UNKNOWN' ? '#c9342b' : '#c88a04' } })) }],
       },
       { height: 220 },
     );
@@ -56,12 +56,12 @@ export default {
         table(
           'anomalies',
           [
-            { get: (a) => a.time_ms ?? a.timestamp_ms ?? a.ts_ms, label: 'time', fmt: (v) => (v ? new Date(v).toISOString().replace('T', ' ').slice(0, 23) : '\u2013') },
             { key: 'kind', label: 'kind' },
             { key: 'severity', label: 'severity', fmt: (v) => el('span', { class: 'pill ' + (v ?? '') }, v ?? '\u2013') },
             { key: 'job', label: 'job' },
             { key: 'rank', label: 'rank' },
-            { get: (a) => a.message ?? a.detail ?? a.description, label: 'message', cls: 'wrap' },
+            { key: 'where', label: 'where' },
+            { get: (a) => a.message ?? a.unreadable ?? a.value_preview, label: 'message', cls: 'wrap' },
           ],
           anomalies?.latest ?? [],
           { total: anomalies?.total },

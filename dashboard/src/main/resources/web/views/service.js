@@ -41,6 +41,15 @@ async function summary(ctx) {
 /** Histogram buckets in any of the shapes a server may send: [{label|le|bucket, count}] or {label: count}. */
 function buckets(h) {
   if (!h) return [];
+  if (Array.isArray(h.bounds) && Array.isArray(h.counts)) {
+    // Prometheus-style: counts[i] in (bounds[i-1], bounds[i]], the last count above the last bound. Only the
+    // range from the first to the last non-empty bucket is drawn.
+    const all = h.counts.map((c, i) => [i < h.bounds.length ? `\u2264 ${h.bounds[i]}` : `> ${h.bounds.at(-1)}`, c]);
+    const first = all.findIndex(([, c]) => c > 0);
+    if (first === -1) return [];
+    const last = all.length - 1 - [...all].reverse().findIndex(([, c]) => c > 0);
+    return all.slice(first, last + 1);
+  }
   const list = Array.isArray(h) ? h : h.buckets ?? h;
   if (Array.isArray(list)) {
     return list.map((b) => [String(b.label ?? b.bucket ?? b.range ?? (b.le !== undefined ? `\u2264 ${b.le}` : `${b.from ?? ''}\u2013${b.to ?? ''}`)), b.count ?? b.n ?? 0]);
