@@ -43,10 +43,10 @@ export default {
         'ep-heatmap',
         {
           tooltip: { position: 'top', confine: true, formatter: (p) => `layer ${layers[p.value[1]]}, rank ${ranks[p.value[0]]}: ${p.value[2]} × layer mean` },
-          grid: { left: 60, right: 20, top: 20, bottom: 80, containLabel: true },
+          grid: { left: 60, right: 20, top: 36, bottom: 80, containLabel: true },
           xAxis: { type: 'category', name: 'EP rank', data: ranks, splitArea: { show: true } },
           yAxis: { type: 'category', name: 'MoE layer', data: layers.map(String), splitArea: { show: true } },
-          visualMap: { min: Math.min(0.5, 2 - max), max: Math.max(1.5, max), calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#2f6fde', '#f4f4f4', '#c9342b'] } },
+          visualMap: { min: Math.min(0.5, 2 - max), max: Math.max(1.5, max), precision: 2, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#2f6fde', '#f4f4f4', '#c9342b'] } },
           series: [{ name: 'time / layer mean', type: 'heatmap', data, label: { show: layers.length * ranks.length <= 64 } }],
         },
         { height: Math.min(520, 140 + layers.length * 26) },
@@ -78,6 +78,7 @@ export default {
           `moe-${op.op}`,
           {
             ...base,
+            legend: { top: 0, data: ['p2.5–p97.5', 'p50', 'mean'] },
             tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, confine: true },
             xAxis: { type: 'category', name: 'rank', data: rs.map((r) => r.rank) },
             yAxis: { type: 'value', name: 'µs' },

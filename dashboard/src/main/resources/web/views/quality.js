@@ -76,7 +76,12 @@ export default {
             { key: 'timestamp_ms', label: 'time', fmt: (v) => (v ? new Date(v).toISOString().replace('T', ' ').slice(0, 23) : '\u2013') },
             { key: 'origin', label: 'origin' },
             { get: (d) => `${d.topic}-${d.partition}@${d.offset}`, label: 'record' },
-            { get: (d) => Object.entries(d.headers ?? {}).map(([k, v]) => `${k}=${v}`).join('; '), label: 'headers', cls: 'wrap' },
+            {
+              get: (d) => Object.entries(d.headers ?? {}),
+              label: 'headers (hover for the full text)',
+              cls: 'wrap',
+              fmt: (hs) => el('div', {}, hs.map(([k, v]) => el('div', { title: `${k}=${v}` }, `${k}=${v.length > 160 ? v.slice(0, 160) + '\u2026' : v}`))),
+            },
             { key: 'value_bytes', label: 'bytes', cls: 'num' },
             { key: 'value_preview', label: 'value (first 256 bytes)', cls: 'wrap' },
           ],
