@@ -109,7 +109,6 @@ public final class LiveHub implements FeedListener, AutoCloseable {
      */
     public Optional<LiveClient> subscribe() {
         LiveClient client = new LiveClient(this, config.queueCapacity());
-        String hello;
         synchronized (lock) {
             if (closed || clients.size() >= config.maxClients()) {
                 return Optional.empty();
@@ -117,11 +116,11 @@ public final class LiveHub implements FeedListener, AutoCloseable {
             ObjectNode node = Json.mapper().createObjectNode().put("seq", seq);
             ObjectNode counts = node.putObject("counts");
             totals.forEach(counts::put);
-            hello = write(node);
-            // Added under the lock so that the size check above holds.
+            // Queued before the client joins, so hello is first whatever a concurrent flush sends; joined under
+            // the lock so that the size check above holds.
+            client.offer(new LiveEvent(LiveEvent.HELLO, write(node)));
             clients.add(client);
         }
-        client.offer(new LiveEvent(LiveEvent.HELLO, hello));
         return Optional.of(client);
     }
 

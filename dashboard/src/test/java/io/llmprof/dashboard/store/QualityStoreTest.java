@@ -1,0 +1,72 @@
+package io.llmprof.dashboard.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.events.Anomaly;
+import io.llmprof.events.AnomalyKind;
+import java.nio.charset.StandardCharsets;
+import java.util.AbstractMap;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The rings and counts stay bounded whatever arrives, and counts never forget. */
+class QualityStoreTest {
+    private final QualityStore store = new QualityStore();
+
+    @Test
+    void theAnomalyRingKeepsTheNewestWhileTheCountsKeepEverything() {
+        for (int i = 0; i < QualityStore.ANOMALIES_KEPT + 100; i++) {
+            store.addAnomaly(new Anomaly("llama", "0", AnomalyKind.RESYNC, "gap " + i, "pass " + i));
+        }
+
+        QualityStore.Anomalies a = store.anomalies(null, QualityStore.ANOMALIES_KEPT);
+        assertThat(a.total()).isEqualTo(600);
+        assertThat(a.byKind()).containsExactly(new QualityStore.KindCount("RESYNC", "WARN", 600));
+        assertThat(a.latest()).hasSize(500);
+        // Newest first: 599 down to 100.
+        assertThat(a.latest().get(0).get("message").asText()).isEqualTo("gap 599");
+        assertThat(a.latest().get(499).get("message").asText()).isEqualTo("gap 100");
+        assertThat(store.anomalyCount("llama", "0")).isEqualTo(600);
+    }
+
+    @Test
+    void jobsBeyondTheLimitAreCountedTogether() {
+        for (int i = 0; i < QualityStore.MAX_JOBS + 2; i++) {
+            store.addAnomaly(new Anomaly("job" + i, "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
+        }
+
+        assertThat(store.anomalies("job0", 10).total()).isEqualTo(1);
+        // The 257th and 258th jobs: counted under (other), still in the total and still listed.
+        assertThat(store.anomalies("job256", 10).total()).isZero();
+        assertThat(store.anomalies("job256", 10).latest()).hasSize(1);
+        assertThat(store.anomalies(QualityStore.OTHER_JOB, 10).total()).isEqualTo(2);
+        assertThat(store.anomalies(null, 10).total()).isEqualTo(QualityStore.MAX_JOBS + 2);
+    }
+
+    @Test
+    void deadLettersKeepTheNewestAndAtMost32HeadersEachCut() {
+        List<Map.Entry<String, byte[]>> headers = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            headers.add(new AbstractMap.SimpleImmutableEntry<>("h" + i, "v".getBytes(StandardCharsets.UTF_8)));
+        }
+        headers.add(
+                new AbstractMap.SimpleImmutableEntry<>("h0", "x".repeat(5000).getBytes(StandardCharsets.UTF_8)));
+        headers.add(new AbstractMap.SimpleImmutableEntry<>("empty", null));
+        for (int i = 0; i < QualityStore.DEAD_LETTERS_KEPT + 5; i++) {
+            store.addDeadLetter("llmprof.dlq", 0, i, 0, "agent", headers, new byte[] {'a'});
+        }
+
+        QualityStore.DeadLetters d = store.deadLetters(List.of("agent", "streams", "unknown"), 500);
+        assertThat(d.total()).isEqualTo(205);
+        assertThat(d.byOrigin())
+                .containsExactly(Map.entry("agent", 205L), Map.entry("streams", 0L), Map.entry("unknown", 0L));
+        assertThat(d.latest()).hasSize(200);
+        assertThat(d.latest().get(0).offset()).isEqualTo(204);
+        QualityStore.DeadLetter first = d.latest().get(0);
+        // h0..h31 kept (h0 replaced by its later value, cut to 2048 characters + "..."), h32.. and "empty" left out.
+        assertThat(first.headers()).hasSize(32).containsKey("h31").doesNotContainKey("h32");
+        assertThat(first.headers().get("h0")).hasSize(2048 + 3);
+    }
+}
