@@ -144,6 +144,13 @@ function startLive() {
   ctx.eventSource = es;
 }
 
+// Browsers allow 6 connections per host over HTTP/1.1: a page kept in the back/forward cache with its stream
+// open would hold one of them. Close the stream when the page is hidden, open a new one if it comes back.
+window.addEventListener('pagehide', () => ctx.eventSource?.close());
+window.addEventListener('pageshow', (e) => {
+  if (e.persisted) startLive();
+});
+
 function safeParse(text) {
   try {
     return JSON.parse(text);

@@ -93,7 +93,7 @@ final class Browser implements AutoCloseable {
             String now = d.findElement(section).getAttribute("data-state");
             if ("error".equals(now) && !"error".equals(state)) {
                 throw new AssertionError(
-                        "view " + view + " failed: " + d.findElement(section).getText());
+                        "view " + view + " failed: " + js("return arguments[0].textContent", d.findElement(section)));
             }
             return state.equals(now);
         });
