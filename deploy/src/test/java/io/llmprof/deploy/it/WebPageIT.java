@@ -409,6 +409,38 @@ class WebPageIT {
         browser.screenshot("live");
     }
 
+    /**
+     * Baseline comparison: after the live test's second run, the host view marks the demo's own run as the baseline
+     * (the button PUTs it; the mark travels through Kafka) and, refreshed by the live `changed` event, shows the
+     * regression report of the second run against it.
+     */
+    @Test
+    @Order(7)
+    void hostViewMarksABaselineAndComparesTheSecondRun() {
+        JsonNode baseline = get("/api/jobs/demo/baseline");
+        String demoRun = null;
+        for (JsonNode run : baseline.path("runs")) {
+            if (!run.asText().equals("web-it-live")) {
+                demoRun = run.asText();
+            }
+        }
+        assertThat(demoRun).as("the demo's run among %s", baseline).isNotNull();
+        // The second run's host steps are in once the job lists both runs.
+        await("both runs in the host store")
+                .atMost(DEMO_DEADLINE)
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> get("/api/jobs/demo/baseline").path("runs").size() == 2);
+        open("host", "ready");
+        new Select(browser.driver.findElement(By.cssSelector("[data-control='baseline-run']"))).selectByValue(demoRun);
+        browser.driver
+                .findElement(By.cssSelector("[data-action='mark-baseline']"))
+                .click();
+        browser.await("the comparison table", d -> browser.rows("host", "compare-runs") > 0);
+        assertThat(browser.driver.findElement(By.cssSelector("[data-compare]")).getText())
+                .contains("web-it-live vs baseline " + demoRun);
+        browser.screenshot("host-baseline-compare");
+    }
+
     private long liveEvents() {
         return Long.parseLong(
                 browser.driver.findElement(By.cssSelector("[data-live-events]")).getText());
