@@ -1,6 +1,6 @@
 // #/moe: expert-parallel balance heatmap (MoE layer x EP rank, time relative to the layer mean) and MoE per-rank
 // distributions (p2.5 / p50 / mean / p97.5 of each op's time per rank).
-import { base, chart, el, fmt, getJson, note, panel, qs, select, table } from '../lib.js';
+import { base, chart, el, fmt, getJson, getJsonOr, note, panel, qs, select, table } from '../lib.js';
 
 const MAX_RANKS = 64;
 const MAX_LAYERS = 128;
@@ -13,7 +13,10 @@ export default {
 
   async fetch(ctx) {
     const q = qs({ job: ctx.job });
-    const [ep, moe] = await Promise.all([getJson(`/api/ep-balance${q}`), getJson(`/api/moe${q}`)]);
+    // 404 unknown_instance: no service records for this job (the view is empty).
+    const ep = await getJsonOr(`/api/ep-balance${q}`, null);
+    if (!ep) return { ep: [], moe: [] };
+    const moe = await getJson(`/api/moe${q}`);
     return { ep: ep.instances ?? [], moe: moe.instances ?? [] };
   },
 
