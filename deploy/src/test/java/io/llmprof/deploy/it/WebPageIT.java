@@ -123,6 +123,7 @@ class WebPageIT {
                 demo.interrupt();
                 demo.join(Duration.ofSeconds(60).toMillis());
             }
+            deleteTree(tmp);
         }
         if (!readyMs.isEmpty()) {
             StringBuilder s = new StringBuilder(
@@ -457,6 +458,19 @@ class WebPageIT {
                         .orElse(false))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no rank-" + rank + " file among " + files));
+    }
+
+    /** The demo's broker data and samples (tens of MB): removed once the demo has stopped. */
+    private static void deleteTree(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> all = Files.walk(dir)) {
+            all.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            System.out.println("web IT: could not remove " + dir + ": " + e.getMessage());
+        }
     }
 
     private static int freePort() throws IOException {
