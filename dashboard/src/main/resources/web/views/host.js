@@ -1,0 +1,207 @@
+// #/host: host overhead of a rank (verdict per phase, M1..M5 over time, gap buckets, graph coverage, launches,
+// findings) and of its job (stragglers, baseline comparison).
+import { ApiError, base, chart, el, fmt, getJson, getJsonOr, note, panel, pct, qs, select, table } from '../lib.js';
+
+/** The metrics HostMetrics reports, with the threshold names (m1..m5) of ANALYSIS.md section 3. */
+export const METRICS = [
+  ['gpu_idle_ratio', 'M1 GPU idle', 'm1'],
+  ['launch_overhead_ratio', 'M2 launch overhead', 'm2'],
+  ['host_prep_exposed_ratio', 'M3a host prep exposed', 'm3a'],
+  ['host_prep_perf_impact', 'M3b host prep impact', 'm3b'],
+  ['host_prep_idle_attribution', 'M3c idle from host prep', 'm3c'],
+  ['gpu_utilization', 'M4 GPU utilization', 'm4'],
+  ['nccl_ratio', 'M5 NCCL share', 'm5'],
+  ['graph_coverage', 'graph coverage', null],
+];
+const POINTS = 300;
+const st = { rank: null };
+
+/** M1..M5 over time: the server's bucketed history, or (older servers) the newest steps as points. */
+async function history(ctx, rank) {
+  const b = `/api/ranks/${encodeURIComponent(rank)}/host`;
+  const h = await getJsonOr(`${b}/history${qs({ job: ctx.job, points: POINTS })}`, null);
+  if (h) return h.points ?? h.history ?? h.steps ?? [];
+  const s = await getJson(`${b}${qs({ job: ctx.job, steps: POINTS })}`);
+  return (s.steps ?? []).slice().reverse().map((x) => ({ index_from: x.index, index_to: x.index, steps: 1, phase: x.phase, metrics: x.metrics }));
+}
+
+export default {
+  name: 'host',
+  title: 'Host overhead',
+  topics: ['llmprof.host-verdicts', 'llmprof.host-baselines'],
+
+  async fetch(ctx) {
+    const ranks = ctx.jobRanks();
+    if (!ranks.includes(st.rank)) st.rank = ranks[0] ?? null;
+    if (st.rank === null) return { ranks };
+    let host;
+    try {
+      host = await getJson(`/api/ranks/${encodeURIComponent(st.rank)}/host${qs({ job: ctx.job, steps: 1 })}`);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return { ranks, host: null };
+      throw e;
+    }
+    const job = ctx.job;
+    const [hist, stragglers, baseline] = await Promise.all([
+      history(ctx, st.rank),
+      getJsonOr(`/api/jobs/${encodeURIComponent(job)}/stragglers`, null),
+      getJsonOr(`/api/jobs/${encodeURIComponent(job)}/baseline`, null),
+    ]);
+    // Compare only when it can answer: a baseline is marked and another run exists (no 4xx in normal use).
+    let compare = null;
+    if (baseline?.baseline && (baseline.runs ?? []).some((r) => r !== baseline.baseline)) {
+      compare = await getJsonOr(`/api/jobs/${encodeURIComponent(job)}/compare`, null, [404, 409]);
+    }
+    return { ranks, host, hist, stragglers, baseline, compare };
+  },
+
+  render(body, { ranks, host, hist, stragglers, baseline, compare }, ctx) {
+    if (!host) {
+      body.append(note(`No host-overhead steps for rank ${st.rank ?? '(none)'} of job ${ctx.job ?? '(none)'} yet.`, { 'data-empty': '' }));
+      return 'empty';
+    }
+    const picker = select('host-rank', ranks, st.rank, (r) => {
+      st.rank = r;
+      ctx.rerender();
+    });
+    // Verdict per phase.
+    const phases = Object.values(host.phases ?? {});
+    const verdicts = table(
+      'verdicts',
+      [
+        { key: 'phase', label: 'phase' },
+        { key: 'llmprof_verdict', label: 'verdict', fmt: (v) => el('span', { class: 'pill ' + v, 'data-verdict': v }, v) },
+        { key: 'seed_verdict', label: 'seed verdict' },
+        { get: (p) => `${p.crossed_count}/${p.applicable_count}`, label: 'crossed' },
+        { get: (p) => (p.crossed ?? []).join(' ') || '\u2013', label: 'metrics crossed' },
+        ...METRICS.slice(0, 7).map(([k, , m]) => ({ get: (p) => p.metrics?.[k], label: m.toUpperCase(), cls: 'num', fmt: (v) => pct(v) })),
+        { get: (p) => p.metrics?.graph_coverage, label: 'graph cov.', cls: 'num', fmt: (v) => pct(v) },
+        { get: (p) => `${p.first_index}\u2013${p.last_index}`, label: 'steps' },
+      ],
+      phases,
+    );
+    const all = host.phases?.all ?? phases[0];
+    const summary = el(
+      'div',
+      { class: 'stats' },
+      el('div', { class: 'stat' }, el('b', {}, el('span', { class: 'pill ' + (all?.llmprof_verdict ?? ''), 'data-verdict-main': all?.llmprof_verdict ?? '' }, all?.llmprof_verdict ?? '?')), el('span', {}, 'host-bound? (all steps)')),
+      el('div', { class: 'stat' }, el('b', {}, fmt(host.steps_seen, 0)), el('span', {}, 'steps seen')),
+      el('div', { class: 'stat' }, el('b', {}, pct(host.drilldown?.graph?.ratio)), el('span', {}, 'graph coverage')),
+      el('div', { class: 'stat' }, el('b', {}, host.run ?? '\u2013'), el('span', {}, 'run')),
+    );
+    // M1..M5 over time.
+    const hc = chart(
+      'host-metrics',
+      {
+        ...base,
+        dataZoom: [{ type: 'inside' }],
+        xAxis: { type: 'category', name: 'step', data: hist.map((p) => (p.index_from === p.index_to || p.index_to == null ? String(p.index_from ?? p.index) : `${p.index_from}\u2013${p.index_to}`)) },
+        yAxis: { type: 'value', name: 'ratio', min: 0 },
+        series: METRICS.filter(([k]) => hist.some((p) => (p.metrics?.[k] ?? p[k]) != null)).map(([k, name]) => ({
+          name,
+          type: 'line',
+          showSymbol: false,
+          connectNulls: false,
+          data: hist.map((p) => p.metrics?.[k] ?? p[k] ?? '-'),
+        })),
+      },
+      { height: 300 },
+    );
+    // Gap buckets per stream.
+    const gaps = host.drilldown?.gaps ?? [];
+    const bucketNames = gaps.length ? Object.keys(gaps[0].buckets ?? {}) : [];
+    const gc = chart(
+      'gaps',
+      {
+        ...base,
+        tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' }, confine: true },
+        xAxis: { type: 'category', name: 'gap', data: bucketNames },
+        yAxis: { type: 'value', name: 'gaps' },
+        series: gaps.slice(0, 8).map((g) => ({ name: `device ${g.device} stream ${g.stream}`, type: 'bar', data: bucketNames.map((b) => g.buckets[b] ?? 0) })),
+      },
+      { height: 260 },
+    );
+    const launches = table(
+      'launches',
+      [
+        { key: 'name', label: 'API' },
+        { key: 'calls', label: 'calls', cls: 'num' },
+        { key: 'per_step', label: 'per step', cls: 'num', fmt: (v) => fmt(v, 2) },
+        { key: 'total_ns', label: 'total ms', cls: 'num', fmt: (v) => fmt(v / 1e6, 3) },
+        { key: 'max_ns', label: 'max µs', cls: 'num', fmt: (v) => fmt(v / 1e3, 1) },
+      ],
+      host.drilldown?.launches ?? [],
+    );
+    const findings = (host.drilldown?.findings ?? []).map((f) =>
+      el('div', { 'data-finding': f.kind }, el('span', { class: 'pill ' + f.severity }, `${f.severity} ${f.kind}`), ' ', f.summary, el('ul', {}, (f.evidence ?? []).map((x) => el('li', {}, x)))),
+    );
+    body.append(
+      panel(`Rank ${st.rank}, job ${ctx.job}`, [el('label', {}, 'rank ', picker)], summary, verdicts),
+      panel(`M1..M5 over time (${hist.length} points)`, null, hc.div),
+      el('div', { class: 'grid2' }, panel('GPU idle gaps by length', null, gc.div), panel('Launch and sync APIs', null, launches)),
+      panel('Findings', null, findings.length ? findings : note('No findings.')),
+      el('div', { class: 'grid2' }, stragglersPanel(stragglers), baselinePanel(ctx, baseline, compare)),
+    );
+    hc.draw();
+    gc.draw();
+    return 'ready';
+  },
+};
+
+function stragglersPanel(s) {
+  if (!s) return panel('Stragglers', null, note('No straggler report yet.'));
+  return panel(
+    `Stragglers, run ${s.run} (${s.stragglers?.length ? s.stragglers.join(' ') : 'none'})`,
+    null,
+    el('p', { class: 'note' }, `${fmt(s.instances, 0)} collectives matched over ${fmt(s.steps_matched, 0)} steps; a rank last in more than ${pct(s.straggler_share, 0)} of them is a straggler. Skew p50 ${fmt(s.skew?.p50_ns / 1e3, 1)} µs, p99 ${fmt(s.skew?.p99_ns / 1e3, 1)} µs.`),
+    table(
+      'stragglers',
+      [
+        { key: 'rank', label: 'rank' },
+        { key: 'steps', label: 'steps', cls: 'num' },
+        { key: 'times_last', label: 'times last', cls: 'num' },
+        { key: 'share_last', label: 'share last', cls: 'num', fmt: (v) => pct(v) },
+        { key: 'mean_delay_ns', label: 'mean delay µs', cls: 'num', fmt: (v) => fmt(v / 1e3, 2) },
+        { key: 'straggler', label: 'straggler', fmt: (v) => (v ? el('span', { class: 'pill bad' }, 'yes') : 'no') },
+      ],
+      s.ranks ?? [],
+    ),
+  );
+}
+
+function baselinePanel(ctx, b, compare) {
+  if (!b) return panel('Baseline comparison', null, note('No runs of this job yet.'));
+  const runs = b.runs ?? [];
+  const mark = el('button', {
+    'data-action': 'mark-baseline',
+    onclick: async () => {
+      const run = runPick.value;
+      await fetch(`/api/jobs/${encodeURIComponent(ctx.job)}/baseline`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ run }) });
+      ctx.rerender();
+    },
+  }, 'Mark as baseline');
+  const runPick = select('baseline-run', runs, b.baseline ?? runs[0], () => {});
+  const content = [];
+  if (!b.baseline) content.push(note('No baseline marked: mark a run, then a later run of the job is compared against it.'));
+  else if (!compare) content.push(note(`Baseline ${b.baseline}; no other run to compare yet.`));
+  else {
+    content.push(
+      el('p', { 'data-compare': compare.conclusion ?? '' }, `${compare.target_run} vs baseline ${compare.baseline_run}: ${compare.conclusion ?? ''} (step growth ${fmt((compare.step_growth_ns ?? 0) / 1e3, 1)} µs, gap growth ${fmt((compare.gap_growth_ns ?? 0) / 1e3, 1)} µs)`),
+      el('ul', {}, (compare.evidence ?? []).slice(0, 10).map((x) => el('li', {}, x))),
+      table(
+        'compare-runs',
+        [
+          { key: 'section', label: 'section' },
+          { key: 'name', label: 'metric' },
+          { key: 'unit', label: 'unit' },
+          { key: 'baseline', label: 'baseline', cls: 'num', fmt: (v) => fmt(v, 3) },
+          { key: 'target', label: 'target', cls: 'num', fmt: (v) => fmt(v, 3) },
+          { key: 'delta_pct', label: 'Δ %', cls: 'num', fmt: (v) => fmt(v, 1) },
+          { key: 'status', label: 'status' },
+        ],
+        compare.rows ?? [],
+      ),
+    );
+  }
+  return panel(`Baseline comparison (baseline: ${b.baseline ?? 'none'})`, [runPick, mark], ...content);
+}
