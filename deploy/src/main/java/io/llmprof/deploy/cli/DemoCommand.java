@@ -240,6 +240,7 @@ public final class DemoCommand implements Callable<Integer> {
                 throw new IllegalStateException(
                         "the streams app did not reach RUNNING within 60 s: " + streams.state());
             }
+            out.printf("Web page   %s/%n", dashboard.url());
             out.printf("Dashboard  %s/api/ranks%n", dashboard.url());
             out.printf("Metrics    %s/metrics%n", dashboard.url());
             out.printf("Health     %s/health%n", dashboard.url());
