@@ -40,8 +40,8 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Names are dot names without unit suffix; the Prometheus registry renders {@code llmprof.pass.wall}
  * as {@code llmprof_pass_wall_seconds_*} and counters with {@code _total}. Tag values are bounded: at
- * most {@code maxRankTags} (job, rank) pairs and {@value #MAX_LAYER_TYPES} layer types get their own
- * series, the rest share the value {@code other}.
+ * most {@code maxRankTags} (job, rank) pairs, {@value #MAX_LAYER_TYPES} layer types and {@value #MAX_CATEGORIES}
+ * kernel categories get their own series, the rest share the value {@code other}; pass phases are a fixed set.
  */
 public final class DashboardMeters {
     public static final String PASS_WALL = "llmprof.pass.wall";
