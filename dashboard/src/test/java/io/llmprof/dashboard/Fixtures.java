@@ -42,6 +42,40 @@ public final class Fixtures {
                 List.of());
     }
 
+    /** A complete pass (wall 2 ms + index µs) with a step marker's {@code phase} (null: none) and steady flag. */
+    public static PassRecord pass(String job, String rank, long index, String phase, boolean steady, boolean complete) {
+        PassRecord p = pass(job, "run-1", rank, index, complete);
+        return new PassRecord(
+                        p.job(),
+                        p.run(),
+                        p.rank(),
+                        p.profile(),
+                        p.anchor(),
+                        p.numLayers(),
+                        p.blocksPerLayer(),
+                        p.index(),
+                        p.startNs(),
+                        p.endNs(),
+                        p.wallNs(),
+                        p.busyNs(),
+                        p.sumNs(),
+                        p.kernels(),
+                        p.complete(),
+                        p.steady(),
+                        p.prologue(),
+                        p.epilogue(),
+                        p.layerCount(),
+                        p.closedBy(),
+                        p.notes(),
+                        phase,
+                        null,
+                        null,
+                        null,
+                        PassRecord.BOUNDARY_MARKER,
+                        0L)
+                .withSteady(steady);
+    }
+
     /** Layer {@code layer} of pass {@code index}: 800.123 µs of wall. */
     public static LayerRecord layer(String job, String rank, long index, int layer) {
         return layer(job, "run-1", rank, index, layer);

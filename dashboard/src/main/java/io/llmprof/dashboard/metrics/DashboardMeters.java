@@ -40,14 +40,15 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Names are dot names without unit suffix; the Prometheus registry renders {@code llmprof.pass.wall}
  * as {@code llmprof_pass_wall_seconds_*} and counters with {@code _total}. Tag values are bounded: at
- * most {@code maxRankTags} (job, rank) pairs and {@value #MAX_LAYER_TYPES} layer types get their own
- * series, the rest share the value {@code other}.
+ * most {@code maxRankTags} (job, rank) pairs, {@value #MAX_LAYER_TYPES} layer types and {@value #MAX_CATEGORIES}
+ * kernel categories get their own series, the rest share the value {@code other}; pass phases are a fixed set.
  */
 public final class DashboardMeters {
     public static final String PASS_WALL = "llmprof.pass.wall";
     public static final String LAYER_WALL = "llmprof.layer.wall";
     public static final String PASSES_CLOSED = "llmprof.passes.closed";
     public static final String LAYERS_CLOSED = "llmprof.layers.closed";
+    public static final String LAYER_KERNEL_TIME = "llmprof.layer.kernel.time";
     public static final String ANOMALIES = "llmprof.anomalies";
     public static final String DEAD_LETTERS = "llmprof.dead.letters";
     public static final String BAD_RECORDS = "llmprof.dashboard.bad.records";
@@ -92,6 +93,8 @@ public final class DashboardMeters {
     public static final String TAG_RANK = "rank";
     public static final String TAG_LAYER_TYPE = "layer_type";
     public static final String TAG_COMPLETE = "complete";
+    public static final String TAG_STEADY = "steady";
+    public static final String TAG_CATEGORY = "category";
     public static final String TAG_KIND = "kind";
     public static final String TAG_SEVERITY = "severity";
     public static final String TAG_ORIGIN = "origin";
@@ -116,7 +119,12 @@ public final class DashboardMeters {
     private static final Set<String> HOST_PHASES =
             Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
+    /** {@value #PASS_WALL} phases: a step marker's phase, {@code all} without one; anything else is {@code other}. */
+    private static final Set<String> PASS_PHASES =
+            Set.of(PassRecord.PREFILL, PassRecord.DECODE, PassRecord.MIXED, "all");
+
     static final int MAX_LAYER_TYPES = 32;
+    static final int MAX_CATEGORIES = 32;
     static final int MAX_FINISH_REASONS = 16;
     /** {@value #SERVICE_FINISHED} reason of a request that never finished. */
     public static final String REASON_TIMEOUT = "timeout";
@@ -173,10 +181,12 @@ public final class DashboardMeters {
 
     private final BoundedTagValues rankKeys;
     private final BoundedTagValues layerTypes = new BoundedTagValues(MAX_LAYER_TYPES);
+    private final BoundedTagValues categories = new BoundedTagValues(MAX_CATEGORIES);
     private final Meter.MeterProvider<Timer> passWall;
     private final Meter.MeterProvider<Timer> layerWall;
     private final Meter.MeterProvider<Counter> passesClosed;
     private final Counter layersClosed;
+    private final Meter.MeterProvider<Counter> layerKernelTime;
     private final Meter.MeterProvider<Counter> anomalies;
     private final Meter.MeterProvider<Counter> deadLetters;
     private final Meter.MeterProvider<Counter> badRecords;
@@ -211,7 +221,8 @@ public final class DashboardMeters {
         this.rankKeys = new BoundedTagValues(maxRankTags);
         this.regressionJobs = new BoundedTagValues(maxRankTags);
         this.passWall = Timer.builder(PASS_WALL)
-                .description("Wall time of complete forward passes (max end - min start of their kernels)")
+                .description("Wall time of complete forward passes (max end - min start of their kernels), by step"
+                        + " phase and steady (true) or cold (false)")
                 .serviceLevelObjectives(PASS_BUCKETS)
                 .withRegistry(registry);
         this.layerWall = Timer.builder(LAYER_WALL)
@@ -219,11 +230,17 @@ public final class DashboardMeters {
                 .serviceLevelObjectives(LAYER_BUCKETS)
                 .withRegistry(registry);
         this.passesClosed = Counter.builder(PASSES_CLOSED)
-                .description("Passes closed by the streams app; complete=false when closed early")
+                .description("Passes closed by the streams app; complete=false when closed early, steady=false for"
+                        + " cold (warm-up) passes")
                 .withRegistry(registry);
         this.layersClosed = Counter.builder(LAYERS_CLOSED)
                 .description("Layers of closed passes")
                 .register(registry);
+        this.layerKernelTime = Counter.builder(LAYER_KERNEL_TIME)
+                .description("Kernel time of layers of closed passes by layer type and kernel category (sum of kernel"
+                        + " durations, concurrent streams counted twice)")
+                .baseUnit("seconds")
+                .withRegistry(registry);
         this.anomalies = Counter.builder(ANOMALIES)
                 .description("Data-quality anomalies reported by agent and streams app")
                 .withRegistry(registry);
@@ -309,8 +326,16 @@ public final class DashboardMeters {
         liveEvents.withTags(TAG_EVENT, event).increment();
     }
 
+    /**
+     * Counts the pass by complete and steady; times a complete one by (job, rank), phase ({@value
+     * PassRecord#PREFILL}, {@value PassRecord#DECODE}, {@value PassRecord#MIXED}, {@code all} without step marker,
+     * {@code other} for anything else) and steady.
+     */
     public void passClosed(PassRecord pass) {
-        passesClosed.withTags(TAG_COMPLETE, Boolean.toString(pass.complete())).increment();
+        String steady = Boolean.toString(pass.steady());
+        passesClosed
+                .withTags(TAG_COMPLETE, Boolean.toString(pass.complete()), TAG_STEADY, steady)
+                .increment();
         // An incomplete pass was cut short (resync, trace end): its wall is not a pass latency.
         if (pass.complete()) {
             // Bound on (job, rank) pairs: rank "0" of every job is its own series until the limit.
@@ -319,14 +344,36 @@ public final class DashboardMeters {
                             TAG_JOB,
                             admitted ? orUnknown(pass.job()) : BoundedTagValues.OTHER,
                             TAG_RANK,
-                            admitted ? orUnknown(pass.rank()) : BoundedTagValues.OTHER)
+                            admitted ? orUnknown(pass.rank()) : BoundedTagValues.OTHER,
+                            TAG_PHASE,
+                            passPhase(pass),
+                            TAG_STEADY,
+                            steady)
                     .record(pass.wallNs(), TimeUnit.NANOSECONDS);
         }
     }
 
+    /**
+     * Counts the layer, times its wall by layer type and adds its kernel time per category ({@link
+     * LayerRecord#categories()}, ns) to {@value #LAYER_KERNEL_TIME}; at most {@value #MAX_CATEGORIES} categories get
+     * their own series, a negative sum (never written by the streams app) adds nothing.
+     */
     public void layerClosed(LayerRecord layer) {
         layersClosed.increment();
-        layerWall.withTags(TAG_LAYER_TYPE, layerTypes.admit(layer.type())).record(layer.wallNs(), TimeUnit.NANOSECONDS);
+        String type = layerTypes.admit(layer.type());
+        layerWall.withTags(TAG_LAYER_TYPE, type).record(layer.wallNs(), TimeUnit.NANOSECONDS);
+        layer.categories().forEach((category, ns) -> {
+            if (ns != null && ns >= 0) {
+                layerKernelTime
+                        .withTags(TAG_LAYER_TYPE, type, TAG_CATEGORY, categories.admit(category))
+                        .increment(ns / 1e9);
+            }
+        });
+    }
+
+    private static String passPhase(PassRecord pass) {
+        String phase = pass.phaseOrAll();
+        return PASS_PHASES.contains(phase) ? phase : BoundedTagValues.OTHER;
     }
 
     public void anomaly(Anomaly anomaly) {

@@ -185,7 +185,7 @@ class DashboardApiTest {
         assertThat(r.contentType).startsWith("text/plain; version=0.0.4");
         assertThat(r.body)
                 .contains("# TYPE llmprof_pass_wall_seconds histogram")
-                .contains("llmprof_pass_wall_seconds_count{job=\"llama\",rank=\"0\"} 1")
+                .contains("llmprof_pass_wall_seconds_count{job=\"llama\",phase=\"all\",rank=\"0\",steady=\"true\"} 1")
                 .contains("llmprof_layers_closed_total 1")
                 .contains("llmprof_build_info{version=");
     }

@@ -100,11 +100,13 @@ class DashboardIT {
     @Test
     void countsPassesLayersAnomaliesDeadLettersAndUnreadableRecordsInMetrics() {
         await().atMost(DEADLINE).untilAsserted(() -> assertThat(get("/metrics").body())
-                .contains("llmprof_passes_closed_total{complete=\"true\"} 3")
-                .contains("llmprof_passes_closed_total{complete=\"false\"} 1")
-                .contains("llmprof_pass_wall_seconds_count{job=\"it-job\",rank=\"0\"} 3")
+                .contains("llmprof_passes_closed_total{complete=\"true\",steady=\"true\"} 3")
+                .contains("llmprof_passes_closed_total{complete=\"false\",steady=\"true\"} 1")
+                .contains("llmprof_pass_wall_seconds_count{job=\"it-job\",phase=\"all\",rank=\"0\",steady=\"true\"} 3")
                 .contains("llmprof_layers_closed_total 4")
                 .contains("llmprof_layer_wall_seconds_count{layer_type=\"decoder\"} 4")
+                // 4 layers of gemm 600 us each: 2.4 ms.
+                .contains("llmprof_layer_kernel_time_seconds_total{category=\"gemm\",layer_type=\"decoder\"} 0.0024")
                 .contains("llmprof_anomalies_total{kind=\"resync\",severity=\"warn\"} 1")
                 .contains("llmprof_dead_letters_total{origin=\"agent\"} 1")
                 .contains("llmprof_dead_letters_total{origin=\"streams\"} 1")
@@ -124,7 +126,7 @@ class DashboardIT {
             assertThat(later.feedStatus().badRecords()).isEqualTo(1);
             assertThat(otherRegistry.scrape())
                     .contains("llmprof_layers_closed_total 4")
-                    .contains("llmprof_passes_closed_total{complete=\"true\"} 3");
+                    .contains("llmprof_passes_closed_total{complete=\"true\",steady=\"true\"} 3");
         }
     }
 

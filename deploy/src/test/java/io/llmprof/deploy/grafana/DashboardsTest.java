@@ -142,7 +142,7 @@ class DashboardsTest {
     void everyDashboardHasItsVariablesDrivenByLabelValuesOnThePrometheusDatasource() {
         Map<String, List<String>> expected = Map.of(
                 "llmprof-overview", List.of("DS_PROMETHEUS", "job", "rank", "phase"),
-                "llmprof-layers", List.of("DS_PROMETHEUS", "layer_type", "job", "rank"),
+                "llmprof-layers", List.of("DS_PROMETHEUS", "layer_type", "job", "rank", "phase"),
                 "llmprof-host-overhead", List.of("DS_PROMETHEUS", "job", "rank", "phase"),
                 "llmprof-service", List.of("DS_PROMETHEUS", "job", "instance"),
                 "llmprof-pipeline", List.of("DS_PROMETHEUS", "scrape_job", "target"));
@@ -190,8 +190,8 @@ class DashboardsTest {
                 panels++;
             }
         }
-        // 12 overview + 10 layers + 19 host overhead + 12 service + 19 pipeline.
-        assertThat(panels).isEqualTo(72);
+        // 12 overview + 18 layers + 19 host overhead + 12 service + 19 pipeline.
+        assertThat(panels).isEqualTo(80);
     }
 
     @Test
@@ -249,6 +249,9 @@ class DashboardsTest {
                         "llmprof_service_kv_cache_usage_ratio",
                         "llmprof_service_forward_bubble_seconds_bucket",
                         "llmprof_layer_wall_seconds_bucket",
+                        "llmprof_layer_kernel_time_seconds_total",
+                        "llmprof_pass_wall_seconds_bucket",
+                        "llmprof_passes_closed_total",
                         "llmprof_dead_letters_total",
                         "kafka_consumer_fetch_manager_records_lag_max");
     }
@@ -280,7 +283,7 @@ class DashboardsTest {
                 problems,
                 new TreeSet<>());
         // The layer count is fine (a histogram's counter, in rate); layer is a label of none of the four (layer_type,
-        // job, rank, complete are); the straggler flag is a gauge, the closed-pass counter is shown raw.
+        // job, rank, phase, steady, complete are); the straggler flag is a gauge, the closed-pass counter is shown raw.
         assertThat(problems)
                 .containsExactlyInAnyOrder(
                         "x: metric llmprof_nope is not exposed by llmprof",
@@ -521,11 +524,15 @@ class DashboardsTest {
         StreamsMeters streams = new StreamsMeters(registry);
         AgentMeters agent = new AgentMeters(registry);
 
-        dashboard.passClosed(
-                read(PassRecord.class, "{\"job\":\"demo\",\"rank\":\"0\",\"wallNs\":5000000," + "\"complete\":true}"));
+        dashboard.passClosed(read(
+                PassRecord.class,
+                "{\"job\":\"demo\",\"rank\":\"0\",\"wallNs\":5000000,\"complete\":true,\"steady\":true,"
+                        + "\"phase\":\"decode\"}"));
         dashboard.passClosed(read(PassRecord.class, "{\"job\":\"demo\",\"rank\":\"0\",\"complete\":false}"));
-        dashboard.layerClosed(
-                read(LayerRecord.class, "{\"job\":\"demo\",\"rank\":\"0\",\"type\":\"mlp\"," + "\"wallNs\":100000}"));
+        dashboard.layerClosed(read(
+                LayerRecord.class,
+                "{\"job\":\"demo\",\"rank\":\"0\",\"type\":\"mlp\",\"wallNs\":100000,"
+                        + "\"categories\":{\"gemm\":60000,\"communication\":30000}}"));
         dashboard.anomaly(new Anomaly("demo", "0", AnomalyKind.INVALID_JSON, "bad", "f:1"));
         dashboard.deadLetter(DashboardMeters.DeadLetterOrigin.STREAMS);
         dashboard.badRecord("llmprof.passes");

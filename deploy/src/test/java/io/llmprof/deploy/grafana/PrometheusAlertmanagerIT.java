@@ -305,8 +305,8 @@ class PrometheusAlertmanagerIT {
                 }
             }
         }
-        // 72 panels, some with several queries (DashboardsTest counts the panels).
-        assertThat(expressions).hasSizeGreaterThan(72);
+        // 80 panels, some with several queries (DashboardsTest counts the panels).
+        assertThat(expressions).hasSizeGreaterThan(80);
 
         // Cross-rank skew is observed when passes become final: a whole run at once, 3 s after its last pass, when
         // a later pass of the job arrives. The histogram's series exist only from the first observation on, so
