@@ -22,6 +22,8 @@ import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.deploy.it.PipelineHarness;
+import io.llmprof.deploy.it.ServiceEventLines;
 import io.llmprof.deploy.monitoring.MonitoringBinaries;
 import io.llmprof.deploy.monitoring.MonitoringConfig;
 import io.llmprof.deploy.monitoring.MonitoringStack;
@@ -131,7 +133,7 @@ class PrometheusAlertmanagerIT {
                         System.getenv("PATH"), MonitoringBinaries.INSTALL_HINT)
                 .isEmpty();
         tmp = Files.createTempDirectory("llmprof-prometheus-it-");
-        model = tinyModel(tmp);
+        model = PipelineHarness.tinyModel(tmp);
 
         kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -434,12 +436,12 @@ class PrometheusAlertmanagerIT {
                 url,
                 String.join(
                         "\n",
-                        line(t0, 10_000L, "Request", "httpReq", "\"recvTokenSize=\":8"),
-                        line(t0 + 30_000, null, "Schedule", "Dequeue", null),
-                        line(t0 + 40_000, 100_000L, "ModelExecute", "modelExec", null),
+                        ServiceEventLines.line(t0, 10_000L, "Request", "httpReq", "\"recvTokenSize=\":8"),
+                        ServiceEventLines.line(t0 + 30_000, null, "Schedule", "Dequeue", null),
+                        ServiceEventLines.line(t0 + 40_000, 100_000L, "ModelExecute", "modelExec", null),
                         // starts 20 us before the previous forward of the process ends: a forward overlap
-                        line(t0 + 120_000, 30_000L, "ModelExecute", "modelExec", null),
-                        line(t0 + 200_000, 10_000L, "Request", "httpRes", "\"replyTokenSize=\":1")));
+                        ServiceEventLines.line(t0 + 120_000, 30_000L, "ModelExecute", "modelExec", null),
+                        ServiceEventLines.line(t0 + 200_000, 10_000L, "Request", "httpRes", "\"replyTokenSize=\":1")));
         assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
         HttpResponse<String> refused = post(url, "{not json\n");
         assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
@@ -581,35 +583,6 @@ class PrometheusAlertmanagerIT {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
-    }
-
-    private static String line(long tsNs, Long durNs, String domain, String name, String extra) {
-        StringBuilder b = new StringBuilder("{\"v\":1,\"ts_ns\":").append(tsNs);
-        if (durNs != null) {
-            b.append(",\"dur_ns\":").append(durNs);
-        }
-        b.append(",\"domain\":\"")
-                .append(domain)
-                .append("\",\"name\":\"")
-                .append(name)
-                .append("\",\"pid\":1,\"rid\":\"probe-1\"");
-        if (extra != null) {
-            b.append(',').append(extra);
-        }
-        return b.append('}').toString();
-    }
-
-    /** A 4-layer Llama-shaped config.json (as PipelineHarness's): small traces, fast replays. */
-    private static Path tinyModel(Path dir) throws IOException {
-        Path config = dir.resolve("model.json");
-        Files.writeString(
-                config,
-                """
-                {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 1024,
-                 "intermediate_size": 2816, "num_attention_heads": 16, "num_key_value_heads": 4,
-                 "vocab_size": 32000}
-                """);
-        return config;
     }
 
     private static void deleteRecursively(Path dir) throws IOException {

@@ -29,7 +29,7 @@ import java.util.List;
 import picocli.CommandLine;
 
 /** Broker + streams app + dashboard in this JVM, all on random ports, sharing one registry. */
-final class PipelineHarness implements AutoCloseable {
+public final class PipelineHarness implements AutoCloseable {
     static final Duration DEADLINE = Duration.ofSeconds(120);
 
     final EmbeddedKafka kafka;
@@ -101,7 +101,7 @@ final class PipelineHarness implements AutoCloseable {
     }
 
     /** A 4-layer Llama-shaped config.json, small enough for fast exact-answer tests. */
-    static Path tinyModel(Path dir) throws IOException {
+    public static Path tinyModel(Path dir) throws IOException {
         Path config = dir.resolve("model.json");
         Files.writeString(
                 config,

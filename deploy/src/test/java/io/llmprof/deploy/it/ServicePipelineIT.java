@@ -162,12 +162,12 @@ class ServicePipelineIT {
             long t0 = 1_700_000_000_000_000_000L;
             String body = String.join(
                     "\n",
-                    line(t0, 10_000L, "Request", "httpReq", "\"recvTokenSize=\":8"),
-                    line(t0 + 10_000, null, "Schedule", "Enqueue", null),
-                    line(t0 + 30_000, null, "Schedule", "Dequeue", null),
-                    line(t0 + 40_000, 100_000L, "ModelExecute", "modelExec", null),
-                    line(t0 + 150_000, 20_000L, "ModelExecute", "modelExec", null),
-                    line(t0 + 200_000, 10_000L, "Request", "httpRes", "\"replyTokenSize=\":2"));
+                    ServiceEventLines.line(t0, 10_000L, "Request", "httpReq", "\"recvTokenSize=\":8"),
+                    ServiceEventLines.line(t0 + 10_000, null, "Schedule", "Enqueue", null),
+                    ServiceEventLines.line(t0 + 30_000, null, "Schedule", "Dequeue", null),
+                    ServiceEventLines.line(t0 + 40_000, 100_000L, "ModelExecute", "modelExec", null),
+                    ServiceEventLines.line(t0 + 150_000, 20_000L, "ModelExecute", "modelExec", null),
+                    ServiceEventLines.line(t0 + 200_000, 10_000L, "Request", "httpRes", "\"replyTokenSize=\":2"));
             HttpResponse<String> accepted = post(url, body);
             assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
 
@@ -191,8 +191,8 @@ class ServicePipelineIT {
             assertThat(request.get("queue_wait_ns").asLong()).isEqualTo(20_000);
 
             // Line 2 is not JSON: nothing of the body is accepted, the line is named and dead-lettered.
-            HttpResponse<String> refused =
-                    post(url, line(t0 + 300_000, 1_000L, "Request", "httpReq", null) + "\n{not json\n");
+            HttpResponse<String> refused = post(
+                    url, ServiceEventLines.line(t0 + 300_000, 1_000L, "Request", "httpReq", null) + "\n{not json\n");
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
             JsonNode error = io.llmprof.events.Json.mapper().readTree(refused.body());
             assertThat(error.get("lines").get(0).get("line").asText()).contains("2");
@@ -207,22 +207,6 @@ class ServicePipelineIT {
             assertThat(h.get("/api/requests?job=live").get("requests_seen").asLong())
                     .isEqualTo(1);
         }
-    }
-
-    private static String line(long tsNs, Long durNs, String domain, String name, String extra) {
-        StringBuilder b = new StringBuilder("{\"v\":1,\"ts_ns\":").append(tsNs);
-        if (durNs != null) {
-            b.append(",\"dur_ns\":").append(durNs);
-        }
-        b.append(",\"domain\":\"")
-                .append(domain)
-                .append("\",\"name\":\"")
-                .append(name)
-                .append("\",\"pid\":1,\"rid\":\"probe-1\"");
-        if (extra != null) {
-            b.append(',').append(extra);
-        }
-        return b.append('}').toString();
     }
 
     private HttpResponse<String> post(String url, String body) throws Exception {
