@@ -137,9 +137,9 @@ public final class DashboardCommand implements Callable<Integer> {
                         "llmprof-dashboard-shutdown"));
         String url = server.url();
         out.printf(
-                "llmprof dashboard reading %s%n  ranks:   %s/api/ranks%n  health:  %s/health%n  metrics: %s/metrics%n"
-                        + "Ctrl-C to stop.%n",
-                bootstrapServers, url, url, url);
+                "llmprof dashboard reading %s%n  page:    %s/%n  ranks:   %s/api/ranks%n  health:  %s/health%n"
+                        + "  metrics: %s/metrics%nCtrl-C to stop.%n",
+                bootstrapServers, url, url, url, url);
         out.flush();
         stopped.await();
         return 0;
