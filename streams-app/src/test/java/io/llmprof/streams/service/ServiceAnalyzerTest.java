@@ -18,7 +18,12 @@ import io.llmprof.events.service.ServiceEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Hand-built event sequences with answers computed by hand (in the comments). */
 class ServiceAnalyzerTest {
@@ -618,6 +623,66 @@ class ServiceAnalyzerTest {
         });
         assertThat(out.anomalies).singleElement().satisfies(an -> assertThat(an.kind())
                 .isEqualTo(AnomalyKind.STATE_BOUND));
+    }
+
+    /**
+     * Each keyed state (KV per dp rank, coordinator nodes, EP ranks, MoE ranks) takes its bound's worth of keys
+     * silently; the first key beyond it is dropped with one STATE_BOUND anomaly naming it, while known keys go on.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("boundedKeys")
+    void a_key_beyond_its_bound_is_not_tracked_and_reported_once(
+            String what, int bound, IntFunction<ServiceEvent> event, String message) {
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG);
+        RecordingSink out = new RecordingSink();
+        for (int i = 0; i < bound; i++) {
+            a.accept(event.apply(i), out);
+        }
+        assertThat(out.anomalies).noneMatch(an -> an.kind() == AnomalyKind.STATE_BOUND);
+        a.accept(event.apply(bound), out); // one key too many
+        a.accept(event.apply(0), out); // a known key is still taken
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .singleElement()
+                .satisfies(an -> {
+                    assertThat(an.message()).isEqualTo(message);
+                    assertThat(an.where()).startsWith("instance inst, event ");
+                });
+    }
+
+    static Stream<Arguments> boundedKeys() {
+        return Stream.of(
+                Arguments.of(
+                        "kv",
+                        ServiceAnalyzer.MAX_KV_KEYS,
+                        (IntFunction<ServiceEvent>) i -> Ev.of("KVCache", "Allocate", i + 1L)
+                                .label("dpRank", String.valueOf(i))
+                                .metric("usedBlocks", 1)
+                                .build(),
+                        "256 dp ranks with KV state: dp rank 256 is not tracked"),
+                Arguments.of(
+                        "coordinator",
+                        ServiceAnalyzer.MAX_NODES,
+                        (IntFunction<ServiceEvent>) i -> Ev.of("Coordinator", "dispatch", i + 1L)
+                                .label("node", "n" + i)
+                                .build(),
+                        "1024 coordinator nodes: node n1024 is not tracked"),
+                Arguments.of(
+                        "ep",
+                        ServiceAnalyzer.MAX_RANKS,
+                        (IntFunction<ServiceEvent>) i -> Ev.of("MoE", "GroupedMatmul", i + 1L)
+                                .dur(10)
+                                .label("rank", String.valueOf(i))
+                                .build(),
+                        "1024 EP ranks: rank 1024 is not tracked"),
+                Arguments.of(
+                        "moe",
+                        ServiceAnalyzer.MAX_RANKS,
+                        (IntFunction<ServiceEvent>) i -> Ev.of("MoE", "MoeDistributeDispatch", i + 1L)
+                                .dur(10)
+                                .label("rank", String.valueOf(i))
+                                .build(),
+                        "1024 MoE ranks: rank 1024 is not tracked"));
     }
 
     @Test
