@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * The service-level engine of one serving instance (ANALYSIS.md section 4): fed the instance's events in
@@ -889,21 +890,21 @@ public final class ServiceAnalyzer {
         }
         String dp = dpRankOf(e);
         String key = dp == null ? "" : dp;
-        Kv kv = s.kv.get(key);
-        if (kv == null) {
-            if (s.kv.size() >= MAX_KV_KEYS) {
-                emitAnomaly(
-                        sink,
-                        "kv-keys",
-                        AnomalyKind.STATE_BOUND,
-                        MAX_KV_KEYS + " dp ranks with KV state: dp rank " + key + " is not tracked",
-                        where(e));
-                return;
-            }
-            kv = new Kv();
-            kv.total = config.kvTotalBlocks();
-            s.kv.put(key, kv);
+        if (!admitted(
+                s.kv,
+                key,
+                MAX_KV_KEYS,
+                "kv-keys",
+                () -> MAX_KV_KEYS + " dp ranks with KV state: dp rank " + key + " is not tracked",
+                e,
+                sink)) {
+            return;
         }
+        Kv kv = s.kv.computeIfAbsent(key, k -> {
+            Kv fresh = new Kv();
+            fresh.total = config.kvTotalBlocks();
+            return fresh;
+        });
         Long free = longMetric(e, "deviceKvCache", "freeBlocks");
         Long total = longMetric(e, "totalBlocks", "TotalBlockNum");
         Long used = longMetric(e, "usedBlocks");
@@ -997,24 +998,19 @@ public final class ServiceAnalyzer {
     }
 
     private void coordinator(ServiceEvent e, ServiceSink sink) {
-        String node = firstLabel(e, "node", "address", "instance");
-        if (node == null) {
-            node = e.pid() == null ? "unknown" : String.valueOf(e.pid());
+        String labelled = firstLabel(e, "node", "address", "instance");
+        String node = labelled != null ? labelled : e.pid() == null ? "unknown" : String.valueOf(e.pid());
+        if (!admitted(
+                s.nodes,
+                node,
+                MAX_NODES,
+                "nodes",
+                () -> MAX_NODES + " coordinator nodes: node " + node + " is not tracked",
+                e,
+                sink)) {
+            return;
         }
-        Node n = s.nodes.get(node);
-        if (n == null) {
-            if (s.nodes.size() >= MAX_NODES) {
-                emitAnomaly(
-                        sink,
-                        "nodes",
-                        AnomalyKind.STATE_BOUND,
-                        MAX_NODES + " coordinator nodes: node " + node + " is not tracked",
-                        where(e));
-                return;
-            }
-            n = new Node();
-            s.nodes.put(node, n);
-        }
+        Node n = s.nodes.computeIfAbsent(node, k -> new Node());
         String lower = e.name().toLowerCase(Locale.ROOT);
         if (lower.contains("add") || lower.contains("dispatch") || lower.contains("arrive")) {
             n.added++;
@@ -1042,13 +1038,14 @@ public final class ServiceAnalyzer {
         long dur = e.durNs() == null ? 0 : e.durNs();
         Long labelled = longMetric(e, "layer");
         long ordinal = s.epCalls.getOrDefault(rank, 0L);
-        if (!s.epCalls.containsKey(rank) && s.epCalls.size() >= MAX_RANKS) {
-            emitAnomaly(
-                    sink,
-                    "ep-ranks",
-                    AnomalyKind.STATE_BOUND,
-                    MAX_RANKS + " EP ranks: rank " + rank + " is not tracked",
-                    where(e));
+        if (!admitted(
+                s.epCalls,
+                rank,
+                MAX_RANKS,
+                "ep-ranks",
+                () -> MAX_RANKS + " EP ranks: rank " + rank + " is not tracked",
+                e,
+                sink)) {
             return;
         }
         s.epCalls.put(rank, ordinal + 1);
@@ -1091,13 +1088,14 @@ public final class ServiceAnalyzer {
         String rank = rankOf(e);
         long dur = e.durNs() == null ? 0 : e.durNs();
         MoeOp m = s.moe.computeIfAbsent(op, k -> new MoeOp());
-        if (!m.calls.containsKey(rank) && m.calls.size() >= MAX_RANKS) {
-            emitAnomaly(
-                    sink,
-                    "moe-ranks",
-                    AnomalyKind.STATE_BOUND,
-                    MAX_RANKS + " MoE ranks: rank " + rank + " is not tracked",
-                    where(e));
+        if (!admitted(
+                m.calls,
+                rank,
+                MAX_RANKS,
+                "moe-ranks",
+                () -> MAX_RANKS + " MoE ranks: rank " + rank + " is not tracked",
+                e,
+                sink)) {
             return;
         }
         m.durations.computeIfAbsent(rank, k -> new Reservoir(RESERVOIR)).add(dur);
@@ -1321,6 +1319,25 @@ public final class ServiceAnalyzer {
             return;
         }
         sink.anomaly(new Anomaly(job, instance, kind, n == 1 ? message : message + " (" + n + " times so far)", where));
+    }
+
+    /**
+     * Whether {@code key} may be tracked in {@code map}: it is there already, or there is room for one more key;
+     * otherwise a {@link AnomalyKind#STATE_BOUND} anomaly (message built only then) and false.
+     */
+    private boolean admitted(
+            Map<String, ?> map,
+            String key,
+            int max,
+            String code,
+            Supplier<String> message,
+            ServiceEvent e,
+            ServiceSink sink) {
+        if (map.containsKey(key) || map.size() < max) {
+            return true;
+        }
+        emitAnomaly(sink, code, AnomalyKind.STATE_BOUND, message.get(), where(e));
+        return false;
     }
 
     private String where(ServiceEvent e) {
