@@ -16,13 +16,10 @@ export const METRICS = [
 const POINTS = 300;
 const st = { rank: null };
 
-/** M1..M5 over time: the server's bucketed history, or (older servers) the newest steps as points. */
+/** M1..M5 over time: the server's history, consecutive steps merged into at most POINTS points. */
 async function history(ctx, rank) {
-  const b = `/api/ranks/${encodeURIComponent(rank)}/host`;
-  const h = await getJsonOr(`${b}/history${qs({ job: ctx.job, points: POINTS })}`, null);
-  if (h) return h.points ?? h.history ?? h.steps ?? [];
-  const s = await getJson(`${b}${qs({ job: ctx.job, steps: POINTS })}`);
-  return (s.steps ?? []).slice().reverse().map((x) => ({ index_from: x.index, index_to: x.index, steps: 1, phase: x.phase, metrics: x.metrics }));
+  const h = await getJson(`/api/ranks/${encodeURIComponent(rank)}/host/history${qs({ job: ctx.job, points: POINTS })}`);
+  return h.points;
 }
 
 export default {
@@ -95,14 +92,14 @@ export default {
       {
         ...base,
         dataZoom: [{ type: 'inside' }],
-        xAxis: { type: 'category', name: 'step', data: hist.map((p) => (p.index_from === p.index_to || p.index_to == null ? String(p.index_from ?? p.index) : `${p.index_from}\u2013${p.index_to}`)) },
+        xAxis: { type: 'category', name: 'step', data: hist.map((p) => (p.index_from === p.index_to ? String(p.index_from) : `${p.index_from}\u2013${p.index_to}`)) },
         yAxis: { type: 'value', name: 'ratio', min: 0 },
-        series: METRICS.filter(([k]) => hist.some((p) => (p.metrics?.[k] ?? p[k]) != null)).map(([k, name]) => ({
+        series: METRICS.filter(([k]) => hist.some((p) => p[k] != null)).map(([k, name]) => ({
           name,
           type: 'line',
           showSymbol: false,
           connectNulls: false,
-          data: hist.map((p) => p.metrics?.[k] ?? p[k] ?? '-'),
+          data: hist.map((p) => p[k] ?? '-'),
         })),
       },
       { height: 300 },

@@ -21,16 +21,10 @@ const st = {
   token: 0,
 };
 
-/** The timeline of a rank: the server's bounded /timeline, or (older servers) the newest passes as points. */
+/** The timeline of a rank: the server's /timeline, consecutive passes merged into at most MAX_POINTS points. */
 async function timeline(ctx, rank) {
-  const base = `/api/ranks/${encodeURIComponent(rank)}`;
-  const t = await getJsonOr(`${base}/timeline${qs({ job: ctx.job, points: MAX_POINTS })}`, null);
-  if (t) {
-    const points = t.points ?? t.timeline ?? [];
-    return { points, bucketed: points.some((p) => (p.passes ?? 1) > 1) };
-  }
-  const p = await getJson(`${base}/passes${qs({ job: ctx.job, limit: MAX_POINTS })}`);
-  return { points: (p.passes ?? []).slice().reverse().map(toPoint), bucketed: false };
+  const t = await getJson(`/api/ranks/${encodeURIComponent(rank)}/timeline${qs({ job: ctx.job, points: MAX_POINTS })}`);
+  return { points: t.points, bucketed: t.bucketed };
 }
 
 /** A pass summary (REST or live) as a timeline point of one pass. */

@@ -1,5 +1,5 @@
 // #/quality: data-quality anomalies (by kind, newest) and dead-lettered records (by origin, newest).
-import { base, chart, el, fmt, getJsonOr, note, panel, qs, table } from '../lib.js';
+import { base, chart, el, fmt, getJson, note, panel, qs, table } from '../lib.js';
 
 const LIMIT = 100;
 
@@ -10,32 +10,28 @@ export default {
 
   async fetch(ctx) {
     const [anomalies, dead] = await Promise.all([
-      getJsonOr(`/api/anomalies${qs({ job: ctx.job, limit: LIMIT })}`, null),
-      getJsonOr(`/api/dead-letters${qs({ limit: LIMIT })}`, null),
+      getJson(`/api/anomalies${qs({ job: ctx.job, limit: LIMIT })}`),
+      getJson(`/api/dead-letters${qs({ limit: LIMIT })}`),
     ]);
     return { anomalies, dead };
   },
 
   render(body, { anomalies, dead }) {
-    if (!anomalies && !dead) {
-      body.append(note('This dashboard serves no anomaly or dead-letter endpoints.', { 'data-empty': '' }));
-      return 'empty';
-    }
-    const total = (anomalies?.total ?? 0) + (dead?.total ?? 0);
+    const total = anomalies.total + dead.total;
     body.append(
       el(
         'div',
         { class: 'stats' },
-        el('div', { class: 'stat' }, el('b', { 'data-count': 'anomalies' }, fmt(anomalies?.total ?? 0, 0)), el('span', {}, 'anomalies')),
-        el('div', { class: 'stat' }, el('b', { 'data-count': 'dead-letters' }, fmt(dead?.total ?? 0, 0)), el('span', {}, 'dead-lettered records')),
-        ...Object.entries(dead?.by_origin ?? {}).map(([o, n]) => el('div', { class: 'stat' }, el('b', {}, fmt(n, 0)), el('span', {}, `dead letters from ${o}`))),
+        el('div', { class: 'stat' }, el('b', { 'data-count': 'anomalies' }, fmt(anomalies.total, 0)), el('span', {}, 'anomalies')),
+        el('div', { class: 'stat' }, el('b', { 'data-count': 'dead-letters' }, fmt(dead.total, 0)), el('span', {}, 'dead-lettered records')),
+        ...Object.entries(dead.by_origin).map(([o, n]) => el('div', { class: 'stat' }, el('b', {}, fmt(n, 0)), el('span', {}, `dead letters from ${o}`))),
       ),
     );
     if (total === 0) {
       body.append(note('No data yet: no anomalies and no dead-lettered records (good news).', { 'data-empty': '' }));
       return 'empty';
     }
-    const kinds = anomalies?.by_kind ?? [];
+    const kinds = anomalies.by_kind;
     const c = chart(
       'anomalies-by-kind',
       {
@@ -63,8 +59,8 @@ export default {
             { key: 'where', label: 'where' },
             { get: (a) => a.message ?? a.unreadable ?? a.value_preview, label: 'message', cls: 'wrap' },
           ],
-          anomalies?.latest ?? [],
-          { total: anomalies?.total },
+          anomalies.latest,
+          { total: anomalies.total },
         ),
       ),
       panel(
@@ -85,8 +81,8 @@ export default {
             { key: 'value_bytes', label: 'bytes', cls: 'num' },
             { key: 'value_preview', label: 'value (first 256 bytes)', cls: 'wrap' },
           ],
-          dead?.latest ?? [],
-          { total: dead?.total },
+          dead.latest,
+          { total: dead.total },
         ),
       ),
     );
