@@ -14,6 +14,7 @@ import java.util.logging.Level;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -81,9 +82,15 @@ final class Browser implements AutoCloseable {
         driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(60));
     }
 
-    /** Waits (deadline {@link #WAIT}) until the condition answers non-null / true. */
+    /**
+     * Waits (deadline {@link #WAIT}) until the condition answers non-null / true. A view redraws its section when a
+     * live {@code changed} event arrives, so an element found a moment ago may be gone: that try counts as "not yet".
+     */
     <T> T await(String what, Function<WebDriver, T> condition) {
-        return new WebDriverWait(driver, WAIT).withMessage(what).until(condition);
+        return new WebDriverWait(driver, WAIT)
+                .withMessage(what)
+                .ignoring(StaleElementReferenceException.class)
+                .until(condition);
     }
 
     /** Waits until the view's section has the given data-state ("ready", "empty", "error"), and returns it. */

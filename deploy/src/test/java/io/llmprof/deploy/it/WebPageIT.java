@@ -437,8 +437,10 @@ class WebPageIT {
                 .findElement(By.cssSelector("[data-action='mark-baseline']"))
                 .click();
         browser.await("the comparison table", d -> browser.rows("host", "compare-runs") > 0);
-        assertThat(browser.driver.findElement(By.cssSelector("[data-compare]")).getText())
-                .contains("web-it-live vs baseline " + demoRun);
+        // Read inside a wait: the baseline mark's own `changed` event may redraw the view under the reader.
+        String compare = browser.await("the comparison heading", d -> d.findElement(By.cssSelector("[data-compare]"))
+                .getText());
+        assertThat(compare).contains("web-it-live vs baseline " + demoRun);
         browser.screenshot("host-baseline-compare");
     }
 
