@@ -565,19 +565,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** {@code requests_seen} of a {@code /api/requests} answer; 0 while it cannot be reached. */
     static long requestsVisible(HttpClient http, URI uri) {
-        try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            return r.statusCode() == 200
-                    ? Json.mapper().readTree(r.body()).path("requests_seen").asLong(0)
-                    : 0;
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 0;
-        }
+        return getJson(http, uri).path("requests_seen").asLong(0);
     }
 
     /**
@@ -636,28 +624,13 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** Total passes the API reports over all ranks; 0 while it cannot be reached. */
     static long passesVisible(HttpClient http, URI ranksUri) {
-        try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(ranksUri)
-                            .timeout(Duration.ofSeconds(5))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return 0;
-            }
-            JsonNode body = Json.mapper().readTree(r.body());
-            JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
-            long total = 0;
-            for (JsonNode rank : ranks) {
-                total += rank.path("passes_seen").asLong(0);
-            }
-            return total;
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 0;
+        JsonNode body = getJson(http, ranksUri);
+        JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
+        long total = 0;
+        for (JsonNode rank : ranks) {
+            total += rank.path("passes_seen").asLong(0);
         }
+        return total;
     }
 
     private static double seconds(long since) {
