@@ -9,6 +9,7 @@ import io.llmprof.agent.service.ServiceShipper;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.FileTrees;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.events.Json;
@@ -26,15 +27,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -148,7 +145,7 @@ public final class BenchServiceCommand implements Callable<Integer> {
             }
         } finally {
             if (workDir == null) {
-                deleteTree(dir);
+                FileTrees.deleteTree(dir);
             }
         }
     }
@@ -330,19 +327,5 @@ public final class BenchServiceCommand implements Callable<Integer> {
 
     private static double seconds(long since) {
         return (System.nanoTime() - since) / 1e9;
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        List<Path> paths = new ArrayList<>();
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.forEach(paths::add);
-        }
-        paths.sort(Comparator.reverseOrder());
-        for (Path p : paths) {
-            Files.deleteIfExists(p);
-        }
     }
 }

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -347,25 +348,15 @@ public final class DemoCommand implements Callable<Integer> {
                 replay.join(TimeUnit.MINUTES.toMillis(30));
                 long expected = (long) passes * sample.size();
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-                long seen;
-                while ((seen = passesVisible(http, ranksUri)) < expected && System.nanoTime() < deadline) {
-                    if (stop.await(200, TimeUnit.MILLISECONDS)) {
-                        break;
-                    }
-                }
+                long seen = pollUntil(() -> passesVisible(http, ranksUri), expected, deadline, stop);
                 out.printf("Passes in the API: %d (expected %d) after %.1f s%n", seen, expected, seconds(t0));
                 boolean servicesOk = true;
                 if (serviceTruth != null) {
                     serviceShip.join(TimeUnit.MINUTES.toMillis(10));
                     URI requestsUri = URI.create(
                             dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + SERVICE_INSTANCE);
-                    long requests;
-                    while ((requests = requestsVisible(http, requestsUri)) < serviceTruth.requests()
-                            && System.nanoTime() < deadline) {
-                        if (stop.await(200, TimeUnit.MILLISECONDS)) {
-                            break;
-                        }
-                    }
+                    long requests = pollUntil(
+                            () -> requestsVisible(http, requestsUri), serviceTruth.requests(), deadline, stop);
                     out.printf(
                             "Service requests in the API: %d (expected %d) after %.1f s%n",
                             requests, serviceTruth.requests(), seconds(t0));
@@ -395,12 +386,7 @@ public final class DemoCommand implements Callable<Integer> {
                             : serviceTruth.kv().stream()
                                     .mapToLong(ServiceSynth.KvRank::frees)
                                     .sum();
-                    long frees;
-                    while ((frees = kvFreesVisible(http, kvUri)) < expectedFrees && System.nanoTime() < deadline) {
-                        if (stop.await(200, TimeUnit.MILLISECONDS)) {
-                            break;
-                        }
-                    }
+                    long frees = pollUntil(() -> kvFreesVisible(http, kvUri), expectedFrees, deadline, stop);
                     out.printf("Service KV-cache frees in the API: %d (expected %d)%n", frees, expectedFrees);
                     servicesOk &= frees >= expectedFrees;
                 }
@@ -510,6 +496,21 @@ public final class DemoCommand implements Callable<Integer> {
         return truth;
     }
 
+    /**
+     * Polls {@code visible} every 200 ms until it reaches {@code expected}, {@code deadline} (nanoTime) passes or
+     * {@code stop} opens; the last value read.
+     */
+    private static long pollUntil(LongSupplier visible, long expected, long deadline, CountDownLatch stop)
+            throws InterruptedException {
+        long value;
+        while ((value = visible.getAsLong()) < expected && System.nanoTime() < deadline) {
+            if (stop.await(200, TimeUnit.MILLISECONDS)) {
+                break;
+            }
+        }
+        return value;
+    }
+
     /** Filled (layer, rank) cells of the first instance of a {@code /api/ep-balance} answer; 0 while unreachable. */
     static int epCellsVisible(HttpClient http, URI uri) {
         JsonNode n = getJson(http, uri).path("instances").path(0).path("count");
@@ -565,19 +566,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** {@code requests_seen} of a {@code /api/requests} answer; 0 while it cannot be reached. */
     static long requestsVisible(HttpClient http, URI uri) {
-        try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            return r.statusCode() == 200
-                    ? Json.mapper().readTree(r.body()).path("requests_seen").asLong(0)
-                    : 0;
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 0;
-        }
+        return getJson(http, uri).path("requests_seen").asLong(0);
     }
 
     /**
@@ -636,28 +625,13 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** Total passes the API reports over all ranks; 0 while it cannot be reached. */
     static long passesVisible(HttpClient http, URI ranksUri) {
-        try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(ranksUri)
-                            .timeout(Duration.ofSeconds(5))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return 0;
-            }
-            JsonNode body = Json.mapper().readTree(r.body());
-            JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
-            long total = 0;
-            for (JsonNode rank : ranks) {
-                total += rank.path("passes_seen").asLong(0);
-            }
-            return total;
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return 0;
+        JsonNode body = getJson(http, ranksUri);
+        JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
+        long total = 0;
+        for (JsonNode rank : ranks) {
+            total += rank.path("passes_seen").asLong(0);
         }
+        return total;
     }
 
     private static double seconds(long since) {

@@ -1,5 +1,6 @@
 package io.llmprof.deploy.cli;
 
+import io.llmprof.deploy.FileTrees;
 import io.llmprof.deploy.monitoring.MonitoringBinaries;
 import io.llmprof.deploy.monitoring.MonitoringConfig;
 import io.llmprof.deploy.monitoring.MonitoringStack;
@@ -10,9 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * {@code demo --prometheus}: the Debian Prometheus and Alertmanager beside the demo. Prometheus scrapes the demo's
@@ -93,10 +92,6 @@ final class DemoMonitoring implements AutoCloseable {
     @Override
     public void close() throws IOException {
         stack.close();
-        try (Stream<Path> files = Files.walk(stack.workDir())) {
-            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(f);
-            }
-        }
+        FileTrees.deleteTree(stack.workDir());
     }
 }

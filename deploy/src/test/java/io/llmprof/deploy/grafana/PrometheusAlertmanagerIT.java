@@ -20,6 +20,7 @@ import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.FileTrees;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.deploy.it.PipelineHarness;
@@ -48,7 +49,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -56,7 +56,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -174,7 +173,7 @@ class PrometheusAlertmanagerIT {
         });
         webhook.start();
 
-        deleteRecursively(WORK);
+        FileTrees.deleteTree(WORK);
         MonitoringConfig config = new MonitoringConfig(
                 "127.0.0.1:" + dashboard.port(),
                 Duration.ofSeconds(1),
@@ -226,7 +225,7 @@ class PrometheusAlertmanagerIT {
             kafka.close();
         }
         if (tmp != null) {
-            deleteRecursively(tmp);
+            FileTrees.deleteTree(tmp);
         }
     }
 
@@ -582,17 +581,6 @@ class PrometheusAlertmanagerIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path f : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(f);
-            }
         }
     }
 }
