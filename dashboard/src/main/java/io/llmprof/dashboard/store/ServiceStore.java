@@ -144,23 +144,7 @@ public final class ServiceStore {
             return b;
         }
         // 2,000 batches x 512 ids per instance would be a million strings: keep the first few.
-        return new BatchRecord(
-                b.job(),
-                b.instance(),
-                b.name(),
-                b.kind(),
-                b.pid(),
-                b.dpRank(),
-                b.startNs(),
-                b.durNs(),
-                b.batchType(),
-                b.batchSize(),
-                b.prefillCount(),
-                b.decodeCount(),
-                b.scheduledTokens(),
-                b.kvFreeBlocks(),
-                b.kvUsage(),
-                b.rids().subList(0, RIDS_PER_BATCH));
+        return b.withRids(b.rids().subList(0, RIDS_PER_BATCH));
     }
 
     public synchronized void addForward(ForwardRecord r) {
