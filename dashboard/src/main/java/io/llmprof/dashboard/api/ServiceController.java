@@ -163,12 +163,12 @@ final class ServiceController {
                 .getOrDefault(Math.min(DEFAULT_LIMIT, max));
     }
 
-    /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
     /** {@code GET /api/service/summary[?job=][&instance=]}. */
     void summary(Context ctx) {
         ctx.json(ServiceSummary.of(store.retained(filter(ctx))));
     }
 
+    /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
     private Filter filter(Context ctx) {
         String job = name(ctx, "job");
         String instance = name(ctx, "instance");

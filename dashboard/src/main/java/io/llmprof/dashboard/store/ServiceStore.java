@@ -365,7 +365,6 @@ public final class ServiceStore {
         return List.copyOf(out);
     }
 
-    /** Whether any held instance matches (to tell "unknown instance" from "nothing of that kind yet"). */
     /**
      * What the covered instances retain, for server-side summaries: requests ({@code seen} counts every one
      * received), batches and forward steps in their rings, the latest request-state snapshot and the latest KV
@@ -404,6 +403,7 @@ public final class ServiceStore {
                 List.copyOf(kv));
     }
 
+    /** Whether any held instance matches (to tell "unknown instance" from "nothing of that kind yet"). */
     public synchronized boolean covers(Filter f) {
         return !covered(f).isEmpty();
     }
