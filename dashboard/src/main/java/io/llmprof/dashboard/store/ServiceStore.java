@@ -154,9 +154,7 @@ public final class ServiceStore {
     public synchronized void addKvCache(KvCacheRecord r) {
         Instance i = instance(r.job(), r.instance());
         i.kv.add(++sequence, r);
-        i.kvLatest.remove(keyOf(r.dpRank()));
-        i.kvLatest.put(keyOf(r.dpRank()), r);
-        trim(i.kvLatest);
+        putLatest(i.kvLatest, keyOf(r.dpRank()), r);
     }
 
     public synchronized void addState(RequestStateRecord r) {
@@ -172,25 +170,15 @@ public final class ServiceStore {
     public synchronized void addCoordinator(CoordinatorRecord r) {
         Instance i = instance(r.job(), r.instance());
         i.coordinator.add(++sequence, r);
-        i.nodes.remove(keyOf(r.node()));
-        i.nodes.put(keyOf(r.node()), r);
-        trim(i.nodes);
+        putLatest(i.nodes, keyOf(r.node()), r);
     }
 
     public synchronized void addEpBalance(EpBalanceRecord r) {
-        Instance i = instance(r.job(), r.instance());
-        String key = r.layer() + "\u0000" + r.rank();
-        i.ep.remove(key);
-        i.ep.put(key, r);
-        trim(i.ep);
+        putLatest(instance(r.job(), r.instance()).ep, r.layer() + "\u0000" + r.rank(), r);
     }
 
     public synchronized void addMoe(MoeRecord r) {
-        Instance i = instance(r.job(), r.instance());
-        String key = r.op() + "\u0000" + r.rank();
-        i.moe.remove(key);
-        i.moe.put(key, r);
-        trim(i.moe);
+        putLatest(instance(r.job(), r.instance()).moe, r.op() + "\u0000" + r.rank(), r);
     }
 
     // ---- reads (HTTP, meters) ----
@@ -608,7 +596,10 @@ public final class ServiceStore {
         return covered.stream().mapToLong(i -> i.requests.size()).sum();
     }
 
-    private <V> void trim(LinkedHashMap<String, V> map) {
+    /** The latest value under {@code key}, moved to the newest end; the oldest keys go beyond the cell limit. */
+    private <V> void putLatest(LinkedHashMap<String, V> map, String key, V value) {
+        map.remove(key);
+        map.put(key, value);
         while (map.size() > limits.cellsPerInstance()) {
             Iterator<String> eldest = map.keySet().iterator();
             eldest.next();
