@@ -183,15 +183,9 @@ record ServiceSummary(
         if (latest.isEmpty()) {
             return null;
         }
-        long used = 0;
-        long total = 0;
-        for (KvCacheRecord k : latest) {
-            if (k.usedBlocks() != null && k.totalBlocks() != null && k.totalBlocks() > 0) {
-                used += k.usedBlocks();
-                total += k.totalBlocks();
-            }
-        }
-        return new Kv(ServiceStore.usage(latest).orElse(null), total > 0 ? used : null, total > 0 ? total : null);
+        ServiceStore.KvBlocks blocks = ServiceStore.KvBlocks.of(latest);
+        boolean any = blocks.total() > 0;
+        return new Kv(ServiceStore.usage(latest).orElse(null), any ? blocks.used() : null, any ? blocks.total() : null);
     }
 
     private static Histogram batchSizes(List<BatchRecord> batches) {

@@ -280,22 +280,32 @@ public final class ServiceStore {
 
     /** Usage over several dp ranks' latest states (see {@link #kvUsage}). */
     public static Optional<Double> usage(Iterable<KvCacheRecord> latest) {
-        long used = 0;
-        long total = 0;
+        KvBlocks blocks = KvBlocks.of(latest);
+        if (blocks.total() > 0) {
+            return Optional.of((double) blocks.used() / blocks.total());
+        }
         KvCacheRecord newest = null;
         for (KvCacheRecord r : latest) {
-            if (r.usedBlocks() != null && r.totalBlocks() != null && r.totalBlocks() > 0) {
-                used += r.usedBlocks();
-                total += r.totalBlocks();
-            }
             if (r.usage() != null && (newest == null || r.timeNs() >= newest.timeNs())) {
                 newest = r;
             }
         }
-        if (total > 0) {
-            return Optional.of((double) used / total);
-        }
         return newest == null ? Optional.empty() : Optional.of(newest.usage());
+    }
+
+    /** Used and total KV blocks summed over the states that give both with a total above 0; 0, 0 when none does. */
+    public record KvBlocks(long used, long total) {
+        public static KvBlocks of(Iterable<KvCacheRecord> latest) {
+            long used = 0;
+            long total = 0;
+            for (KvCacheRecord r : latest) {
+                if (r.usedBlocks() != null && r.totalBlocks() != null && r.totalBlocks() > 0) {
+                    used += r.usedBlocks();
+                    total += r.totalBlocks();
+                }
+            }
+            return new KvBlocks(used, total);
+        }
     }
 
     public synchronized List<InstanceStates> states(Filter f, int limit) {
