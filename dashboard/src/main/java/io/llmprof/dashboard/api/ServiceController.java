@@ -27,7 +27,6 @@ import java.util.List;
 /** Service-level views: requests, batches, forwards, KV cache, request states, PD, coordinator, EP balance, MoE. */
 final class ServiceController {
     static final int DEFAULT_LIMIT = 100;
-    private static final int MAX_NAME_LENGTH = 256;
 
     private final ServiceStore store;
 
@@ -70,9 +69,7 @@ final class ServiceController {
 
     /** {@code GET /api/requests/{rid}[?job=][&instance=]}: the id as sent or canonical (hash suffix dropped). */
     void request(Context ctx) {
-        String rid = ctx.pathParamAsClass("rid", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_NAME_LENGTH, "must be 1 to 256 characters")
-                .get();
+        String rid = Params.pathName(ctx, "rid");
         Filter f = filter(ctx);
         List<RequestRecord> found = store.request(f, rid);
         if (found.isEmpty()) {
@@ -170,8 +167,8 @@ final class ServiceController {
 
     /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
     private Filter filter(Context ctx) {
-        String job = name(ctx, "job");
-        String instance = name(ctx, "instance");
+        String job = Params.queryName(ctx, "job");
+        String instance = Params.queryName(ctx, "instance");
         Filter f = new Filter(job, instance);
         if ((job != null || instance != null) && !store.covers(f)) {
             throw ApiException.notFound(
@@ -188,17 +185,5 @@ final class ServiceController {
         }
         return " for" + (f.job() == null ? "" : " job " + f.job())
                 + (f.instance() == null ? "" : " instance " + f.instance());
-    }
-
-    private static String name(Context ctx, String parameter) {
-        String value = ctx.queryParam(parameter);
-        if (value == null) {
-            return null;
-        }
-        if (value.isBlank() || value.length() > MAX_NAME_LENGTH) {
-            throw ApiException.badRequest(
-                    "invalid_parameter", parameter + " must be 1 to 256 characters (got '" + value + "')");
-        }
-        return value;
     }
 }

@@ -24,7 +24,6 @@ import java.util.function.Function;
 final class TimelineController {
     static final int DEFAULT_POINTS = 300;
     static final int MAX_POINTS = 2000;
-    private static final int MAX_RANK_LENGTH = 256;
     private static final Set<String> PHASES =
             Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
@@ -129,7 +128,7 @@ final class TimelineController {
 
     /** {@code GET /api/ranks/{rank}/timeline[?job=J][&points=N]}. */
     void timeline(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         int points = points(ctx);
         String key = passRanks.resolve(rank, ctx.queryParam("job"));
         List<PassRecord> held = passes.passRecords(key);
@@ -139,7 +138,7 @@ final class TimelineController {
 
     /** {@code GET /api/ranks/{rank}/host/history[?job=J][&phase=all][&points=N]}. */
     void hostHistory(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         int points = points(ctx);
         String phase = ctx.queryParamAsClass("phase", String.class)
                 .check(PHASES::contains, "must be all, context or generation")
@@ -250,12 +249,6 @@ final class TimelineController {
             }
         }
         return best;
-    }
-
-    private static String rank(Context ctx) {
-        return ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
-                .get();
     }
 
     private static int points(Context ctx) {
