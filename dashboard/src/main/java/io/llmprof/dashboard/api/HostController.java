@@ -50,11 +50,7 @@ final class HostController {
     /** {@code GET /api/ranks/{rank}/host[?job=][&steps=N]}. */
     void host(Context ctx) {
         String rank = Params.pathName(ctx, "rank");
-        int steps = ctx.queryParamAsClass("steps", Integer.class)
-                .check(
-                        n -> n >= 1 && n <= HostStore.STEPS_PER_RANK,
-                        "must be between 1 and " + HostStore.STEPS_PER_RANK)
-                .getOrDefault(DEFAULT_STEPS);
+        int steps = Params.count(ctx, "steps", HostStore.STEPS_PER_RANK).getOrDefault(DEFAULT_STEPS);
         String key = resolver.resolve(rank, ctx.queryParam("job"));
         HostStore.RankHost host = store.rank(key, steps)
                 .orElseThrow(() -> ApiException.notFound(

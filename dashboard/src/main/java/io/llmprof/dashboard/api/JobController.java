@@ -59,9 +59,7 @@ final class JobController {
     void passes(Context ctx) {
         String job = Params.pathName(ctx, "job");
         int max = store.maxPassesPerJob();
-        int limit = ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
         String run = ctx.queryParam("run");
         CrossRankStore.JobSummary summary = store.job(job)
                 .orElseThrow(() -> ApiException.notFound(

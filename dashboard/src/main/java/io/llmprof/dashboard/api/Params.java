@@ -1,8 +1,12 @@
 package io.llmprof.dashboard.api;
 
 import io.javalin.http.Context;
+import io.javalin.validation.Validator;
 
-/** The name parameters (rank, job, run, instance) every controller reads the same way: 1 to 256 characters. */
+/**
+ * Parameters every controller reads the same way: names (rank, job, run, instance) of 1 to 256 characters, and
+ * counts (limit, points, steps) from 1 to a bound.
+ */
 final class Params {
     static final int MAX_NAME_LENGTH = 256;
 
@@ -26,5 +30,11 @@ final class Params {
                     "invalid_parameter", name + " must be 1 to 256 characters (got '" + value + "')");
         }
         return value;
+    }
+
+    /** The integer query parameter {@code name}, checked to be 1 to {@code max}; absent: the caller's default. */
+    static Validator<Integer> count(Context ctx, String name, int max) {
+        return ctx.queryParamAsClass(name, Integer.class)
+                .check(n -> n >= 1 && n <= max, "must be between 1 and " + max);
     }
 }

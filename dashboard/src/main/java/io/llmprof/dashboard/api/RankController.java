@@ -37,9 +37,7 @@ final class RankController {
     void passes(Context ctx) {
         String rank = Params.pathName(ctx, "rank");
         int max = store.limits().maxPassesPerRank();
-        int limit = ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
         String key = resolver.resolve(rank, ctx.queryParam("job"));
         List<PassView> passes = store.passes(key, limit).stream()
                 .map(RankController::withoutLayers)

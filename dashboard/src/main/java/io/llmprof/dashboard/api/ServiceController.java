@@ -45,16 +45,12 @@ final class ServiceController {
                         "invalid_parameter", "by ranks the slowest requests: add slowest=N (e.g. ?slowest=10&by=ttft)");
             }
             int max = store.limits().requestsPerInstance();
-            int limit = ctx.queryParamAsClass("limit", Integer.class)
-                    .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                    .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+            int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
             ctx.json(RequestsResponse.of(store.latestRequests(f, limit), null));
             return;
         }
         int max = store.limits().slowestPerInstance();
-        int n = ctx.queryParamAsClass("slowest", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .get();
+        int n = Params.count(ctx, "slowest", max).get();
         Latency by = byParam == null
                 ? Latency.E2E
                 : Latency.of(byParam)
@@ -155,9 +151,7 @@ final class ServiceController {
 
     private int limit(Context ctx) {
         int max = store.limits().recordsPerInstance();
-        return ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        return Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
     }
 
     /** {@code GET /api/service/summary[?job=][&instance=]}. */

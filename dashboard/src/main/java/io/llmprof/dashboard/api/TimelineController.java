@@ -252,8 +252,6 @@ final class TimelineController {
     }
 
     private static int points(Context ctx) {
-        return ctx.queryParamAsClass("points", Integer.class)
-                .check(p -> p >= 1 && p <= MAX_POINTS, "must be between 1 and " + MAX_POINTS)
-                .getOrDefault(DEFAULT_POINTS);
+        return Params.count(ctx, "points", MAX_POINTS).getOrDefault(DEFAULT_POINTS);
     }
 }
