@@ -3,6 +3,7 @@ package io.llmprof.dashboard.api;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import io.javalin.http.Context;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
@@ -81,39 +82,18 @@ final class TimelineController {
             @JsonProperty("points") List<TimelinePoint> points) {}
 
     /**
-     * One point of the host history: a step, or consecutive steps merged; each metric the mean of the steps
-     * that have it (null when none does).
+     * One point of the host history: a step, or consecutive steps merged; after its span, each metric (named as
+     * in {@code GET /api/ranks/{rank}/host}) the mean of the steps that have it (null when none does).
      */
     @JsonInclude(JsonInclude.Include.ALWAYS)
-    @JsonPropertyOrder({
-        "index_from",
-        "index_to",
-        "steps",
-        "start_ns",
-        "duration_ns_mean",
-        "gpu_idle_ratio",
-        "launch_overhead_ratio",
-        "host_prep_exposed_ratio",
-        "host_prep_perf_impact",
-        "host_prep_idle_attribution",
-        "gpu_utilization",
-        "nccl_ratio",
-        "graph_coverage"
-    })
+    @JsonPropertyOrder({"index_from", "index_to", "steps", "start_ns", "duration_ns_mean", "metrics"})
     record HostPoint(
             @JsonProperty("index_from") long indexFrom,
             @JsonProperty("index_to") long indexTo,
             @JsonProperty("steps") int steps,
             @JsonProperty("start_ns") long startNs,
             @JsonProperty("duration_ns_mean") long durationNsMean,
-            @JsonProperty("gpu_idle_ratio") Double gpuIdleRatio,
-            @JsonProperty("launch_overhead_ratio") Double launchOverheadRatio,
-            @JsonProperty("host_prep_exposed_ratio") Double hostPrepExposedRatio,
-            @JsonProperty("host_prep_perf_impact") Double hostPrepPerfImpact,
-            @JsonProperty("host_prep_idle_attribution") Double hostPrepIdleAttribution,
-            @JsonProperty("gpu_utilization") Double gpuUtilization,
-            @JsonProperty("nccl_ratio") Double ncclRatio,
-            @JsonProperty("graph_coverage") Double graphCoverage) {}
+            @JsonUnwrapped @JsonProperty("metrics") HostRankResponse.MetricsView metrics) {}
 
     @JsonPropertyOrder({"key", "job", "rank", "run", "phase", "steps", "bucketed", "points"})
     record HostHistoryResponse(
@@ -210,14 +190,15 @@ final class TimelineController {
                     n,
                     bucket.get(0).startNs(),
                     Math.round((double) durationSum / n),
-                    mean(bucket, HostMetrics::gpuIdleRatio),
-                    mean(bucket, HostMetrics::launchOverheadRatio),
-                    mean(bucket, HostMetrics::hostPrepExposedRatio),
-                    mean(bucket, HostMetrics::hostPrepPerfImpact),
-                    mean(bucket, HostMetrics::hostPrepIdleAttribution),
-                    mean(bucket, HostMetrics::gpuUtilization),
-                    mean(bucket, HostMetrics::ncclRatio),
-                    mean(bucket, HostMetrics::graphCoverage)));
+                    new HostRankResponse.MetricsView(
+                            mean(bucket, HostMetrics::gpuIdleRatio),
+                            mean(bucket, HostMetrics::launchOverheadRatio),
+                            mean(bucket, HostMetrics::hostPrepExposedRatio),
+                            mean(bucket, HostMetrics::hostPrepPerfImpact),
+                            mean(bucket, HostMetrics::hostPrepIdleAttribution),
+                            mean(bucket, HostMetrics::gpuUtilization),
+                            mean(bucket, HostMetrics::ncclRatio),
+                            mean(bucket, HostMetrics::graphCoverage))));
         }
         return out;
     }
