@@ -17,7 +17,6 @@ import java.util.Map;
  */
 final class ClusterController {
     static final int DEFAULT_WINDOW = 32;
-    private static final int MAX_RANK_LENGTH = 256;
 
     private final PassStore store;
     private final RankResolver resolver;
@@ -28,9 +27,7 @@ final class ClusterController {
     }
 
     void clusters(Context ctx) {
-        String rank = ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
-                .get();
+        String rank = Params.pathName(ctx, "rank");
         int max = store.limits().maxPassesPerRank();
         int window = ctx.queryParamAsClass("window", Integer.class)
                 .check(w -> w >= 1 && w <= max, "must be between 1 and " + max + " (passes held per rank)")

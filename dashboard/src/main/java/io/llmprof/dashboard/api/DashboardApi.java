@@ -172,7 +172,7 @@ public final class DashboardApi {
                 WebAssets.ECHARTS_PATH,
                 "/api/live",
                 live.config().flushInterval().toMillis(),
-                300);
+                TimelineController.DEFAULT_POINTS);
         Javalin app = Javalin.create(config -> {
             config.showJavalinBanner = false;
             config.startupWatcherEnabled = false;

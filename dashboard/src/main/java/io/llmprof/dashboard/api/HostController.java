@@ -19,7 +19,6 @@ import java.util.Set;
 /** Host overhead: a rank's verdicts and steps, a job's stragglers, baseline vs target, the baseline mark. */
 final class HostController {
     static final int DEFAULT_STEPS = 50;
-    private static final int MAX_NAME_LENGTH = 256;
     private static final Set<String> PHASES =
             Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
@@ -50,14 +49,8 @@ final class HostController {
 
     /** {@code GET /api/ranks/{rank}/host[?job=][&steps=N]}. */
     void host(Context ctx) {
-        String rank = ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_NAME_LENGTH, "must be 1 to 256 characters")
-                .get();
-        int steps = ctx.queryParamAsClass("steps", Integer.class)
-                .check(
-                        n -> n >= 1 && n <= HostStore.STEPS_PER_RANK,
-                        "must be between 1 and " + HostStore.STEPS_PER_RANK)
-                .getOrDefault(DEFAULT_STEPS);
+        String rank = Params.pathName(ctx, "rank");
+        int steps = Params.count(ctx, "steps", HostStore.STEPS_PER_RANK).getOrDefault(DEFAULT_STEPS);
         String key = resolver.resolve(rank, ctx.queryParam("job"));
         HostStore.RankHost host = store.rank(key, steps)
                 .orElseThrow(() -> ApiException.notFound(
@@ -67,8 +60,8 @@ final class HostController {
 
     /** {@code GET /api/jobs/{job}/stragglers[?run=]}: latest run unless given. */
     void stragglers(Context ctx) {
-        String job = job(ctx);
-        String run = runParam(ctx, "run");
+        String job = Params.pathName(ctx, "job");
+        String run = Params.queryName(ctx, "run");
         requireRuns(job);
         String chosen = run != null ? run : store.latestRun(job).orElseThrow(() -> noRuns(job));
         StragglerReport report = store.stragglers(job, chosen).orElseThrow(() -> unknownRun(job, chosen));
@@ -77,12 +70,12 @@ final class HostController {
 
     /** {@code GET /api/jobs/{job}/compare[?run=][&baseline=][&phase=]}. */
     void compare(Context ctx) {
-        String job = job(ctx);
+        String job = Params.pathName(ctx, "job");
         String phase = ctx.queryParamAsClass("phase", String.class)
                 .check(PHASES::contains, "must be all, context or generation")
                 .getOrDefault(HostThresholdSet.ALL);
-        String baselineParam = runParam(ctx, "baseline");
-        String targetParam = runParam(ctx, "run");
+        String baselineParam = Params.queryName(ctx, "baseline");
+        String targetParam = Params.queryName(ctx, "run");
         requireRuns(job);
         String baseline = baselineParam != null
                 ? baselineParam
@@ -111,7 +104,7 @@ final class HostController {
 
     /** {@code GET /api/jobs/{job}/baseline}. */
     void baseline(Context ctx) {
-        String job = job(ctx);
+        String job = Params.pathName(ctx, "job");
         if (!store.hasJob(job)) {
             throw unknownJob(job);
         }
@@ -120,7 +113,7 @@ final class HostController {
 
     /** {@code PUT /api/jobs/{job}/baseline} with {@code {"run": "..."}}. */
     void markBaseline(Context ctx) {
-        String job = job(ctx);
+        String job = Params.pathName(ctx, "job");
         String run = bodyRun(ctx);
         write(job, run);
         ctx.status(202)
@@ -133,7 +126,7 @@ final class HostController {
 
     /** {@code DELETE /api/jobs/{job}/baseline}. */
     void unmarkBaseline(Context ctx) {
-        String job = job(ctx);
+        String job = Params.pathName(ctx, "job");
         write(job, null);
         ctx.status(202)
                 .json(new BaselineWritten(
@@ -162,7 +155,7 @@ final class HostController {
         if (run == null
                 || !run.isTextual()
                 || run.asText().isBlank()
-                || run.asText().length() > MAX_NAME_LENGTH) {
+                || run.asText().length() > Params.MAX_NAME_LENGTH) {
             throw ApiException.badRequest(
                     "invalid_body", "the body must be JSON {\"run\": \"<run>\"} with a run of 1 to 256 characters");
         }
@@ -191,23 +184,5 @@ final class HostController {
                 "unknown_run",
                 "run " + run + " of job " + job + " is not held (never seen, or dropped for newer runs); runs held: "
                         + store.runs(job));
-    }
-
-    private static String job(Context ctx) {
-        return ctx.pathParamAsClass("job", String.class)
-                .check(j -> !j.isBlank() && j.length() <= MAX_NAME_LENGTH, "must be 1 to 256 characters")
-                .get();
-    }
-
-    private static String runParam(Context ctx, String name) {
-        String value = ctx.queryParam(name);
-        if (value == null) {
-            return null;
-        }
-        if (value.isBlank() || value.length() > MAX_NAME_LENGTH) {
-            throw ApiException.badRequest(
-                    "invalid_parameter", name + " must be 1 to 256 characters (got '" + value + "')");
-        }
-        return value;
     }
 }

@@ -13,7 +13,6 @@ import java.util.List;
 /** Jobs and their cross-rank view: reads parameters, asks the store, writes JSON. */
 final class JobController {
     static final int DEFAULT_LIMIT = 100;
-    private static final int MAX_NAME_LENGTH = 256;
 
     private final CrossRankStore store;
 
@@ -58,13 +57,9 @@ final class JobController {
 
     /** {@code GET /api/jobs/{job}/passes[?run=][&limit=]}: newest first. */
     void passes(Context ctx) {
-        String job = ctx.pathParamAsClass("job", String.class)
-                .check(j -> !j.isBlank() && j.length() <= MAX_NAME_LENGTH, "must be 1 to 256 characters")
-                .get();
+        String job = Params.pathName(ctx, "job");
         int max = store.maxPassesPerJob();
-        int limit = ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
         String run = ctx.queryParam("run");
         CrossRankStore.JobSummary summary = store.job(job)
                 .orElseThrow(() -> ApiException.notFound(

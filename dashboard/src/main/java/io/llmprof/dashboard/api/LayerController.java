@@ -24,7 +24,6 @@ import java.util.List;
  * are the bounded top list the streams app put in {@link LayerRecord#families()} (then one "other" row).
  */
 final class LayerController {
-    private static final int MAX_RANK_LENGTH = 256;
 
     private final PassStore store;
     private final RankResolver resolver;
@@ -157,9 +156,7 @@ final class LayerController {
     }
 
     private StoredPass pass(Context ctx) {
-        String rank = ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
-                .get();
+        String rank = Params.pathName(ctx, "rank");
         long index = ctx.pathParamAsClass("index", Long.class)
                 .check(i -> i >= 0, "must be 0 or more")
                 .get();

@@ -93,8 +93,6 @@ final class QualityController {
     }
 
     private static int limit(Context ctx, int max) {
-        return ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        return Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
     }
 }

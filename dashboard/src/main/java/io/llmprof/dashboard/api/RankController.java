@@ -12,7 +12,6 @@ import java.util.List;
 /** Ranks and passes: reads parameters, asks the store, writes JSON. */
 final class RankController {
     static final int DEFAULT_LIMIT = 100;
-    private static final int MAX_RANK_LENGTH = 256;
 
     private final PassStore store;
     private final QualityStore quality;
@@ -36,11 +35,9 @@ final class RankController {
 
     /** {@code GET /api/ranks/{rank}/passes[?job=][&limit=]}. */
     void passes(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         int max = store.limits().maxPassesPerRank();
-        int limit = ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
         String key = resolver.resolve(rank, ctx.queryParam("job"));
         List<PassView> passes = store.passes(key, limit).stream()
                 .map(RankController::withoutLayers)
@@ -50,7 +47,7 @@ final class RankController {
 
     /** {@code GET /api/ranks/{rank}/passes/{index}[?job=]}: the same JSON as `analyze layers`. */
     void pass(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         long index = ctx.pathParamAsClass("index", Long.class)
                 .check(i -> i >= 0, "must be 0 or more")
                 .get();
@@ -72,12 +69,6 @@ final class RankController {
                             + RankView.passesUrl(RankKey.job(key), RankKey.rank(key))
                             + " lists the passes held");
         }
-    }
-
-    private static String rank(Context ctx) {
-        return ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
-                .get();
     }
 
     private static PassView withoutLayers(StoredPass stored) {

@@ -27,7 +27,6 @@ import java.util.List;
 /** Service-level views: requests, batches, forwards, KV cache, request states, PD, coordinator, EP balance, MoE. */
 final class ServiceController {
     static final int DEFAULT_LIMIT = 100;
-    private static final int MAX_NAME_LENGTH = 256;
 
     private final ServiceStore store;
 
@@ -46,16 +45,12 @@ final class ServiceController {
                         "invalid_parameter", "by ranks the slowest requests: add slowest=N (e.g. ?slowest=10&by=ttft)");
             }
             int max = store.limits().requestsPerInstance();
-            int limit = ctx.queryParamAsClass("limit", Integer.class)
-                    .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                    .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+            int limit = Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
             ctx.json(RequestsResponse.of(store.latestRequests(f, limit), null));
             return;
         }
         int max = store.limits().slowestPerInstance();
-        int n = ctx.queryParamAsClass("slowest", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .get();
+        int n = Params.count(ctx, "slowest", max).get();
         Latency by = byParam == null
                 ? Latency.E2E
                 : Latency.of(byParam)
@@ -70,9 +65,7 @@ final class ServiceController {
 
     /** {@code GET /api/requests/{rid}[?job=][&instance=]}: the id as sent or canonical (hash suffix dropped). */
     void request(Context ctx) {
-        String rid = ctx.pathParamAsClass("rid", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_NAME_LENGTH, "must be 1 to 256 characters")
-                .get();
+        String rid = Params.pathName(ctx, "rid");
         Filter f = filter(ctx);
         List<RequestRecord> found = store.request(f, rid);
         if (found.isEmpty()) {
@@ -158,20 +151,18 @@ final class ServiceController {
 
     private int limit(Context ctx) {
         int max = store.limits().recordsPerInstance();
-        return ctx.queryParamAsClass("limit", Integer.class)
-                .check(l -> l >= 1 && l <= max, "must be between 1 and " + max)
-                .getOrDefault(Math.min(DEFAULT_LIMIT, max));
+        return Params.count(ctx, "limit", max).getOrDefault(Math.min(DEFAULT_LIMIT, max));
     }
 
-    /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
     /** {@code GET /api/service/summary[?job=][&instance=]}. */
     void summary(Context ctx) {
         ctx.json(ServiceSummary.of(store.retained(filter(ctx))));
     }
 
+    /** The {@code job}/{@code instance} filter; 404 when it names no instance held. */
     private Filter filter(Context ctx) {
-        String job = name(ctx, "job");
-        String instance = name(ctx, "instance");
+        String job = Params.queryName(ctx, "job");
+        String instance = Params.queryName(ctx, "instance");
         Filter f = new Filter(job, instance);
         if ((job != null || instance != null) && !store.covers(f)) {
             throw ApiException.notFound(
@@ -188,17 +179,5 @@ final class ServiceController {
         }
         return " for" + (f.job() == null ? "" : " job " + f.job())
                 + (f.instance() == null ? "" : " instance " + f.instance());
-    }
-
-    private static String name(Context ctx, String parameter) {
-        String value = ctx.queryParam(parameter);
-        if (value == null) {
-            return null;
-        }
-        if (value.isBlank() || value.length() > MAX_NAME_LENGTH) {
-            throw ApiException.badRequest(
-                    "invalid_parameter", parameter + " must be 1 to 256 characters (got '" + value + "')");
-        }
-        return value;
     }
 }

@@ -10,11 +10,10 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.KvCacheRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.DoubleStream;
 
 /**
  * {@code GET /api/service/summary}: the service view's figures aggregated on the server over what the store
@@ -59,12 +58,11 @@ record ServiceSummary(
             @JsonProperty("p99") Double p99,
             @JsonProperty("mean") Double mean,
             @JsonProperty("max") Double max) {
-        static Latency ofNs(double[] ns) {
-            if (ns.length == 0) {
+        static Latency ofNs(DoubleStream.Builder ns) {
+            double[] sorted = ns.build().sorted().toArray();
+            if (sorted.length == 0) {
                 return new Latency(0, null, null, null, null, null);
             }
-            double[] sorted = ns.clone();
-            Arrays.sort(sorted);
             double sum = 0;
             for (double v : sorted) {
                 sum += v;
@@ -124,10 +122,10 @@ record ServiceSummary(
 
     static ServiceSummary of(ServiceStore.Retained r) {
         Map<String, Long> finished = new TreeMap<>();
-        List<Double> ttft = new ArrayList<>();
-        List<Double> tpot = new ArrayList<>();
-        List<Double> e2e = new ArrayList<>();
-        List<Double> queue = new ArrayList<>();
+        DoubleStream.Builder ttft = DoubleStream.builder();
+        DoubleStream.Builder tpot = DoubleStream.builder();
+        DoubleStream.Builder e2e = DoubleStream.builder();
+        DoubleStream.Builder queue = DoubleStream.builder();
         for (RequestRecord q : r.requests()) {
             boolean done = RequestRecord.FINISHED.equals(q.status());
             String reason =
@@ -150,10 +148,10 @@ record ServiceSummary(
                 r.requests().size(),
                 r.seen(),
                 finished,
-                Latency.ofNs(array(ttft)),
-                Latency.ofNs(array(tpot)),
-                Latency.ofNs(array(e2e)),
-                Latency.ofNs(array(queue)),
+                Latency.ofNs(ttft),
+                Latency.ofNs(tpot),
+                Latency.ofNs(e2e),
+                Latency.ofNs(queue),
                 states(r.latestStates()),
                 kv(r.kvLatest()),
                 batchSizes(r.batches()),
@@ -183,32 +181,26 @@ record ServiceSummary(
         if (latest.isEmpty()) {
             return null;
         }
-        long used = 0;
-        long total = 0;
-        for (KvCacheRecord k : latest) {
-            if (k.usedBlocks() != null && k.totalBlocks() != null && k.totalBlocks() > 0) {
-                used += k.usedBlocks();
-                total += k.totalBlocks();
-            }
-        }
-        return new Kv(ServiceStore.usage(latest).orElse(null), total > 0 ? used : null, total > 0 ? total : null);
+        ServiceStore.KvBlocks blocks = ServiceStore.KvBlocks.of(latest);
+        boolean any = blocks.total() > 0;
+        return new Kv(ServiceStore.usage(latest).orElse(null), any ? blocks.used() : null, any ? blocks.total() : null);
     }
 
     private static Histogram batchSizes(List<BatchRecord> batches) {
         boolean anyExecute = batches.stream().anyMatch(b -> BatchRecord.EXECUTE.equals(b.kind()));
         String kind = anyExecute ? BatchRecord.EXECUTE : BatchRecord.SCHEDULE;
-        List<Double> sizes = new ArrayList<>();
+        DoubleStream.Builder sizes = DoubleStream.builder();
         for (BatchRecord b : batches) {
             boolean execute = BatchRecord.EXECUTE.equals(b.kind());
             if (execute == anyExecute) {
                 sizes.add((double) b.batchSize());
             }
         }
-        return histogram(kind, array(sizes), DashboardMeters.batchSizeBounds(), null);
+        return histogram(kind, sizes.build().toArray(), DashboardMeters.batchSizeBounds(), null);
     }
 
     private static Histogram bubbles(List<ForwardRecord> forwards) {
-        List<Double> ms = new ArrayList<>();
+        DoubleStream.Builder ms = DoubleStream.builder();
         long overlaps = 0;
         for (ForwardRecord f : forwards) {
             if (f.bubbleNs() == null) {
@@ -225,7 +217,7 @@ record ServiceSummary(
         for (int i = 0; i < bounds.length; i++) {
             bounds[i] = boundsNs[i] / 1e6;
         }
-        return histogram(null, array(ms), bounds, overlaps);
+        return histogram(null, ms.build().toArray(), bounds, overlaps);
     }
 
     private static Histogram histogram(String kind, double[] values, double[] bounds, Long overlaps) {
@@ -243,13 +235,5 @@ record ServiceSummary(
         }
         int n = values.length;
         return new Histogram(kind, n, n == 0 ? null : sum / n, n == 0 ? null : max, overlaps, bounds, counts);
-    }
-
-    private static double[] array(List<Double> values) {
-        double[] out = new double[values.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = values.get(i);
-        }
-        return out;
     }
 }

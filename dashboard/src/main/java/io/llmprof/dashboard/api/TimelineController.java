@@ -3,6 +3,7 @@ package io.llmprof.dashboard.api;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import io.javalin.http.Context;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
@@ -24,7 +25,6 @@ import java.util.function.Function;
 final class TimelineController {
     static final int DEFAULT_POINTS = 300;
     static final int MAX_POINTS = 2000;
-    private static final int MAX_RANK_LENGTH = 256;
     private static final Set<String> PHASES =
             Set.of(HostThresholdSet.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION);
 
@@ -82,39 +82,18 @@ final class TimelineController {
             @JsonProperty("points") List<TimelinePoint> points) {}
 
     /**
-     * One point of the host history: a step, or consecutive steps merged; each metric the mean of the steps
-     * that have it (null when none does).
+     * One point of the host history: a step, or consecutive steps merged; after its span, each metric (named as
+     * in {@code GET /api/ranks/{rank}/host}) the mean of the steps that have it (null when none does).
      */
     @JsonInclude(JsonInclude.Include.ALWAYS)
-    @JsonPropertyOrder({
-        "index_from",
-        "index_to",
-        "steps",
-        "start_ns",
-        "duration_ns_mean",
-        "gpu_idle_ratio",
-        "launch_overhead_ratio",
-        "host_prep_exposed_ratio",
-        "host_prep_perf_impact",
-        "host_prep_idle_attribution",
-        "gpu_utilization",
-        "nccl_ratio",
-        "graph_coverage"
-    })
+    @JsonPropertyOrder({"index_from", "index_to", "steps", "start_ns", "duration_ns_mean", "metrics"})
     record HostPoint(
             @JsonProperty("index_from") long indexFrom,
             @JsonProperty("index_to") long indexTo,
             @JsonProperty("steps") int steps,
             @JsonProperty("start_ns") long startNs,
             @JsonProperty("duration_ns_mean") long durationNsMean,
-            @JsonProperty("gpu_idle_ratio") Double gpuIdleRatio,
-            @JsonProperty("launch_overhead_ratio") Double launchOverheadRatio,
-            @JsonProperty("host_prep_exposed_ratio") Double hostPrepExposedRatio,
-            @JsonProperty("host_prep_perf_impact") Double hostPrepPerfImpact,
-            @JsonProperty("host_prep_idle_attribution") Double hostPrepIdleAttribution,
-            @JsonProperty("gpu_utilization") Double gpuUtilization,
-            @JsonProperty("nccl_ratio") Double ncclRatio,
-            @JsonProperty("graph_coverage") Double graphCoverage) {}
+            @JsonUnwrapped @JsonProperty("metrics") HostRankResponse.MetricsView metrics) {}
 
     @JsonPropertyOrder({"key", "job", "rank", "run", "phase", "steps", "bucketed", "points"})
     record HostHistoryResponse(
@@ -129,7 +108,7 @@ final class TimelineController {
 
     /** {@code GET /api/ranks/{rank}/timeline[?job=J][&points=N]}. */
     void timeline(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         int points = points(ctx);
         String key = passRanks.resolve(rank, ctx.queryParam("job"));
         List<PassRecord> held = passes.passRecords(key);
@@ -139,7 +118,7 @@ final class TimelineController {
 
     /** {@code GET /api/ranks/{rank}/host/history[?job=J][&phase=all][&points=N]}. */
     void hostHistory(Context ctx) {
-        String rank = rank(ctx);
+        String rank = Params.pathName(ctx, "rank");
         int points = points(ctx);
         String phase = ctx.queryParamAsClass("phase", String.class)
                 .check(PHASES::contains, "must be all, context or generation")
@@ -211,14 +190,15 @@ final class TimelineController {
                     n,
                     bucket.get(0).startNs(),
                     Math.round((double) durationSum / n),
-                    mean(bucket, HostMetrics::gpuIdleRatio),
-                    mean(bucket, HostMetrics::launchOverheadRatio),
-                    mean(bucket, HostMetrics::hostPrepExposedRatio),
-                    mean(bucket, HostMetrics::hostPrepPerfImpact),
-                    mean(bucket, HostMetrics::hostPrepIdleAttribution),
-                    mean(bucket, HostMetrics::gpuUtilization),
-                    mean(bucket, HostMetrics::ncclRatio),
-                    mean(bucket, HostMetrics::graphCoverage)));
+                    new HostRankResponse.MetricsView(
+                            mean(bucket, HostMetrics::gpuIdleRatio),
+                            mean(bucket, HostMetrics::launchOverheadRatio),
+                            mean(bucket, HostMetrics::hostPrepExposedRatio),
+                            mean(bucket, HostMetrics::hostPrepPerfImpact),
+                            mean(bucket, HostMetrics::hostPrepIdleAttribution),
+                            mean(bucket, HostMetrics::gpuUtilization),
+                            mean(bucket, HostMetrics::ncclRatio),
+                            mean(bucket, HostMetrics::graphCoverage))));
         }
         return out;
     }
@@ -252,15 +232,7 @@ final class TimelineController {
         return best;
     }
 
-    private static String rank(Context ctx) {
-        return ctx.pathParamAsClass("rank", String.class)
-                .check(r -> !r.isBlank() && r.length() <= MAX_RANK_LENGTH, "must be 1 to 256 characters")
-                .get();
-    }
-
     private static int points(Context ctx) {
-        return ctx.queryParamAsClass("points", Integer.class)
-                .check(p -> p >= 1 && p <= MAX_POINTS, "must be between 1 and " + MAX_POINTS)
-                .getOrDefault(DEFAULT_POINTS);
+        return Params.count(ctx, "points", MAX_POINTS).getOrDefault(DEFAULT_POINTS);
     }
 }

@@ -581,20 +581,12 @@ public final class DashboardMeters {
         if (!serviceAdmitted(job, instance)) {
             return;
         }
-        Meter.Id id = new Meter.Id(
-                SERVICE_KV_USAGE, Tags.of(TAG_JOB, job, TAG_INSTANCE, instance), "ratio", null, Meter.Type.GAUGE);
-        gaugeValues
-                .computeIfAbsent(id, k -> {
-                    AtomicReference<Double> holder = new AtomicReference<>();
-                    Gauge.builder(SERVICE_KV_USAGE, holder, h -> h.get() == null ? Double.NaN : h.get())
-                            .description("KV cache usage, 1 means 100 percent (used / total blocks)")
-                            .baseUnit("ratio")
-                            .tags(id.getTags())
-                            .strongReference(true)
-                            .register(registry);
-                    return holder;
-                })
-                .set(usage);
+        setGauge(
+                SERVICE_KV_USAGE,
+                "KV cache usage, 1 means 100 percent (used / total blocks)",
+                "ratio",
+                Tags.of(TAG_JOB, job, TAG_INSTANCE, instance),
+                usage);
     }
 
     /** (job, instance) tags while admitted, both {@code other} beyond the limit. */
@@ -616,12 +608,18 @@ public final class DashboardMeters {
     }
 
     private void setGauge(String name, String description, Tags tags, Double value) {
-        Meter.Id id = new Meter.Id(name, tags, null, null, Meter.Type.GAUGE);
+        setGauge(name, description, null, tags, value);
+    }
+
+    /** @param baseUnit null: none */
+    private void setGauge(String name, String description, String baseUnit, Tags tags, Double value) {
+        Meter.Id id = new Meter.Id(name, tags, baseUnit, null, Meter.Type.GAUGE);
         gaugeValues
                 .computeIfAbsent(id, k -> {
                     AtomicReference<Double> holder = new AtomicReference<>();
                     Gauge.builder(name, holder, h -> h.get() == null ? Double.NaN : h.get())
                             .description(description)
+                            .baseUnit(baseUnit)
                             .tags(tags)
                             .strongReference(true)
                             .register(registry);

@@ -144,23 +144,7 @@ public final class ServiceStore {
             return b;
         }
         // 2,000 batches x 512 ids per instance would be a million strings: keep the first few.
-        return new BatchRecord(
-                b.job(),
-                b.instance(),
-                b.name(),
-                b.kind(),
-                b.pid(),
-                b.dpRank(),
-                b.startNs(),
-                b.durNs(),
-                b.batchType(),
-                b.batchSize(),
-                b.prefillCount(),
-                b.decodeCount(),
-                b.scheduledTokens(),
-                b.kvFreeBlocks(),
-                b.kvUsage(),
-                b.rids().subList(0, RIDS_PER_BATCH));
+        return b.withRids(b.rids().subList(0, RIDS_PER_BATCH));
     }
 
     public synchronized void addForward(ForwardRecord r) {
@@ -170,9 +154,7 @@ public final class ServiceStore {
     public synchronized void addKvCache(KvCacheRecord r) {
         Instance i = instance(r.job(), r.instance());
         i.kv.add(++sequence, r);
-        i.kvLatest.remove(keyOf(r.dpRank()));
-        i.kvLatest.put(keyOf(r.dpRank()), r);
-        trim(i.kvLatest);
+        putLatest(i.kvLatest, keyOf(r.dpRank()), r);
     }
 
     public synchronized void addState(RequestStateRecord r) {
@@ -188,25 +170,15 @@ public final class ServiceStore {
     public synchronized void addCoordinator(CoordinatorRecord r) {
         Instance i = instance(r.job(), r.instance());
         i.coordinator.add(++sequence, r);
-        i.nodes.remove(keyOf(r.node()));
-        i.nodes.put(keyOf(r.node()), r);
-        trim(i.nodes);
+        putLatest(i.nodes, keyOf(r.node()), r);
     }
 
     public synchronized void addEpBalance(EpBalanceRecord r) {
-        Instance i = instance(r.job(), r.instance());
-        String key = r.layer() + "\u0000" + r.rank();
-        i.ep.remove(key);
-        i.ep.put(key, r);
-        trim(i.ep);
+        putLatest(instance(r.job(), r.instance()).ep, r.layer() + "\u0000" + r.rank(), r);
     }
 
     public synchronized void addMoe(MoeRecord r) {
-        Instance i = instance(r.job(), r.instance());
-        String key = r.op() + "\u0000" + r.rank();
-        i.moe.remove(key);
-        i.moe.put(key, r);
-        trim(i.moe);
+        putLatest(instance(r.job(), r.instance()).moe, r.op() + "\u0000" + r.rank(), r);
     }
 
     // ---- reads (HTTP, meters) ----
@@ -308,22 +280,32 @@ public final class ServiceStore {
 
     /** Usage over several dp ranks' latest states (see {@link #kvUsage}). */
     public static Optional<Double> usage(Iterable<KvCacheRecord> latest) {
-        long used = 0;
-        long total = 0;
+        KvBlocks blocks = KvBlocks.of(latest);
+        if (blocks.total() > 0) {
+            return Optional.of((double) blocks.used() / blocks.total());
+        }
         KvCacheRecord newest = null;
         for (KvCacheRecord r : latest) {
-            if (r.usedBlocks() != null && r.totalBlocks() != null && r.totalBlocks() > 0) {
-                used += r.usedBlocks();
-                total += r.totalBlocks();
-            }
             if (r.usage() != null && (newest == null || r.timeNs() >= newest.timeNs())) {
                 newest = r;
             }
         }
-        if (total > 0) {
-            return Optional.of((double) used / total);
-        }
         return newest == null ? Optional.empty() : Optional.of(newest.usage());
+    }
+
+    /** Used and total KV blocks summed over the states that give both with a total above 0; 0, 0 when none does. */
+    public record KvBlocks(long used, long total) {
+        public static KvBlocks of(Iterable<KvCacheRecord> latest) {
+            long used = 0;
+            long total = 0;
+            for (KvCacheRecord r : latest) {
+                if (r.usedBlocks() != null && r.totalBlocks() != null && r.totalBlocks() > 0) {
+                    used += r.usedBlocks();
+                    total += r.totalBlocks();
+                }
+            }
+            return new KvBlocks(used, total);
+        }
     }
 
     public synchronized List<InstanceStates> states(Filter f, int limit) {
@@ -381,7 +363,6 @@ public final class ServiceStore {
         return List.copyOf(out);
     }
 
-    /** Whether any held instance matches (to tell "unknown instance" from "nothing of that kind yet"). */
     /**
      * What the covered instances retain, for server-side summaries: requests ({@code seen} counts every one
      * received), batches and forward steps in their rings, the latest request-state snapshot and the latest KV
@@ -420,6 +401,7 @@ public final class ServiceStore {
                 List.copyOf(kv));
     }
 
+    /** Whether any held instance matches (to tell "unknown instance" from "nothing of that kind yet"). */
     public synchronized boolean covers(Filter f) {
         return !covered(f).isEmpty();
     }
@@ -624,7 +606,10 @@ public final class ServiceStore {
         return covered.stream().mapToLong(i -> i.requests.size()).sum();
     }
 
-    private <V> void trim(LinkedHashMap<String, V> map) {
+    /** The latest value under {@code key}, moved to the newest end; the oldest keys go beyond the cell limit. */
+    private <V> void putLatest(LinkedHashMap<String, V> map, String key, V value) {
+        map.remove(key);
+        map.put(key, value);
         while (map.size() > limits.cellsPerInstance()) {
             Iterator<String> eldest = map.keySet().iterator();
             eldest.next();

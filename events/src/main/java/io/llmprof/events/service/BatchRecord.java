@@ -42,4 +42,25 @@ public record BatchRecord(
     public BatchRecord {
         rids = rids == null ? List.of() : List.copyOf(rids);
     }
+
+    /** This batch with other request ids ({@code batchSize} stays the true count). */
+    public BatchRecord withRids(List<String> value) {
+        return new BatchRecord(
+                job,
+                instance,
+                name,
+                kind,
+                pid,
+                dpRank,
+                startNs,
+                durNs,
+                batchType,
+                batchSize,
+                prefillCount,
+                decodeCount,
+                scheduledTokens,
+                kvFreeBlocks,
+                kvUsage,
+                value);
+    }
 }
