@@ -46,6 +46,8 @@ public final class Llmprof implements Runnable {
     }
 
     public static CommandLine commandLine() {
-        return new CommandLine(new Llmprof()).setCaseInsensitiveEnumValuesAllowed(true);
+        return new CommandLine(new Llmprof())
+                .setCaseInsensitiveEnumValuesAllowed(true)
+                .setExecutionExceptionHandler(CliErrors.fromEnvironment());
     }
 }

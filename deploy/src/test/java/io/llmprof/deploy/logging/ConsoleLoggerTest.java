@@ -1,0 +1,191 @@
+package io.llmprof.deploy.logging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.Marker;
+import org.slf4j.event.Level;
+import org.slf4j.helpers.LegacyAbstractLogger;
+import org.slf4j.helpers.MessageFormatter;
+
+class ConsoleLoggerTest {
+    /** The broker's message for the retried transactions-v2 rejection, as Kafka 4.3 writes it. */
+    private static final OutOfOrderSequenceException TXN_V2_REJECTION = new OutOfOrderSequenceException(
+            "Invalid sequence number for producer 1 at offset 156 in partition llmprof.host-steps-0: 2 (incoming seq."
+                    + " number). Expected sequence 0 for transactions v2 idempotent producer with no existing state.");
+
+    record Line(Level level, String message, Throwable throwable) {}
+
+    /** A delegate that records what reaches it, at a given least level. */
+    static final class Recording extends LegacyAbstractLogger {
+        private static final long serialVersionUID = 1L;
+        final transient List<Line> lines = new ArrayList<>();
+        final Level least;
+
+        Recording(String name, Level least) {
+            this.name = name;
+            this.least = least;
+        }
+
+        private boolean on(Level l) {
+            return l.toInt() >= least.toInt();
+        }
+
+        @Override
+        public boolean isTraceEnabled() {
+            return on(Level.TRACE);
+        }
+
+        @Override
+        public boolean isDebugEnabled() {
+            return on(Level.DEBUG);
+        }
+
+        @Override
+        public boolean isInfoEnabled() {
+            return on(Level.INFO);
+        }
+
+        @Override
+        public boolean isWarnEnabled() {
+            return on(Level.WARN);
+        }
+
+        @Override
+        public boolean isErrorEnabled() {
+            return on(Level.ERROR);
+        }
+
+        @Override
+        protected String getFullyQualifiedCallerName() {
+            return null;
+        }
+
+        @Override
+        protected void handleNormalizedLoggingCall(Level l, Marker m, String p, Object[] a, Throwable t) {
+            if (on(l)) {
+                lines.add(new Line(l, MessageFormatter.basicArrayFormat(p, a), t));
+            }
+        }
+    }
+
+    private static Logger wrap(Recording delegate, boolean stackTraces) {
+        return new ConsoleLoggerFactory(n -> delegate, RetriedConditions.DEFAULT, stackTraces)
+                .getLogger(delegate.getName());
+    }
+
+    @Test
+    void theBrokersRetriedTransactionalSequenceRejectionGoesToDebugAsOneLine() {
+        Recording broker = new Recording("kafka.server.ReplicaManager", Level.DEBUG);
+        wrap(broker, false)
+                .error(
+                        "[ReplicaManager broker=1] Error processing append operation on partition {}",
+                        "x:llmprof.passes-0",
+                        TXN_V2_REJECTION);
+
+        assertThat(broker.lines).singleElement().satisfies(l -> {
+            assertThat(l.level()).isEqualTo(Level.DEBUG);
+            assertThat(l.throwable()).isNull();
+            assertThat(l.message())
+                    .contains("Error processing append operation on partition x:llmprof.passes-0")
+                    .contains("OutOfOrderSequenceException")
+                    .contains("retried by Kafka")
+                    .doesNotContain("\n");
+        });
+    }
+
+    @Test
+    void atTheDefaultWarnLevelTheRetriedRejectionPrintsNothing() {
+        Recording broker = new Recording("kafka.server.ReplicaManager", Level.WARN);
+        wrap(broker, true).error("Error processing append operation on partition p", TXN_V2_REJECTION);
+
+        assertThat(broker.lines).isEmpty();
+    }
+
+    @Test
+    void theSameLoggersOtherErrorsStillShow() {
+        Recording broker = new Recording("kafka.server.ReplicaManager", Level.WARN);
+        Logger log = wrap(broker, false);
+        log.error("Error processing append operation on partition p", new OutOfOrderSequenceException("other cause"));
+        log.error("Error processing append operation on partition p", new IllegalStateException("disk gone"));
+
+        assertThat(broker.lines).extracting(Line::level).containsExactly(Level.ERROR, Level.ERROR);
+        assertThat(broker.lines.get(1).message()).endsWith("(IllegalStateException: disk gone)");
+    }
+
+    @Test
+    void theRuleIsForTheBrokersLoggerOnly() {
+        Recording client =
+                new Recording("org.apache.kafka.streams.processor.internals.RecordCollectorImpl", Level.WARN);
+        wrap(client, false).error("send failed", TXN_V2_REJECTION);
+
+        assertThat(client.lines).singleElement().extracting(Line::level).isEqualTo(Level.ERROR);
+    }
+
+    @Test
+    void aThrowablePrintsAsOneLineWithItsCausesUnlessStackTracesAreAskedFor() {
+        Recording app = new Recording("io.llmprof.x", Level.INFO);
+        Exception e = new IllegalStateException("outer", new java.io.IOException("inner\nsecond line"));
+
+        wrap(app, false).warn("could not {}", "go on", e);
+        assertThat(app.lines).singleElement().satisfies(l -> {
+            assertThat(l.throwable()).isNull();
+            assertThat(l.message())
+                    .isEqualTo(
+                            "could not go on (IllegalStateException: outer; caused by IOException: inner second line)");
+        });
+
+        Recording debug = new Recording("io.llmprof.x", Level.INFO);
+        wrap(debug, true).warn("could not {}", "go on", e);
+        assertThat(debug.lines).singleElement().satisfies(l -> {
+            assertThat(l.throwable()).isSameAs(e);
+            assertThat(l.message()).isEqualTo("could not go on");
+        });
+    }
+
+    @Test
+    void levelsAreTheDelegates() {
+        Recording app = new Recording("io.llmprof.x", Level.WARN);
+        Logger log = wrap(app, false);
+        log.info("hidden");
+        log.debug("hidden");
+        log.warn("shown {}", 1);
+
+        assertThat(log.isInfoEnabled()).isFalse();
+        assertThat(log.isWarnEnabled()).isTrue();
+        assertThat(app.lines).extracting(Line::message).containsExactly("shown 1");
+    }
+
+    @Test
+    void aSelfCausedThrowableDoesNotLoop() {
+        Throwable odd = new RuntimeException("loop") {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public synchronized Throwable getCause() {
+                return new RuntimeException("again", this);
+            }
+        };
+        assertThat(ConsoleLogger.oneLine(odd))
+                .contains("RuntimeException: again", "$1: loop")
+                .hasSizeLessThan(500);
+        assertThat(RetriedConditions.DEFAULT
+                        .forLogger("kafka.server.ReplicaManager")
+                        .matches(odd))
+                .isFalse();
+    }
+
+    @Test
+    void theProviderIsWhatTheLauncherNames() throws Exception {
+        String launcher = java.nio.file.Files.readString(java.nio.file.Path.of("..", "llmprof"));
+        assertThat(launcher).contains("-Dslf4j.provider=" + ConsoleLogProvider.class.getName());
+        ConsoleLogProvider p = new ConsoleLogProvider();
+        p.initialize();
+        assertThat(p.getLoggerFactory().getLogger("kafka.server.ReplicaManager"))
+                .isInstanceOf(ConsoleLogger.class);
+    }
+}
