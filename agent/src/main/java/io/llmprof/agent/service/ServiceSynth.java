@@ -19,7 +19,9 @@ import java.util.SplittableRandom;
 
 /**
  * A synthetic serving run of any size with known truth, streamed (memory: one wave of at most {@value #WAVE}
- * requests per DP rank). Request i runs on DP rank i mod K (pid {@code 10000 + rank}, a {@code dpRankId} Meta event
+ * requests per DP rank). What follows is the default {@link Timing#FAST} timing; {@link Timing#REALISTIC} ({@link
+ * ContinuousBatchingRank}) keeps the event vocabulary, the EP/MoE and KV conventions and the truth, at the timing of a
+ * real server. Request i runs on DP rank i mod K (pid {@code 10000 + rank}, a {@code dpRankId} Meta event
  * first). Each rank serves its requests in waves of up to {@value #WAVE}: per request {@code httpReq} (recvTokenSize)
  * and {@code Enqueue} 10 µs apart, then one {@code BatchSchedule} with every {@code Dequeue}, a prefill {@code
  * modelExec} of 200 µs, then decode steps 100 µs apart ({@code BatchSchedule} 10 µs, {@code modelExec} 50 µs) until
