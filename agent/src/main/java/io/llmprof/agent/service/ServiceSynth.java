@@ -19,7 +19,9 @@ import java.util.SplittableRandom;
 
 /**
  * A synthetic serving run of any size with known truth, streamed (memory: one wave of at most {@value #WAVE}
- * requests per DP rank). Request i runs on DP rank i mod K (pid {@code 10000 + rank}, a {@code dpRankId} Meta event
+ * requests per DP rank). What follows is the default {@link Timing#FAST} timing; {@link Timing#REALISTIC} ({@link
+ * ContinuousBatchingRank}) keeps the event vocabulary, the EP/MoE and KV conventions and the truth, at the timing of a
+ * real server. Request i runs on DP rank i mod K (pid {@code 10000 + rank}, a {@code dpRankId} Meta event
  * first). Each rank serves its requests in waves of up to {@value #WAVE}: per request {@code httpReq} (recvTokenSize)
  * and {@code Enqueue} 10 µs apart, then one {@code BatchSchedule} with every {@code Dequeue}, a prefill {@code
  * modelExec} of 200 µs, then decode steps 100 µs apart ({@code BatchSchedule} 10 µs, {@code modelExec} 50 µs) until
@@ -78,9 +80,19 @@ public final class ServiceSynth {
      * @param epRanks EP ranks (labels {@code rank} 0..epRanks-1), 1 to {@value #MAX_EP_RANKS}
      * @param slowRank the EP rank whose GroupedMatmul is 1.3x longer and whose combine is always the slowest; -1 none
      * @param kvBlocks KV blocks per DP rank (0: no KVCache events), else at least {@value #MIN_KV_BLOCKS}
+     * @param timing {@link Timing#FAST} (the waves above) or {@link Timing#REALISTIC} ({@link ContinuousBatchingRank})
      */
-    public record Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank, int kvBlocks) {
+    public record Spec(
+            long requests,
+            int dpRanks,
+            long seed,
+            int moeLayers,
+            int epRanks,
+            int slowRank,
+            int kvBlocks,
+            Timing timing) {
         public Spec {
+            java.util.Objects.requireNonNull(timing, "timing");
             if (requests < 0 || dpRanks < 1) {
                 throw new IllegalArgumentException("requests " + requests + ", dpRanks " + dpRanks);
             }
@@ -99,6 +111,11 @@ public final class ServiceSynth {
             }
         }
 
+        /** The fast waves. */
+        public Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank, int kvBlocks) {
+            this(requests, dpRanks, seed, moeLayers, epRanks, slowRank, kvBlocks, Timing.FAST);
+        }
+
         /** No KVCache events. */
         public Spec(long requests, int dpRanks, long seed, int moeLayers, int epRanks, int slowRank) {
             this(requests, dpRanks, seed, moeLayers, epRanks, slowRank, 0);
@@ -111,13 +128,42 @@ public final class ServiceSynth {
 
         /** The same run with {@code moeLayers} MoE layers on {@code epRanks} EP ranks, the last one slow. */
         public Spec withMoe(int moeLayers, int epRanks) {
-            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, epRanks - 1, kvBlocks);
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, epRanks - 1, kvBlocks, timing);
         }
 
         /** The same run with a KV cache of {@code kvBlocks} blocks per DP rank (0: none). */
         public Spec withKvBlocks(int kvBlocks) {
-            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, slowRank, kvBlocks);
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, slowRank, kvBlocks, timing);
         }
+
+        /** The same run with {@code timing}. */
+        public Spec withTiming(Timing timing) {
+            return new Spec(requests, dpRanks, seed, moeLayers, epRanks, slowRank, kvBlocks, timing);
+        }
+    }
+
+    /** How requests arrive and how long the engine takes. */
+    public enum Timing {
+        /**
+         * Waves of {@value ServiceSynth#WAVE} arriving together, µs-scale forwards: fast to generate and replay; the
+         * exact-answer tests pin these bytes.
+         */
+        FAST,
+        /**
+         * A serving run at real magnitudes ({@link ContinuousBatchingRank}): Poisson arrivals whose rate ramps past
+         * capacity and back, continuous batching, prefills of tens to hundreds of ms, decode steps of 20-30 ms.
+         */
+        REALISTIC
+    }
+
+    /** One DP rank's events in time order. */
+    interface RankEvents extends Iterator<ServiceEvent> {
+        int rank();
+
+        long pid();
+
+        /** The next event without taking it. */
+        ServiceEvent peek();
     }
 
     /**
@@ -215,17 +261,18 @@ public final class ServiceSynth {
         Files.createDirectories(out);
         Acc acc = new Acc(spec);
         if (format == ServiceFixtures.Format.JSONL) {
-            PriorityQueue<Rank> heads = new PriorityQueue<>(
-                    Comparator.comparingLong((Rank r) -> r.peek().startNs()).thenComparingInt(r -> r.rank));
+            PriorityQueue<RankEvents> heads = new PriorityQueue<>(
+                    Comparator.comparingLong((RankEvents r) -> r.peek().startNs())
+                            .thenComparingInt(RankEvents::rank));
             for (int r = 0; r < spec.dpRanks(); r++) {
-                Rank it = new Rank(spec, r, acc);
+                RankEvents it = rankEvents(spec, r, acc);
                 if (it.hasNext()) {
                     heads.add(it);
                 }
             }
             try (BufferedWriter w = Files.newBufferedWriter(out.resolve("events.jsonl"), StandardCharsets.UTF_8)) {
                 while (!heads.isEmpty()) {
-                    Rank r = heads.poll();
+                    RankEvents r = heads.poll();
                     w.write(ServiceJsonLines.write(r.next()));
                     w.write('\n');
                     if (r.hasNext()) {
@@ -237,8 +284,8 @@ public final class ServiceSynth {
             ServiceDb.Layout layout =
                     format == ServiceFixtures.Format.SLICE ? ServiceDb.Layout.SLICE : ServiceDb.Layout.MSTX;
             for (int r = 0; r < spec.dpRanks(); r++) {
-                Rank it = new Rank(spec, r, acc);
-                Path file = out.resolve("ms_service_" + it.pid + ".db");
+                RankEvents it = rankEvents(spec, r, acc);
+                Path file = out.resolve("ms_service_" + it.pid() + ".db");
                 try (ServiceDbWriter w = ServiceDbWriter.create(file, layout, Map.of("hostname", "synth"))) {
                     while (it.hasNext()) {
                         w.add(it.next());
@@ -253,7 +300,12 @@ public final class ServiceSynth {
         return t;
     }
 
-    private static final class Acc {
+    private static RankEvents rankEvents(Spec spec, int rank, Acc acc) {
+        return spec.timing() == Timing.FAST ? new Rank(spec, rank, acc) : new ContinuousBatchingRank(spec, rank, acc);
+    }
+
+    /** The truth counted while the events are made (package-private: the rank generators add to it). */
+    static final class Acc {
         long events;
         long batches;
         long forwards;
@@ -348,7 +400,7 @@ public final class ServiceSynth {
     }
 
     /** One rank's events in time order, a wave at a time. */
-    private static final class Rank implements Iterator<ServiceEvent> {
+    private static final class Rank implements RankEvents {
         final Spec spec;
         final int rank;
         final long pid;
@@ -359,7 +411,7 @@ public final class ServiceSynth {
         final List<ServiceEvent> wave = new ArrayList<>();
         int at;
         /** The MoE events of the latest forward, generated one op of all EP ranks at a time; null without MoE. */
-        final Moe moe;
+        final SynthMoe moe;
         /** This rank's KV truth (events, allocations, appendSlots, frees, peak used, free); null without KV events. */
         final long[] kv;
 
@@ -370,7 +422,7 @@ public final class ServiceSynth {
             this.acc = acc;
             this.random = new SplittableRandom(spec.seed() * 1_000_003L + rank);
             this.nextRequest = rank;
-            this.moe = spec.moeLayers() > 0 ? new Moe() : null;
+            this.moe = spec.moeLayers() > 0 ? new SynthMoe(spec, rank, pid, acc) : null;
             if (spec.kvBlocks() > 0) {
                 kv = new long[] {0, 0, 0, 0, 0, spec.kvBlocks()};
                 acc.kv[rank] = kv;
@@ -392,109 +444,18 @@ public final class ServiceSynth {
             cursor += 10 * US;
         }
 
-        /**
-         * One forward's MoE events: per layer, dispatch, GroupedMatmul and combine of every EP rank, in time order.
-         * Holds one op's durations (one per EP rank).
-         */
-        private final class Moe {
-            private static final String[] NAMES = {"MoeDistributeDispatch", "GroupedMatmul", "MoeDistributeCombine"};
-            /** Own stream: the token counts' stream stays what it is without MoE. */
-            private final SplittableRandom random =
-                    new SplittableRandom((spec.seed() * 1_000_003L + rank) ^ 0x9E37_79B9_7F4A_7C15L);
-
-            private final int ranks = spec.epRanks();
-            private final long[] durNs = new long[ranks];
-            private long forwardStartNs;
-            private long slotNs;
-            private int layer;
-            private int op;
-            private int epRank;
-            ServiceEvent current;
-
-            void start(long startNs, long forwardNs) {
-                forwardStartNs = startNs;
-                slotNs = forwardNs / spec.moeLayers();
-                layer = 0;
-                op = 0;
-                epRank = 0;
-                draw();
-                current = event();
-            }
-
-            void advance() {
-                if (++epRank == ranks) {
-                    epRank = 0;
-                    if (++op == NAMES.length) {
-                        op = 0;
-                        layer++;
-                    }
-                    if (layer == spec.moeLayers()) {
-                        current = null;
-                        return;
-                    }
-                    draw();
-                }
-                current = event();
-            }
-
-            /** Durations of op {@link #op} of layer {@link #layer} on every EP rank, and their truth. */
-            private void draw() {
-                long q = slotNs / 4;
-                int slow = spec.slowRank();
-                if (op == 1) {
-                    for (int r = 0; r < ranks; r++) {
-                        long g = q * (500 + random.nextInt(200)) / 1000;
-                        durNs[r] = r == slow ? g * 13 / 10 : g;
-                        acc.epCount[layer * ranks + r]++;
-                        acc.epTotal[layer * ranks + r] += durNs[r];
-                    }
-                    return;
-                }
-                // distinct per rank (lo + a multiple of R + r): each aligned call has exactly one slowest rank
-                long lo = q * 3 / 10;
-                long spread = Math.max(1, (op == 0 ? q * 6 / 10 : q * 3 / 10) / ranks);
-                int worst = 0;
-                for (int r = 0; r < ranks; r++) {
-                    if (op == 2 && r == slow) {
-                        // above every other rank's combine (those stay below lo + R * spread)
-                        durNs[r] = Math.max(lo + ranks * spread, q * 7 / 10)
-                                + random.nextInt((int) Math.max(1, q * 2 / 10));
-                    } else {
-                        durNs[r] = lo + ranks * (long) random.nextInt((int) spread) + r;
-                    }
-                    if (durNs[r] > durNs[worst]) {
-                        worst = r;
-                    }
-                }
-                int o = op == 0 ? 0 : 1;
-                for (int r = 0; r < ranks; r++) {
-                    acc.moeCount[o * ranks + r]++;
-                    acc.moeTotal[o * ranks + r] += durNs[r];
-                }
-                if (ranks > 1) {
-                    acc.moeSlowest[o * ranks + worst]++;
-                    acc.moeAligned[o]++;
-                }
-            }
-
-            private ServiceEvent event() {
-                long startNs = forwardStartNs + layer * slotNs + (op + 1) * (slotNs / 4);
-                // one label and one metric: Map.copyOf's order of two entries would differ between JVM runs
-                return new ServiceEvent(
-                        "ModelExecute",
-                        NAMES[op],
-                        startNs,
-                        durNs[epRank],
-                        pid,
-                        "moe",
-                        List.of(),
-                        Map.of("layer", (double) layer),
-                        null,
-                        Map.of("rank", Integer.toString(epRank)));
-            }
+        @Override
+        public int rank() {
+            return rank;
         }
 
-        ServiceEvent peek() {
+        @Override
+        public long pid() {
+            return pid;
+        }
+
+        @Override
+        public ServiceEvent peek() {
             if (moe != null && moe.current != null) {
                 return moe.current;
             }

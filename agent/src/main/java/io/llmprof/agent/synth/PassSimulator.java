@@ -83,7 +83,9 @@ final class PassSimulator {
             rng[r] = Rng.of(spec.seed(), r, p);
             host(out[r], p, rng[r], gapUs, graph);
         }
-        gpu(shared, graph);
+        // a prefill step's kernels work on the prompt tokens: longer by the spec's factor (1: the same bytes)
+        double scale = "prefill".equals(spec.steps().phaseOf(p)) ? spec.prefillScale() : 1;
+        gpu(shared, graph, scale);
         for (int r = 0; r < ranks; r++) {
             finish(out[r], rng[r]);
         }
@@ -157,7 +159,7 @@ final class PassSimulator {
         copyFree[r] = rp.h2dStart + rp.h2dDur;
     }
 
-    private void gpu(Rng shared, boolean graph) {
+    private void gpu(Rng shared, boolean graph, double scale) {
         KernelSpec[] ks = template.kernels;
         for (int r = 0; r < ranks; r++) {
             RankPass rp = out[r];
@@ -185,7 +187,7 @@ final class PassSimulator {
                     arrival[r] = a;
                     latest = Math.max(latest, a);
                 }
-                long transfer = jittered(k.meanUs(), shared);
+                long transfer = jittered(k.meanUs() * scale, shared);
                 long end = latest + transfer;
                 for (int r = 0; r < ranks; r++) {
                     RankPass rp = out[r];
@@ -215,7 +217,7 @@ final class PassSimulator {
                 s = Math.max(s, barrier[r]);
                 s = Math.max(s, lastStart[r] + 1);
                 rp.kStart[i] = s;
-                rp.kDur[i] = jittered(k.meanUs() * spec.slowdown(r), g);
+                rp.kDur[i] = jittered(k.meanUs() * spec.slowdown(r) * scale, g);
                 computeFree[r] = s + rp.kDur[i];
                 lastStart[r] = s;
                 if (i == overlapUntil) {

@@ -133,6 +133,13 @@ public final class SynthCommand implements Callable<Integer> {
     double idleGrowth;
 
     @Option(
+            names = "--prefill-scale",
+            defaultValue = "1",
+            description = "Every kernel of a prefill pass (--phases) takes X times as long: the prompt's tokens"
+                    + " make the step compute-bound (1-1000). Default: ${DEFAULT-VALUE}.")
+    double prefillScale;
+
+    @Option(
             names = "--batch-size",
             defaultValue = "" + SynthSpec.DEFAULT_BATCH_SIZE,
             description = "Decode batch size (shapes, durations). Default: ${DEFAULT-VALUE}.")
@@ -280,6 +287,7 @@ public final class SynthCommand implements Callable<Integer> {
                     .edits(edits())
                     .steps(StepStyle.parse(markerStyle, phases))
                     .slowRanks(parseSlowRanks(slowRanks))
+                    .prefillScale(prefillScale)
                     .build();
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage(), e);

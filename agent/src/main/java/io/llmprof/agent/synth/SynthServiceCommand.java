@@ -24,6 +24,8 @@ import picocli.CommandLine.Spec;
             "forward also runs MoeDistributeDispatch, GroupedMatmul and MoeDistributeCombine per MoE layer on every",
             "EP rank, and truth.json gains the EP-balance and MoE answers. With --kv-blocks, every DP rank reports",
             "its KV cache (KVCache Allocate / AppendSlot / Free per request) and truth.json gains its answers.",
+            "--timing realistic makes a run at real magnitudes (TTFT tens to hundreds of ms, TPOT 20-40 ms,",
+            "queues that grow under load and drain).",
             "Streamed: any size in bounded memory.",
             "Same options, same bytes. See docs/service-events.md."
         })
@@ -76,6 +78,14 @@ public final class SynthServiceCommand implements Callable<Integer> {
                     + "). Default: ${DEFAULT-VALUE}.")
     int kvBlocks;
 
+    @Option(
+            names = "--timing",
+            defaultValue = "fast",
+            description = "fast: waves of 8 requests with µs-scale steps (exact-answer tests); realistic: Poisson"
+                    + " arrivals ramping past capacity and back, continuous batching, prefills of tens to hundreds"
+                    + " of ms, decode steps of 20-30 ms. Default: ${DEFAULT-VALUE}.")
+    String timing;
+
     public SynthServiceCommand() {}
 
     @Override
@@ -89,10 +99,16 @@ public final class SynthServiceCommand implements Callable<Integer> {
         if (requests < 0 || dpRanks < 1) {
             throw new ParameterException(spec.commandLine(), "--requests must be >= 0 and --dp-ranks >= 1");
         }
+        ServiceSynth.Timing mode;
+        try {
+            mode = ServiceSynth.Timing.valueOf(timing.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "--timing must be fast or realistic, not " + timing);
+        }
         int slow = slowRank == null ? epRanks - 1 : slowRank;
         ServiceSynth.Spec s;
         try {
-            s = new ServiceSynth.Spec(requests, dpRanks, seed, moeLayers, epRanks, slow, kvBlocks);
+            s = new ServiceSynth.Spec(requests, dpRanks, seed, moeLayers, epRanks, slow, kvBlocks, mode);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(
                     spec.commandLine(),
@@ -105,9 +121,10 @@ public final class SynthServiceCommand implements Callable<Integer> {
         PrintWriter w = spec.commandLine().getOut();
         w.printf(
                 Locale.ROOT,
-                "wrote %s (%s): %,d requests, %,d events, %,d forwards%s%s in %.2f s; truth in %s%n",
+                "wrote %s (%s, %s): %,d requests, %,d events, %,d forwards%s%s in %.2f s; truth in %s%n",
                 out,
                 format,
+                timing,
                 t.requests(),
                 t.events(),
                 t.forwards(),

@@ -32,6 +32,8 @@ import java.util.OptionalLong;
  * @param steps step marker text (torch, SGLang, vLLM) and the phase of each pass
  * @param slowRanks rank -> factor (at least 1) on its compute kernels' durations: a straggler, reliably the slowest
  *     rank of every pass (collectives still end together, so the other ranks wait in them)
+ * @param prefillScale factor (1 to 1,000) on every kernel's duration in the passes {@link #steps()} calls prefill: a
+ *     compute-bound stand-in for the prompt tokens of an EXTEND step (1, the default, leaves the bytes as before)
  */
 public record SynthSpec(
         Path config,
@@ -54,7 +56,8 @@ public record SynthSpec(
         TraceLayout layout,
         SynthEdits edits,
         StepStyle steps,
-        Map<Integer, Double> slowRanks) {
+        Map<Integer, Double> slowRanks,
+        double prefillScale) {
 
     /** 2025-10-09T08:53:20Z in µs: a fixed, realistic epoch so that output never depends on the clock. */
     public static final long DEFAULT_START_TS_US = 1_760_000_000_000_000L;
@@ -108,6 +111,9 @@ public record SynthSpec(
         if (contextLen < 1 || contextLen > 10_000_000) {
             throw new IllegalArgumentException("context length must be 1..10000000, got " + contextLen);
         }
+        if (!(prefillScale >= 1) || prefillScale > 1000) {
+            throw new IllegalArgumentException("prefill scale must be 1..1000, got " + prefillScale);
+        }
         slowRanks = slowRanks == null ? Map.of() : Map.copyOf(slowRanks);
         for (Map.Entry<Integer, Double> e : slowRanks.entrySet()) {
             if (e.getKey() < 0 || e.getKey() >= ranks || !(e.getValue() >= 1) || e.getValue() > 100) {
@@ -146,7 +152,8 @@ public record SynthSpec(
                 .steps(steps)
                 .layout(layout)
                 .edits(edits)
-                .slowRanks(slowRanks);
+                .slowRanks(slowRanks)
+                .prefillScale(prefillScale);
     }
 
     /**
@@ -174,6 +181,7 @@ public record SynthSpec(
         private TraceLayout layout = TraceLayout.HOST_FIRST;
         private SynthEdits edits = SynthEdits.NONE;
         private StepStyle steps = StepStyle.DEFAULT;
+        private double prefillScale = 1;
         private Map<Integer, Double> slowRanks = Map.of();
 
         private Builder(Path config) {
@@ -286,6 +294,11 @@ public record SynthSpec(
             return this;
         }
 
+        public Builder prefillScale(double value) {
+            prefillScale = value;
+            return this;
+        }
+
         public SynthSpec build() {
             return new SynthSpec(
                     config,
@@ -308,7 +321,8 @@ public record SynthSpec(
                     layout,
                     edits,
                     steps,
-                    slowRanks);
+                    slowRanks,
+                    prefillScale);
         }
     }
 }

@@ -13,21 +13,28 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import picocli.CommandLine;
 
 class ServiceSynthTest {
     @TempDir
     Path dir;
 
+    static Stream<Arguments> formatsAndTimings() {
+        return Stream.of(Format.values())
+                .flatMap(f -> Stream.of(ServiceSynth.Timing.values()).map(t -> Arguments.of(f, t)));
+    }
+
     /** The truth recomputed from the events read back, by the vocabulary rules, independently of the generator. */
     @ParameterizedTest
-    @EnumSource(Format.class)
-    void truthMatchesTheEventsReadBack(Format format) throws Exception {
-        ServiceSynth.Truth t = ServiceSynth.write(new ServiceSynth.Spec(37, 3, 7), format, dir);
+    @MethodSource("formatsAndTimings")
+    void truthMatchesTheEventsReadBack(Format format, ServiceSynth.Timing timing) throws Exception {
+        ServiceSynth.Truth t = ServiceSynth.write(new ServiceSynth.Spec(37, 3, 7).withTiming(timing), format, dir);
         List<ServiceEvent> events = new ArrayList<>();
         ServiceReaders.Summary s = ServiceReaders.read(dir, events::add, p -> {
             throw new AssertionError(p.toString());
@@ -111,10 +118,10 @@ class ServiceSynthTest {
      * calls aligned as the engine does (the k-th call of every rank, in read order) and the longest counted.
      */
     @ParameterizedTest
-    @EnumSource(Format.class)
-    void moeTruthMatchesTheEventsReadBack(Format format) throws Exception {
+    @MethodSource("formatsAndTimings")
+    void moeTruthMatchesTheEventsReadBack(Format format, ServiceSynth.Timing timing) throws Exception {
         // 2 DP ranks whose forwards overlap in time (both start at T0): the reader interleaves their MoE calls
-        ServiceSynth.Spec spec = new ServiceSynth.Spec(29, 2, 5, 3, 4, 1);
+        ServiceSynth.Spec spec = new ServiceSynth.Spec(29, 2, 5, 3, 4, 1).withTiming(timing);
         ServiceSynth.Truth t = ServiceSynth.write(spec, format, dir);
         List<ServiceEvent> events = new ArrayList<>();
         ServiceReaders.read(dir, events::add, p -> {
@@ -260,10 +267,13 @@ class ServiceSynthTest {
      * request holds; the free blocks each event reports are the total minus what is held after it.
      */
     @ParameterizedTest
-    @EnumSource(Format.class)
-    void kvTruthMatchesTheEventsReadBack(Format format) throws Exception {
+    @MethodSource("formatsAndTimings")
+    void kvTruthMatchesTheEventsReadBack(Format format, ServiceSynth.Timing timing) throws Exception {
         int total = ServiceSynth.MIN_KV_BLOCKS;
-        ServiceSynth.Spec spec = new ServiceSynth.Spec(37, 3, 7).withMoe(2, 2).withKvBlocks(total);
+        ServiceSynth.Spec spec = new ServiceSynth.Spec(37, 3, 7)
+                .withMoe(2, 2)
+                .withKvBlocks(total)
+                .withTiming(timing);
         ServiceSynth.Truth t = ServiceSynth.write(spec, format, dir);
         List<ServiceEvent> events = new ArrayList<>();
         ServiceReaders.read(dir, events::add, p -> {
@@ -325,6 +335,7 @@ class ServiceSynthTest {
             k[r][4] = Math.max(k[r][4], used[r]);
             long free = number(e, "deviceKvCache");
             assertThat(free).as("free blocks after %s of %s", e.name(), rid).isEqualTo(total - used[r]);
+            assertThat(free).isBetween(0L, (long) total);
             assertThat(number(e, "totalBlocks")).isEqualTo(total);
             k[r][5] = free;
         }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,6 +38,49 @@ class SynthMarkerStyleTest {
                 .extracting(PassTruth::phase)
                 .containsExactly("prefill", "decode", "decode", "prefill", "decode");
         assertThat(t.passTruths().get(0).step()).isEqualTo("step[EXTEND bs=8 toks=1024]");
+    }
+
+    /**
+     * --prefill-scale: the kernels of a prefill pass take the factor times as long (its GPU span grows about that
+     * much), decode passes keep their durations, the kernels stay the same; 1 is the default and the same bytes.
+     */
+    @Test
+    void prefillScaleLengthensOnlyThePrefillPasses() throws IOException {
+        // the demo model's shapes (2 of its layers) and graph launches, as the demo: with a tiny model or eager
+        // launches, kernel floors, gaps and the host's launch rate would bound the span, not the kernels
+        Path config = dir.resolve("llama-2l.json");
+        Files.writeString(
+                config,
+                """
+                {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2,
+                 "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+                 "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 128256, "torch_dtype": "bfloat16"}
+                """);
+        SynthSpec.Builder graph = SynthSpec.builder(config)
+                .passes(5)
+                .batchSize(8)
+                .steps(StepStyle.parse("sglang", "prefill:1,decode:2"))
+                .launch(LaunchMode.GRAPH);
+        RankTruth plain = SynthTrace.write(graph.build(), dir.resolve("a.json")).rank(0);
+        RankTruth one = SynthTrace.write(graph.prefillScale(1).build(), dir.resolve("b.json"))
+                .rank(0);
+        assertThat(Files.readAllBytes(one.file())).isEqualTo(Files.readAllBytes(plain.file()));
+        RankTruth scaled = SynthTrace.write(graph.prefillScale(8).build(), dir.resolve("c.json"))
+                .rank(0);
+        for (int p = 0; p < 5; p++) {
+            PassTruth a = plain.passTruths().get(p);
+            PassTruth b = scaled.passTruths().get(p);
+            double ratio = (double) (b.lastKernelEndNs() - b.firstKernelStartNs())
+                    / (a.lastKernelEndNs() - a.firstKernelStartNs());
+            assertThat(b.kernels()).isEqualTo(a.kernels());
+            if (a.phase().equals("prefill")) {
+                assertThat(ratio).as("pass %d", p).isBetween(6.0, 9.0);
+            } else {
+                assertThat(ratio).as("pass %d", p).isBetween(0.97, 1.03);
+            }
+        }
+        assertThatThrownBy(() -> graph.prefillScale(0.5).build()).hasMessageContaining("prefill scale");
+        assertThatThrownBy(() -> graph.prefillScale(1001).build()).hasMessageContaining("prefill scale");
     }
 
     @Test

@@ -29,9 +29,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The demo's service sample carries EP/MoE events, an older sample without them is written again, and the engine
- * with the demo's service settings turns them into the EP-balance and MoE records /api/ep-balance and /api/moe
- * show, equal to the generator's truth.
+ * The demo's service sample carries EP/MoE and KV events at the magnitudes of a real serving run, an older sample
+ * (without them, or with the fast µs-scale timing) is written again, and the engine with the demo's service settings
+ * turns them into the records /api/requests, /api/ep-balance, /api/moe and /api/kvcache show, equal to the
+ * generator's truth.
  */
 class DemoServiceSampleTest {
     @TempDir
@@ -79,8 +80,27 @@ class DemoServiceSampleTest {
     }
 
     @Test
+    void aSampleOfTheFastTimingDemoIsWrittenAgainAtRealMagnitudes() throws Exception {
+        // the marker and sample of the demo before the realistic timing: TTFT 0.3 ms, TPOT 0.1 ms
+        Files.writeString(
+                dir.resolve(".generated-by-synth"),
+                "written by llmprof synth-service for the demo\nrequests=24 dp=2 seed=1 moe=4 ep=4 slow=3 kv=272\n");
+        ServiceSynth.write(
+                new ServiceSynth.Spec(24, 2, 1).withMoe(4, 4).withKvBlocks(272),
+                io.llmprof.agent.service.ServiceFixtures.Format.SLICE,
+                dir);
+        ByteArrayOutputStream log = new ByteArrayOutputStream();
+        ServiceSynth.Truth t = DemoCommand.serviceSample(dir, 24, new PrintStream(log, true, StandardCharsets.UTF_8));
+        assertThat(log.toString(StandardCharsets.UTF_8))
+                .contains("was written for another demo; writing it again", "Generated service sample");
+        assertThat(Files.readString(dir.resolve(".generated-by-synth"))).contains(" timing=realistic");
+        assertThat(t.kvBlocks()).isEqualTo(DemoCommand.SERVICE_KV_BLOCKS);
+        assertThat(t.ttftSumNs() / t.requests()).as("mean TTFT, ns").isGreaterThan(10_000_000L);
+    }
+
+    @Test
     void theEngineWithTheDemoSettingsReportsTheSamplesEpAndMoeTruth() throws Exception {
-        ServiceSynth.Truth truth = DemoCommand.serviceSample(dir, 40, new PrintStream(new ByteArrayOutputStream()));
+        ServiceSynth.Truth truth = DemoCommand.serviceSample(dir, 400, new PrintStream(new ByteArrayOutputStream()));
         ServiceAnalyzer analyzer = new ServiceAnalyzer("demo", "sample", DemoCommand.serviceConfig());
         Map<String, EpBalanceRecord> ep = new TreeMap<>();
         Map<String, MoeRecord> moe = new TreeMap<>();
@@ -170,11 +190,25 @@ class DemoServiceSampleTest {
             assertThat(new long[] {last.allocations(), last.frees(), last.freeBlocks(), last.usedBlocks()})
                     .containsExactly(k.allocations(), k.frees(), k.finalFreeBlocks(), 0);
             assertThat(last.usage()).isEqualTo(0.0);
-            // 40 requests: 20 per dp rank, an Allocate and a Free each
-            assertThat(k.allocations()).isEqualTo(20);
+            // 400 requests: 200 per dp rank, an Allocate and a Free each
+            assertThat(k.allocations()).isEqualTo(200);
             double peak = rs.stream().mapToDouble(KvCacheRecord::usage).max().orElseThrow();
             assertThat(peak).isEqualTo((double) k.peakUsedBlocks() / total);
             assertThat(peak).as("usage moves noticeably").isGreaterThan(0.4);
         }
+
+        // the page's request figures: what the generator says, at the magnitudes of a real serving run
+        assertThat(new long[] {
+                    requests.stream().mapToLong(RequestRecord::ttftNs).sum(),
+                    requests.stream().mapToLong(RequestRecord::e2eNs).sum(),
+                    requests.stream().mapToLong(RequestRecord::queueWaitNs).sum()
+                })
+                .containsExactly(truth.ttftSumNs(), truth.e2eSumNs(), truth.queueWaitSumNs());
+        double ttftMs =
+                requests.stream().mapToLong(RequestRecord::ttftNs).average().orElseThrow() / 1e6;
+        double tpotMs =
+                requests.stream().mapToDouble(RequestRecord::tpotNs).average().orElseThrow() / 1e6;
+        assertThat(ttftMs).as("mean TTFT, ms").isBetween(10.0, 1000.0);
+        assertThat(tpotMs).as("mean TPOT, ms").isBetween(10.0, 100.0);
     }
 }
