@@ -1,6 +1,5 @@
 package io.llmprof.deploy.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.ingest.ServiceIngestServer;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.TraceProducer;
@@ -12,22 +11,16 @@ import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.FileTrees;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
-import io.llmprof.events.Json;
 import io.llmprof.streams.topology.StreamsApp;
 import io.llmprof.streams.topology.StreamsAppConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
@@ -87,8 +80,7 @@ public final class BenchServiceCommand implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Where the input and the broker's data go. Default: a temp dir.")
     Path workDir;
 
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final BenchHttp http = new BenchHttp();
 
     @Override
     public Integer call() throws Exception {
@@ -160,7 +152,7 @@ public final class BenchServiceCommand implements Callable<Integer> {
         double shipS = seconds(t0);
         long deadline = t0 + timeout.toNanos();
         long seen = 0;
-        while (System.nanoTime() < deadline && (seen = requestsSeen(uri)) < truth.requests()) {
+        while (System.nanoTime() < deadline && (seen = http.requestsSeen(uri)) < truth.requests()) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
         double totalS = seconds(t0);
@@ -182,59 +174,17 @@ public final class BenchServiceCommand implements Callable<Integer> {
 
     /** (b): one finished request per POST; the delay until the finished counter of the probe instance moves. */
     private int probeLatency(PrintWriter out, int ingestPort, String dashboardUrl) {
-        URI ingest = URI.create(
-                "http://127.0.0.1:" + ingestPort + ServiceIngestServer.PATH + "?job=" + JOB + "&instance=" + PROBED);
-        URI metrics = URI.create(dashboardUrl + "/metrics");
-        String series = "llmprof_service_requests_finished_total{instance=\"" + PROBED + "\",job=\"" + JOB
-                + "\",reason=\"stop\"} ";
-        long[] delays = new long[probes];
-        long[] acks = new long[probes];
-        int done = 0;
         long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
-        for (int i = 0; i < probes; i++) {
-            String body = probeBody(i);
-            long t = System.nanoTime();
-            int status = post(ingest, body);
-            acks[i] = System.nanoTime() - t;
-            if (status != 202) {
-                out.printf("(b) probe %d: ingest answered %d; stopping%n", i, status);
-                break;
-            }
-            long deadline = t + perProbe;
-            boolean seen = false;
-            while (System.nanoTime() < deadline) {
-                if (counter(metrics, series) >= i + 1) {
-                    seen = true;
-                    break;
-                }
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
-            }
-            delays[i] = System.nanoTime() - t;
-            if (!seen) {
-                out.printf("(b) probe %d: not in /metrics within %d s; stopping%n", i, perProbe / 1_000_000_000L);
-                break;
-            }
-            done++;
+        BenchHttp.Probes p = http.probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe);
+        if (p.stopped() != null) {
+            out.printf("(b) %s; stopping%n", p.stopped());
         }
-        if (done == 0) {
+        if (p.done() == 0) {
             return 1;
         }
-        long[] d = Arrays.copyOf(delays, done);
-        long[] a = Arrays.copyOf(acks, done);
-        Arrays.sort(d);
-        Arrays.sort(a);
-        out.printf(
-                Locale.ROOT,
-                "(b) HTTP ingest -> /metrics over %d probes: p50 %.1f ms, p99 %.1f ms, max %.1f ms"
-                        + " (of which the ingest's 202 after Kafka's ack: p50 %.1f ms, p99 %.1f ms)%n",
-                done,
-                percentile(d, 50) / 1e6,
-                percentile(d, 99) / 1e6,
-                d[d.length - 1] / 1e6,
-                percentile(a, 50) / 1e6,
-                percentile(a, 99) / 1e6);
+        out.printf(Locale.ROOT, "(b) HTTP ingest -> /metrics over %d probes: %s%n", p.done(), p.summary());
         out.flush();
-        return done == probes ? 0 : 1;
+        return p.done() == probes ? 0 : 1;
     }
 
     /**
@@ -272,57 +222,6 @@ public final class BenchServiceCommand implements Callable<Integer> {
         return Double.parseDouble(exposition
                 .substring(at + series.length(), end < 0 ? exposition.length() : end)
                 .trim());
-    }
-
-    private double counter(URI metrics, String series) {
-        try {
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(metrics)
-                            .timeout(Duration.ofSeconds(5))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return r.statusCode() == 200 ? value(r.body(), series) : 0;
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
-    }
-
-    private long requestsSeen(URI uri) {
-        try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
-            if (r.statusCode() != 200) {
-                return 0;
-            }
-            JsonNode body = Json.mapper().readTree(r.body());
-            return body.path("requests_seen").asLong(0);
-        } catch (IOException e) {
-            return 0;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
-    }
-
-    private int post(URI uri, String body) {
-        try {
-            return http.send(
-                            HttpRequest.newBuilder(uri)
-                                    .timeout(Duration.ofSeconds(30))
-                                    .POST(HttpRequest.BodyPublishers.ofString(body))
-                                    .build(),
-                            HttpResponse.BodyHandlers.discarding())
-                    .statusCode();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
     }
 
     private static double seconds(long since) {

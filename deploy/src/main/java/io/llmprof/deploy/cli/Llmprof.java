@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             BenchServiceCommand.class,
+            BenchCommands.class,
             BrokerCommand.class,
             AgentCommand.class,
             StreamsCommand.class,

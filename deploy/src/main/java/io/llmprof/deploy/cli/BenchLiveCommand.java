@@ -1,0 +1,518 @@
+package io.llmprof.deploy.cli;
+
+import io.llmprof.agent.ingest.ServiceIngestServer;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.TraceBatcher;
+import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceReaders;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.service.ServiceFixtures;
+import io.llmprof.agent.service.ServiceJsonLines;
+import io.llmprof.agent.service.ServiceShipper;
+import io.llmprof.agent.service.ServiceSynth;
+import io.llmprof.agent.synth.LaunchMode;
+import io.llmprof.agent.synth.StepStyle;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.dashboard.metrics.DashboardMeters;
+import io.llmprof.deploy.FileTrees;
+import io.llmprof.deploy.broker.BrokerConfig;
+import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.service.ServiceEvent;
+import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.offline.AnalyzeCommand;
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.Writer;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.DoubleSupplier;
+import java.util.zip.GZIPInputStream;
+import org.apache.kafka.common.serialization.Serializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * The live path's figures, each beside its floor, in one JVM on an embedded broker: trace events/s end to end and
+ * per stage (agent, streams, dashboard) beside the gunzip floor, the agent alone and offline {@code analyze layers}
+ * of the same files; service events/s the same way; and the delay from an event's arrival at the HTTP ingest to
+ * {@code /metrics} under a sustained load at a fraction of the measured maximum.
+ */
+@Command(
+        name = "live",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Measures the live path on an embedded broker and prints each figure beside its floor:",
+            "  traces: gunzip floor, agent alone (read, batch, encode), offline analyze layers, and",
+            "          agent -> Kafka -> streams -> dashboard end to end with each stage's rate;",
+            "  service events: agent alone, end to end, and per stage;",
+            "  latency: HTTP ingest -> /metrics p50/p99 under a sustained load at --load x the service maximum."
+        })
+public final class BenchLiveCommand implements Callable<Integer> {
+    static final String JOB = "bench";
+    static final String SHIPPED = "synth";
+    static final String LOAD = "load";
+    static final String PROBED = "probe";
+    private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--ranks", defaultValue = "2", description = "Ranks of the synth trace. Default: ${DEFAULT-VALUE}.")
+    int ranks;
+
+    @Option(
+            names = "--passes",
+            defaultValue = "300",
+            description = "Passes per rank of the synth trace (demo model). Default: ${DEFAULT-VALUE}.")
+    int passes;
+
+    @Option(
+            names = "--service-requests",
+            defaultValue = "20000",
+            description = "Requests of the synth-service run (0: no service part). Default: ${DEFAULT-VALUE}.")
+    long serviceRequests;
+
+    @Option(
+            names = "--probes",
+            defaultValue = "100",
+            description = "Ingest -> /metrics probes under load (0: none). Default: ${DEFAULT-VALUE}.")
+    int probes;
+
+    @Option(
+            names = "--load",
+            defaultValue = "0.5",
+            description = "Sustained service load during the probes, as a fraction of the measured end-to-end"
+                    + " service maximum. Default: ${DEFAULT-VALUE}.")
+    double loadFraction;
+
+    @Option(
+            names = "--timeout",
+            defaultValue = "PT10M",
+            description = "Deadline of each part. ISO-8601. Default: ${DEFAULT-VALUE}.")
+    Duration timeout;
+
+    @Option(names = "--work-dir", description = "Where the inputs and the broker's data go. Default: a temp dir.")
+    Path workDir;
+
+    /** One figure: what was measured, how many events, in how many seconds. */
+    record Figure(String what, long events, double seconds) {
+        double perSecond() {
+            return seconds <= 0 ? 0 : events / seconds;
+        }
+
+        String line() {
+            return String.format(
+                    Locale.ROOT,
+                    "  %-46s %,12d events in %7.2f s = %,12.0f events/s",
+                    what,
+                    events,
+                    seconds,
+                    perSecond());
+        }
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        Path dir =
+                workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("llmprof-bench-live-");
+        try {
+            Path model = dir.resolve("demo-model.json");
+            try (InputStream in = BenchLiveCommand.class.getResourceAsStream(DEMO_MODEL)) {
+                Files.copy(in, model, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+            long t = System.nanoTime();
+            SynthResult synth = SynthTrace.write(
+                    SynthSpec.builder(model)
+                            .passes(passes)
+                            .ranks(ranks)
+                            .launch(LaunchMode.GRAPH)
+                            .steps(StepStyle.parse("sglang", DemoCommand.DEMO_PHASES))
+                            .gzip(true)
+                            .build(),
+                    dir.resolve("trace"));
+            List<Path> traces = synth.files();
+            out.printf(
+                    Locale.ROOT,
+                    "input: synth %d ranks x %d passes (demo model, SGLang markers, graph launches), %.1f MB gzip,"
+                            + " written in %.1f s%n",
+                    ranks,
+                    passes,
+                    synth.totalBytes() / 1e6,
+                    seconds(t));
+            ServiceSynth.Truth service = null;
+            if (serviceRequests > 0) {
+                service = ServiceSynth.write(
+                        new ServiceSynth.Spec(serviceRequests, 2, 1), ServiceFixtures.Format.JSONL, dir.resolve("svc"));
+                out.printf(
+                        Locale.ROOT,
+                        "input: synth-service %,d requests, %,d events%n",
+                        service.requests(),
+                        service.events());
+            }
+            out.flush();
+
+            List<Figure> traceFigures = new ArrayList<>();
+            long traceEvents = floors(out, traces, model, traceFigures);
+
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            int exit = 0;
+            try (EmbeddedKafka kafka =
+                    new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start()) {
+                String bootstrap = kafka.bootstrapServers();
+                AgentMeters agentMeters = new AgentMeters(registry);
+                try (StreamsApp streams = StreamsApp.start(
+                                StreamsAppConfig.builder(bootstrap)
+                                        .stateDir(dir.resolve("state"))
+                                        .modelConfig(model)
+                                        .build(),
+                                registry);
+                        DashboardServer dashboard = DashboardServer.start(
+                                DashboardConfig.defaults(bootstrap).withHttpPort(0), registry);
+                        TraceProducer producer = TraceProducer.connect(bootstrap, 2, (short) 1, agentMeters);
+                        ServiceIngestServer ingest = new ServiceIngestServer(
+                                        new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE),
+                                        agentMeters,
+                                        new ServiceIngestServer.Options(
+                                                "127.0.0.1", 0, ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
+                                .start()) {
+                    if (!streams.awaitRunning(Duration.ofSeconds(60))) {
+                        throw new IllegalStateException("the streams app did not reach RUNNING within 60 s");
+                    }
+                    exit |= liveTraces(out, registry, bootstrap, traces, (long) passes * traces.size(), traceFigures);
+                    printFigures(out, "traces", traceFigures, traceEvents);
+                    if (service != null) {
+                        List<Figure> serviceFigures = new ArrayList<>();
+                        ServiceShipper shipper =
+                                new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);
+                        exit |= liveService(
+                                out, registry, shipper, dir.resolve("svc"), service, dashboard, serviceFigures);
+                        printFigures(out, "service events", serviceFigures, service.events());
+                        double max = serviceFigures.stream()
+                                .filter(f -> f.what().startsWith("end to end"))
+                                .mapToDouble(Figure::perSecond)
+                                .findFirst()
+                                .orElse(0);
+                        if (probes > 0 && max > 0) {
+                            exit |= latencyUnderLoad(out, shipper, ingest.port(), dashboard.url(), max * loadFraction);
+                        }
+                    }
+                }
+            }
+            return exit;
+        } finally {
+            if (workDir == null) {
+                FileTrees.deleteTree(dir);
+            }
+        }
+    }
+
+    /** The floors of the trace files: gunzip alone, the agent alone (read, batch, encode), offline analyze layers. */
+    private long floors(PrintWriter out, List<Path> traces, Path model, List<Figure> figures) throws Exception {
+        // Warm the JIT once on the whole path, so the three floors compare like with like.
+        agentAlone(traces);
+        long events = agentAlone(traces)[0];
+        long t = System.nanoTime();
+        long bytes = 0;
+        byte[] buf = new byte[1 << 16];
+        for (Path f : traces) {
+            try (InputStream in = new GZIPInputStream(Files.newInputStream(f), 1 << 16)) {
+                for (int n; (n = in.read(buf)) > 0; ) {
+                    bytes += n;
+                }
+            }
+        }
+        figures.add(
+                new Figure(String.format(Locale.ROOT, "gunzip floor (%.0f MB JSON)", bytes / 1e6), events, seconds(t)));
+        t = System.nanoTime();
+        long[] agent = agentAlone(traces);
+        figures.add(new Figure(
+                String.format(
+                        Locale.ROOT, "agent alone: read, batch, encode (%.0f B/event)", (double) agent[1] / events),
+                events,
+                seconds(t)));
+        List<String> args = new ArrayList<>(List.of("layers", "--config", model.toString(), "--format", "json"));
+        for (Path f : traces) {
+            args.add("--trace");
+            args.add(f.toString());
+        }
+        t = System.nanoTime();
+        int code = new CommandLine(new AnalyzeCommand())
+                .setOut(new PrintWriter(Writer.nullWriter()))
+                .setErr(new PrintWriter(new StringWriter()))
+                .execute(args.toArray(String[]::new));
+        figures.add(
+                new Figure("offline analyze layers" + (code == 0 ? "" : " (exit " + code + ")"), events, seconds(t)));
+        out.flush();
+        return events;
+    }
+
+    /** Reads, batches and encodes the files as the agent does, without Kafka: {events, encoded bytes}. */
+    private static long[] agentAlone(List<Path> traces) throws IOException {
+        Serializer<TraceBatch> encoder = Topics.TRACE_EVENTS.valueSerde().serializer();
+        long[] totals = new long[2];
+        for (Path f : traces) {
+            TraceBatcher batcher = new TraceBatcher(
+                    "bench",
+                    "floor",
+                    f.toString(),
+                    TraceBatcher.DEFAULT_BATCH_EVENTS,
+                    TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
+                    b -> totals[1] += encoder.serialize(Topics.TRACE_EVENTS.name(), b).length,
+                    p -> {});
+            totals[0] += TraceReaders.read(f, ReaderOptions.defaults(), batcher).eventsRead();
+        }
+        return totals;
+    }
+
+    /** Replays the traces at full speed and times each stage until the dashboard holds every pass. */
+    private int liveTraces(
+            PrintWriter out,
+            MeterRegistry registry,
+            String bootstrap,
+            List<Path> traces,
+            long expectedPasses,
+            List<Figure> figures)
+            throws InterruptedException {
+        Stage agent = new Stage(() -> sum(registry, AgentMeters.EVENTS));
+        Stage streams = new Stage(() -> sum(registry, StreamsMeters.INGESTED));
+        Stage dashboard = new Stage(() -> sum(registry, DashboardMeters.PASSES_CLOSED));
+        Sampler sampler = new Sampler(List.of(agent, streams, dashboard)).start();
+        long t0 = System.nanoTime();
+        Replayer.Summary replay = new Replayer(
+                        Replayer.Options.defaults(bootstrap)
+                                .withJob(JOB)
+                                .withRun("live-" + System.currentTimeMillis())
+                                .withProgress(false),
+                        registry)
+                .replay(traces);
+        long events = replay.events();
+        boolean done = sampler.awaitAll(new double[] {events, events, expectedPasses}, t0 + timeout.toNanos());
+        sampler.stop();
+        figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
+        figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
+        figures.add(new Figure("dashboard: first to last pass in REST", events, dashboard.activeSeconds()));
+        figures.add(new Figure("end to end: start -> every pass in REST", events, dashboard.lastSeconds(t0)));
+        if (!done) {
+            out.printf(
+                    "traces: not every pass reached the dashboard within %s (passes %,.0f of %,d)%n",
+                    timeout, dashboard.value.getAsDouble(), expectedPasses);
+        }
+        return done ? 0 : 1;
+    }
+
+    /** Ships the service run at full speed and times each stage until REST holds every request. */
+    private int liveService(
+            PrintWriter out,
+            MeterRegistry registry,
+            ServiceShipper shipper,
+            Path input,
+            ServiceSynth.Truth truth,
+            DashboardServer dashboard,
+            List<Figure> figures)
+            throws IOException, InterruptedException {
+        BenchHttp http = new BenchHttp();
+        URI requests = URI.create(dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + SHIPPED);
+        Stage agent = new Stage(() -> sum(registry, AgentMeters.SERVICE_EVENTS));
+        Stage streams = new Stage(() -> sum(registry, StreamsMeters.SERVICE_EVENTS));
+        Stage rest = new Stage(() -> http.requestsSeen(requests));
+        double agent0 = agent.value.getAsDouble();
+        double streams0 = streams.value.getAsDouble();
+        Sampler sampler = new Sampler(List.of(agent, streams, rest)).start();
+        long t0 = System.nanoTime();
+        long events = shipper.shipFile(input, JOB, SHIPPED).events();
+        boolean done = sampler.awaitAll(
+                new double[] {agent0 + events, streams0 + events, truth.requests()}, t0 + timeout.toNanos());
+        sampler.stop();
+        figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
+        figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
+        figures.add(new Figure("dashboard: first to last request in REST", events, rest.activeSeconds()));
+        figures.add(new Figure("end to end: start -> every request in REST", events, rest.lastSeconds(t0)));
+        if (!done) {
+            out.printf("service: not every request reached REST within %s%n", timeout);
+        }
+        return done ? 0 : 1;
+    }
+
+    /** Probes ingest -> /metrics while a load thread ships finished requests at {@code rate} events/s. */
+    private int latencyUnderLoad(
+            PrintWriter out, ServiceShipper shipper, int ingestPort, String dashboardUrl, double rate)
+            throws InterruptedException {
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicLong shipped = new AtomicLong();
+        long[] loadNs = new long[2];
+        Thread load = new Thread(
+                () -> {
+                    // A batch every 20 ms; each finished request is 5 events (probeBody's shape).
+                    long start = System.nanoTime();
+                    loadNs[0] = start;
+                    long request = 0;
+                    while (running.get()) {
+                        double due = rate * (System.nanoTime() - start) / 1e9;
+                        List<ServiceEvent> batch = new ArrayList<>();
+                        while (shipped.get() + batch.size() + 5 <= due && batch.size() < 50_000) {
+                            for (String line : BenchServiceCommand.probeBody((int) (request++ % Integer.MAX_VALUE))
+                                    .split("\n")) {
+                                batch.add(ServiceJsonLines.parse(line.replace("probe-", "load-" + request + "-")));
+                            }
+                        }
+                        if (!batch.isEmpty()) {
+                            shipper.ship(JOB, LOAD, "bench:load", batch, false);
+                            shipped.addAndGet(batch.size());
+                        }
+                        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+                    }
+                    loadNs[1] = System.nanoTime();
+                },
+                "llmprof-bench-load");
+        load.setDaemon(true);
+        load.start();
+        long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
+        BenchHttp.Probes p;
+        try {
+            p = new BenchHttp().probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe);
+        } finally {
+            running.set(false);
+            load.join(TimeUnit.SECONDS.toMillis(30));
+        }
+        double achieved = shipped.get() / ((loadNs[1] - loadNs[0]) / 1e9);
+        out.printf(
+                Locale.ROOT,
+                "latency: HTTP ingest -> /metrics under a load of %,.0f events/s (target %,.0f = %.2f x the service"
+                        + " maximum), %d probes: %s%n",
+                achieved,
+                rate,
+                loadFraction,
+                p.done(),
+                p.done() > 0 ? p.summary() : "none measured");
+        if (p.stopped() != null) {
+            out.printf("latency: %s%n", p.stopped());
+        }
+        out.flush();
+        return p.done() == probes ? 0 : 1;
+    }
+
+    private static void printFigures(PrintWriter out, String what, List<Figure> figures, long events) {
+        out.printf(Locale.ROOT, "%s (%,d events):%n", what, events);
+        for (Figure f : figures) {
+            out.println(f.line());
+        }
+        out.flush();
+    }
+
+    /** The sum of every counter of that name (all tags); 0 while none is registered. */
+    static double sum(MeterRegistry registry, String name) {
+        return registry.find(name).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
+    }
+
+    /** A stage's progress: when its value first moved and when it last changed. */
+    static final class Stage {
+        final DoubleSupplier value;
+        volatile double last;
+        volatile long firstMovedNs;
+        volatile long lastMovedNs;
+
+        Stage(DoubleSupplier value) {
+            this.value = value;
+            this.last = value.getAsDouble();
+        }
+
+        void sample(long now) {
+            double v = value.getAsDouble();
+            if (v != last) {
+                if (firstMovedNs == 0) {
+                    firstMovedNs = now;
+                }
+                lastMovedNs = now;
+                last = v;
+            }
+        }
+
+        double activeSeconds() {
+            return firstMovedNs == 0 ? 0 : (lastMovedNs - firstMovedNs) / 1e9;
+        }
+
+        double lastSeconds(long t0) {
+            return lastMovedNs == 0 ? 0 : (lastMovedNs - t0) / 1e9;
+        }
+    }
+
+    /** Samples every stage every 5 ms on its own thread. */
+    static final class Sampler {
+        private final List<Stage> stages;
+        private final AtomicBoolean running = new AtomicBoolean(true);
+        private final Thread thread;
+
+        Sampler(List<Stage> stages) {
+            this.stages = List.copyOf(stages);
+            this.thread = new Thread(
+                    () -> {
+                        while (running.get()) {
+                            long now = System.nanoTime();
+                            stages.forEach(s -> s.sample(now));
+                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+                        }
+                    },
+                    "llmprof-bench-sampler");
+            thread.setDaemon(true);
+        }
+
+        Sampler start() {
+            thread.start();
+            return this;
+        }
+
+        /** Waits until every stage has reached its target or the deadline (nanoTime) passed. */
+        boolean awaitAll(double[] targets, long deadlineNs) {
+            while (System.nanoTime() < deadlineNs) {
+                boolean all = true;
+                for (int i = 0; i < targets.length; i++) {
+                    all &= stages.get(i).last >= targets[i];
+                }
+                if (all) {
+                    return true;
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+            }
+            return false;
+        }
+
+        void stop() throws InterruptedException {
+            running.set(false);
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        }
+    }
+
+    private static double seconds(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+}
