@@ -112,9 +112,10 @@ class ProtoSerdeTest {
                 .hasSize(2);
     }
 
-    @Test
-    void a_record_that_is_not_protobuf_is_refused_with_the_type_and_topic() {
-        byte[] garbage = "{\"job\": \"llama-test\", not json".getBytes(StandardCharsets.UTF_8);
+    @ParameterizedTest
+    @ValueSource(strings = {"{\"job\": \"llama-test\", not json", "{not json: web IT", "{not a batch", "\u0000\u0001"})
+    void a_record_that_is_not_protobuf_is_refused_with_the_type_and_topic(String text) {
+        byte[] garbage = text.getBytes(StandardCharsets.UTF_8);
         assertThatThrownBy(() -> traceIn.deserialize(TRACE, garbage))
                 .isInstanceOf(SerializationException.class)
                 .hasMessageStartingWith("cannot read TraceBatch from llmprof.trace-events: ");
