@@ -1,16 +1,18 @@
 package io.llmprof.events;
 
+import io.llmprof.events.wire.ProtoServiceBatchSerde;
+import io.llmprof.events.wire.ProtoTraceBatchSerde;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.Optional;
 import org.apache.kafka.common.serialization.Serdes;
 
 /** Every topic llmprof reads or writes. Keys are {@link RankKey} strings unless said otherwise. */
 public final class Topics {
     private Topics() {}
 
-    /** Agent -> streams: batches of trace events, keyed by rank. */
+    /** Agent -> streams: batches of trace events, keyed by rank; protobuf ({@code llmprof_wire.proto}). */
     public static final Topic<String, TraceBatch> TRACE_EVENTS =
-            new Topic<>("llmprof.trace-events", Serdes.String(), new JsonSerde<>(TraceBatch.class));
+            new Topic<>("llmprof.trace-events", Serdes.String(), new ProtoTraceBatchSerde());
 
     /** One record per closed pass, keyed by rank. */
     public static final Topic<String, PassRecord> PASSES =
@@ -52,9 +54,12 @@ public final class Topics {
      */
     public static final Topic<byte[], byte[]> DLQ = new Topic<>("llmprof.dlq", Serdes.ByteArray(), Serdes.ByteArray());
 
-    /** Service events of one serving instance ({@link io.llmprof.events.service.ServiceBatch}), keyed {@code <job>/<instance>}. */
-    public static final Topic<String, io.llmprof.events.service.ServiceBatch> SERVICE_EVENTS = new Topic<>(
-            "llmprof.service-events", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.ServiceBatch.class));
+    /**
+     * Service events of one serving instance ({@link io.llmprof.events.service.ServiceBatch}), keyed {@code
+     * <job>/<instance>}; protobuf ({@code llmprof_wire.proto}).
+     */
+    public static final Topic<String, io.llmprof.events.service.ServiceBatch> SERVICE_EVENTS =
+            new Topic<>("llmprof.service-events", Serdes.String(), new ProtoServiceBatchSerde());
 
     /** One record per finished or timed-out request ({@link io.llmprof.events.service.RequestRecord}). */
     public static final Topic<String, io.llmprof.events.service.RequestRecord> SERVICE_REQUESTS = new Topic<>(
@@ -116,20 +121,36 @@ public final class Topics {
                 SERVICE_MOE.name());
     }
 
+    /** Every topic with its serdes, {@link #all()}'s order. */
+    public static List<Topic<?, ?>> registry() {
+        return List.of(
+                TRACE_EVENTS,
+                PASSES,
+                LAYERS,
+                ANOMALIES,
+                DLQ,
+                CROSS_RANK,
+                HOST_STEPS,
+                HOST_VERDICTS,
+                HOST_BASELINES,
+                SERVICE_EVENTS,
+                SERVICE_REQUESTS,
+                SERVICE_BATCHES,
+                SERVICE_FORWARDS,
+                SERVICE_KVCACHE,
+                SERVICE_STATES,
+                SERVICE_PD,
+                SERVICE_COORDINATOR,
+                SERVICE_EP_BALANCE,
+                SERVICE_MOE);
+    }
+
+    /** The topic of that name, if llmprof has one. */
+    public static Optional<Topic<?, ?>> byName(String name) {
+        return registry().stream().filter(t -> t.name().equals(name)).findFirst();
+    }
+
     public static List<String> all() {
-        return Stream.concat(
-                        Stream.of(
-                                TRACE_EVENTS.name(),
-                                PASSES.name(),
-                                LAYERS.name(),
-                                ANOMALIES.name(),
-                                DLQ.name(),
-                                CROSS_RANK.name(),
-                                HOST_STEPS.name(),
-                                HOST_VERDICTS.name(),
-                                HOST_BASELINES.name(),
-                                SERVICE_EVENTS.name()),
-                        serviceOutputs().stream())
-                .toList();
+        return registry().stream().map(Topic::name).toList();
     }
 }

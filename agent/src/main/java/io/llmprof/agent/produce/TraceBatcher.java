@@ -110,6 +110,10 @@ public final class TraceBatcher implements OrderedSink {
     }
 
     /** Rough JSON size of an event on the wire; deterministic, which is all batching needs. */
+    /**
+     * An upper bound of the event's size as JSON, so of its protobuf size too. Left as it is since the wire became
+     * protobuf: a different estimate would move batch boundaries under a restarted agent's checkpoint.
+     */
     static int estimatedBytes(TraceEvent e) {
         int n = 160 + e.name().length();
         if (e.inputDims() != null) {

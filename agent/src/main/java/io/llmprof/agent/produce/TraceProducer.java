@@ -47,7 +47,10 @@ public final class TraceProducer implements AutoCloseable {
         this.meters = Objects.requireNonNull(meters, "meters");
     }
 
-    /** Settings of the real producer: idempotent, acks=all, zstd (lz4 where zstd's native library is missing). */
+    /**
+     * Settings of the real producer: idempotent, acks=all, record batches compressed with zstd (lz4 where zstd's
+     * native library is missing). Every agent producer (watch, replay, service, HTTP ingest) is built from these.
+     */
     public static Map<String, Object> producerConfig(String bootstrapServers, String clientId) {
         Map<String, Object> c = new HashMap<>();
         c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -56,7 +59,8 @@ public final class TraceProducer implements AutoCloseable {
         c.put(ProducerConfig.ACKS_CONFIG, "all");
         c.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
         c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, zstdAvailable() ? "zstd" : "lz4");
-        // Batches of ~100 KiB JSON each: a larger producer batch and a short linger fill requests well.
+        // Trace batches are 10-25 KiB of protobuf each (512 events): a larger producer batch and a short linger
+        // fill requests well and give zstd more to work with.
         c.put(ProducerConfig.LINGER_MS_CONFIG, 20);
         c.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
         c.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, 4 * 1024 * 1024);

@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
             DashboardCommand.class,
             AnalyzeCommand.class,
             ExportCommand.class,
+            TopicCommand.class,
             SynthCommand.class,
             SynthNsysCommand.class,
             SynthServiceCommand.class,

@@ -35,7 +35,8 @@ class LlmprofCliTest {
                 "dashboard|--port",
                 "analyze layers|--fwd-pass",
                 "synth|--passes",
-                "synth-nsys|--prep-scale"
+                "synth-nsys|--prep-scale",
+                "topic dump|--from-beginning"
             })
     void everyCommandExplainsItselfWithHelp(String command, String mentions) {
         String[] words = (command + " --help").split(" ");
@@ -53,10 +54,25 @@ class LlmprofCliTest {
         assertThat(r.err()).contains("frobnicate");
     }
 
+    @ParameterizedTest(name = "llmprof topic dump {0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "--topic t --offset 3|--offset needs --partition",
+                "--topic t --partition 0 --offset 3 --from-beginning|cannot be combined with --from-beginning",
+                "--topic t --partition 0 --offset -1|--offset must be >= 0",
+                "--topic t --max 0|--max must be at least 1"
+            })
+    void topicDumpRefusesContradictoryOptionsBeforeConnecting(String args, String message) {
+        Result r = run(("topic dump --bootstrap-servers 127.0.0.1:1 " + args).split(" "));
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains(message);
+    }
+
     @org.junit.jupiter.api.Test
     void noArgumentsPrintsTheCommandList() {
         Result r = run();
         assertThat(r.exit()).isZero();
-        assertThat(r.out()).contains("demo", "broker", "agent", "streams", "dashboard", "analyze", "synth");
+        assertThat(r.out()).contains("demo", "broker", "agent", "streams", "dashboard", "analyze", "synth", "topic");
     }
 }

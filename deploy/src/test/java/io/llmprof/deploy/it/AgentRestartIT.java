@@ -13,7 +13,6 @@ import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
 import io.llmprof.agent.watch.Checkpoint;
 import io.llmprof.agent.watch.Watcher;
-import io.llmprof.events.JsonSerde;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
@@ -162,7 +161,7 @@ class AgentRestartIT {
     /** Every (rank/lane -> event indexes) on llmprof.trace-events, read until {@code total} events arrived. */
     private static Map<String, List<Long>> indexesOnTopic(String bootstrap, long total) {
         Map<String, List<Long>> out = new HashMap<>();
-        JsonSerde<TraceBatch> serde = new JsonSerde<>(TraceBatch.class);
+        var serde = Topics.TRACE_EVENTS.valueSerde().deserializer();
         try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
                 Map.of(
                         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
@@ -183,7 +182,7 @@ class AgentRestartIT {
                         .as("read the topic to its end in time")
                         .isLessThan(deadline);
                 for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    TraceBatch b = serde.read(r.value());
+                    TraceBatch b = serde.deserialize(r.topic(), r.value());
                     List<Long> list = out.computeIfAbsent(b.rank() + "/" + b.lane(), k -> new java.util.ArrayList<>());
                     for (int i = 0; i < b.events().size(); i++) {
                         list.add(b.firstIndex() + i);

@@ -189,7 +189,7 @@ public class StreamsBenchmark {
         }
     }
 
-    private static void deleteRecursively(Path dir) throws IOException {
+    static void deleteRecursively(Path dir) throws IOException {
         if (dir == null || !Files.exists(dir)) {
             return;
         }

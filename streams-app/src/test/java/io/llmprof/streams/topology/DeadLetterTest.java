@@ -7,6 +7,7 @@ import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.Json;
+import io.llmprof.events.JsonSerde;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.streams.metrics.StreamsMeters;
@@ -53,7 +54,7 @@ class DeadLetterTest {
             assertThat(header(d.headers(), DeadLetterHeaders.EXCEPTION))
                     .isEqualTo("org.apache.kafka.common.errors.SerializationException");
             assertThat(header(d.headers(), DeadLetterHeaders.MESSAGE)).contains("cannot read TraceBatch");
-            assertThat(header(d.headers(), DeadLetterHeaders.STACKTRACE)).contains("JsonSerde");
+            assertThat(header(d.headers(), DeadLetterHeaders.STACKTRACE)).contains("ProtoSerde");
             assertThat(header(d.headers(), DeadLetterHeaders.TOPIC)).isEqualTo(Topics.TRACE_EVENTS.name());
             assertThat(header(d.headers(), DeadLetterHeaders.PARTITION)).isEqualTo("0");
             assertThat(header(d.headers(), DeadLetterHeaders.OFFSET)).isEqualTo("3");
@@ -108,6 +109,33 @@ class DeadLetterTest {
             assertThat(a.rank()).isEqualTo("7");
             assertThat(a.where()).isEqualTo("llmprof.trace-events/0/3");
             anomalies.removeAll();
+            assertSameJson(out, golden.expected());
+        }
+    }
+
+    @Test
+    void a_batch_in_the_former_json_format_is_dead_lettered_and_the_outputs_stay_the_golden_ones() {
+        try (Harness h =
+                new Harness(stateDir, golden.segmenter(), b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE))) {
+            // What llmprof wrote on this topic before it was protobuf: never silently misread.
+            byte[] old = new JsonSerde<>(TraceBatch.class)
+                    .serializer()
+                    .serialize("t", golden.records().get(3).value());
+            h.pipe(golden.records().subList(0, 3));
+            h.rawTraceEvents.pipeInput("llama-test/0", old, 42_000L);
+            h.pipe(golden.records().subList(3, golden.records().size()));
+
+            List<TestRecord<byte[], byte[]>> dead = h.dlq.readRecordsToList();
+            assertThat(dead).singleElement().satisfies(d -> {
+                assertThat(d.value()).isEqualTo(old);
+                assertThat(header(d.headers(), DeadLetterHeaders.MESSAGE)).startsWith("cannot read TraceBatch");
+                assertThat(header(d.headers(), DeadLetterHeaders.OFFSET)).isEqualTo("3");
+            });
+            assertThat(h.count(StreamsMeters.ERRORS, StreamsMeters.TAG_STAGE, "deserialization"))
+                    .isEqualTo(1);
+            var out = h.drainOutputs();
+            assertThat(out.withArray("anomalies")).hasSize(1);
+            out.withArray("anomalies").removeAll();
             assertSameJson(out, golden.expected());
         }
     }
