@@ -31,7 +31,11 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--port", defaultValue = "8082", description = "HTTP port (default: ${DEFAULT-VALUE}).")
     int port;
 
-    @Option(names = "--host", defaultValue = "0.0.0.0", description = "Address to bind (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = {"--bind", "--host"},
+            defaultValue = "127.0.0.1",
+            description =
+                    "Address to bind; 0.0.0.0 for every interface (default: ${DEFAULT-VALUE}: this machine only).")
     String host;
 
     @Option(

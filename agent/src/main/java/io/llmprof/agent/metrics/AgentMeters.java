@@ -29,9 +29,18 @@ public final class AgentMeters {
     /** Outcomes of an ingest request (bounded tag values). */
     public enum IngestOutcome {
         ACCEPTED,
+        /** Bad query parameters or bad lines: nothing of the body was shipped. */
         BAD_REQUEST,
+        /** A body, a line or an event count over the limits (413), or an event Kafka refuses for good. */
         TOO_LARGE,
-        FAILED
+        /** Kafka did not acknowledge, or the server failed: the client may resend. */
+        FAILED,
+        /** A Content-Type other than NDJSON or JSON (415). */
+        UNSUPPORTED_MEDIA_TYPE,
+        /** Too many requests in flight (429 with Retry-After). */
+        BUSY,
+        /** The body ended early or could not be read (a client that went away). */
+        TRUNCATED
     }
 
     public static final String TAG_KIND = "kind";
@@ -104,5 +113,12 @@ public final class AgentMeters {
 
     public void badInput(AnomalyKind kind) {
         badInput.get(kind).increment();
+    }
+
+    /** {@code count} pieces of bad input of one kind (a body's bad lines, summarized in one dead letter). */
+    public void badInput(AnomalyKind kind, long count) {
+        if (count > 0) {
+            badInput.get(kind).increment(count);
+        }
     }
 }

@@ -125,10 +125,20 @@ public final class TraceProducer implements AutoCloseable {
      * @param rank the rank when known, else null (the anomaly is then keyed by the file)
      */
     public void sendProblem(String job, String rank, InputProblem problem) {
+        sendProblem(job, rank, problem, true);
+    }
+
+    /**
+     * As {@link #sendProblem(String, String, InputProblem)}; without {@code anomaly} only the dead letter (the
+     * caller rate-limits anomalies and says how many it suppressed).
+     */
+    public void sendProblem(String job, String rank, InputProblem problem, boolean anomaly) {
         String key = rank != null ? RankKey.of(job, rank) : RankKey.of(job, problem.file());
-        Anomaly anomaly = new Anomaly(job, rank, problem.kind(), problem.message(), problem.where());
-        byte[] value = Topics.ANOMALIES.valueSerde().serializer().serialize(Topics.ANOMALIES.name(), anomaly);
-        producer.send(new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key), value), this::completed);
+        if (anomaly) {
+            Anomaly a = new Anomaly(job, rank, problem.kind(), problem.message(), problem.where());
+            byte[] value = Topics.ANOMALIES.valueSerde().serializer().serialize(Topics.ANOMALIES.name(), a);
+            producer.send(new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key), value), this::completed);
+        }
         if (problem.kind().severity() == Severity.DATA_LOSS) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(DeadLetterHeaders.SOURCE, utf8(problem.where()));

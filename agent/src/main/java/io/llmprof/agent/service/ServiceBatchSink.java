@@ -16,4 +16,13 @@ public interface ServiceBatchSink {
 
     /** Bad input of {@code (job, instance)}: counted, reported as an anomaly and dead-lettered. Default: ignored. */
     default void rejected(String job, String instance, InputProblem problem) {}
+
+    /**
+     * A body (or chunk) with {@code lines} bad lines summarized in one problem: counted {@code lines} times, one
+     * dead letter; an anomaly only when {@code anomaly} (the caller rate-limits them per source and kind).
+     * Default: {@link #rejected(String, String, InputProblem)} once.
+     */
+    default void rejectedLines(String job, String instance, InputProblem summary, long lines, boolean anomaly) {
+        rejected(job, instance, summary);
+    }
 }

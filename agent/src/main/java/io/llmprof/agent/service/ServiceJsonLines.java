@@ -49,6 +49,20 @@ public final class ServiceJsonLines {
     public static Summary read(
             String label, Reader reader, Consumer<ServiceEvent> events, Consumer<InputProblem> problems)
             throws IOException {
+        return read(label, reader, MAX_LINE_CHARS, events, (p, raw) -> problems.accept(p));
+    }
+
+    /**
+     * As {@link #read(String, Reader, Consumer, Consumer)}, with a line limit of {@code maxLineChars} and each
+     * problem handed over with its line's text (at most {@code maxLineChars} characters).
+     */
+    public static Summary read(
+            String label,
+            Reader reader,
+            int maxLineChars,
+            Consumer<ServiceEvent> events,
+            java.util.function.BiConsumer<InputProblem, String> problems)
+            throws IOException {
         long lineNo = 0;
         long ok = 0;
         long bad = 0;
@@ -59,7 +73,7 @@ public final class ServiceJsonLines {
         while (more) {
             c = reader.read();
             if (c != '\n' && c != -1) {
-                if (line.length() < MAX_LINE_CHARS) {
+                if (line.length() < maxLineChars) {
                     line.append((char) c);
                 } else {
                     tooLong = true;
@@ -76,15 +90,30 @@ public final class ServiceJsonLines {
             if (tooLong) {
                 tooLong = false;
                 bad++;
-                problems.accept(new InputProblem(
-                        AnomalyKind.INVALID_INPUT,
-                        label,
-                        lineNo,
-                        "line " + lineNo + " is longer than " + MAX_LINE_CHARS + " characters: skipped",
-                        text.substring(0, Math.min(80, text.length()))));
+                problems.accept(
+                        new InputProblem(
+                                AnomalyKind.INVALID_INPUT,
+                                label,
+                                lineNo,
+                                "line " + lineNo + " is longer than " + maxLineChars + " characters: skipped",
+                                text.substring(0, Math.min(80, text.length()))),
+                        text);
                 continue;
             }
             if (text.isEmpty()) {
+                continue;
+            }
+            if (text.charAt(0) != '{') {
+                // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
+                bad++;
+                problems.accept(
+                        new InputProblem(
+                                AnomalyKind.INVALID_JSON,
+                                label,
+                                lineNo,
+                                "line " + lineNo + ": not a JSON object (it must start with '{')",
+                                text.substring(0, Math.min(80, text.length()))),
+                        text);
                 continue;
             }
             try {
@@ -92,14 +121,16 @@ public final class ServiceJsonLines {
                 ok++;
             } catch (IllegalArgumentException e) {
                 bad++;
-                problems.accept(new InputProblem(
-                        e.getCause() instanceof JsonProcessingException
-                                ? AnomalyKind.INVALID_JSON
-                                : AnomalyKind.INVALID_INPUT,
-                        label,
-                        lineNo,
-                        "line " + lineNo + ": " + e.getMessage(),
-                        text.substring(0, Math.min(80, text.length()))));
+                problems.accept(
+                        new InputProblem(
+                                e.getCause() instanceof JsonProcessingException
+                                        ? AnomalyKind.INVALID_JSON
+                                        : AnomalyKind.INVALID_INPUT,
+                                label,
+                                lineNo,
+                                "line " + lineNo + ": " + e.getMessage(),
+                                text.substring(0, Math.min(80, text.length()))),
+                        text);
             }
         }
         return new Summary(lineNo, ok, bad);

@@ -61,6 +61,12 @@ public final class ServiceShipper implements ServiceBatchSink {
         producer.sendProblem(job, instance, problem);
     }
 
+    @Override
+    public void rejectedLines(String job, String instance, InputProblem summary, long lines, boolean anomaly) {
+        meters.badInput(summary.kind(), lines);
+        producer.sendProblem(job, instance, summary, anomaly);
+    }
+
     /**
      * Reads {@code input} ({@link ServiceReaders}) and ships it to its end: batches go out as they fill (memory is
      * one batch plus the producer's buffer), the last one with {@code endOfStream}; every problem is rejected.

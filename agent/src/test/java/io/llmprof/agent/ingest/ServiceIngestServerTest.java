@@ -11,13 +11,21 @@ import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
 import io.llmprof.events.service.ServiceEvent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,33 +34,50 @@ import org.junit.jupiter.api.Test;
 class ServiceIngestServerTest {
     private record Shipped(String job, String instance, String source, List<ServiceEvent> events) {}
 
+    private record Rejected(InputProblem summary, long lines, boolean anomaly) {}
+
     private final List<Shipped> shipped = new ArrayList<>();
-    private final List<InputProblem> rejected = new ArrayList<>();
+    private final List<Rejected> rejected = new ArrayList<>();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private boolean kafkaDown;
+    private final AtomicLong clock = new AtomicLong();
+    private RuntimeException kafkaFailure;
+    private CountDownLatch holdShipping;
+    private final CountDownLatch shipping = new CountDownLatch(1);
     private ServiceIngestServer server;
     private final HttpClient http =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @BeforeEach
     void start() {
+        server = start(new ServiceIngestServer.Options("127.0.0.1", 0, 1024, 1024, 1000, 1));
+    }
+
+    private ServiceIngestServer start(ServiceIngestServer.Options options) {
         ServiceBatchSink sink = new ServiceBatchSink() {
             @Override
             public void ship(String job, String instance, String source, List<ServiceEvent> events, boolean end) {
-                if (kafkaDown) {
-                    throw new DeliveryException("broker down", new RuntimeException());
+                shipping.countDown();
+                if (holdShipping != null) {
+                    try {
+                        holdShipping.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
                 }
-                shipped.add(new Shipped(job, instance, source, events));
+                if (kafkaFailure != null) {
+                    throw new DeliveryException("not acknowledged", kafkaFailure);
+                }
+                synchronized (shipped) {
+                    shipped.add(new Shipped(job, instance, source, events));
+                }
             }
 
             @Override
-            public void rejected(String job, String instance, InputProblem problem) {
-                rejected.add(problem);
+            public void rejectedLines(String job, String instance, InputProblem summary, long lines, boolean anomaly) {
+                rejected.add(new Rejected(summary, lines, anomaly));
             }
         };
-        server = new ServiceIngestServer(
-                        sink, new AgentMeters(registry), new ServiceIngestServer.Options("127.0.0.1", 0, 1024))
-                .start();
+        return new ServiceIngestServer(sink, new AgentMeters(registry), options, clock::get).start();
     }
 
     @AfterEach
@@ -61,13 +86,18 @@ class ServiceIngestServerTest {
     }
 
     private HttpResponse<String> post(String query, String body) throws Exception {
-        return http.send(
-                HttpRequest.newBuilder(
-                                URI.create("http://127.0.0.1:" + server.port() + ServiceIngestServer.PATH + query))
-                        .timeout(Duration.ofSeconds(10))
-                        .POST(HttpRequest.BodyPublishers.ofString(body))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return post(query, body, "application/x-ndjson");
+    }
+
+    private HttpResponse<String> post(String query, String body, String contentType) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + server.port() + ServiceIngestServer.PATH + query))
+                .timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (contentType != null) {
+            b.header("Content-Type", contentType);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private double outcome(String tag) {
@@ -95,22 +125,154 @@ class ServiceIngestServerTest {
     }
 
     @Test
-    void anyBadLineRejectsTheWholeBodyNamingEachLine() throws Exception {
+    void anyBadLineRejectsTheWholeBodyNamingEachLineWithOneDeadLetterForTheBody() throws Exception {
         String body = "{\"ts_ns\":100,\"name\":\"ok\"}\n" + "{not json\n" + "{\"name\":\"no ts\"}\n";
         HttpResponse<String> r = post("?job=j&instance=i", body);
         assertThat(r.statusCode()).isEqualTo(400);
-        JsonNode lines = Json.mapper().readTree(r.body()).get("lines");
+        JsonNode answer = Json.mapper().readTree(r.body());
+        JsonNode lines = answer.get("lines");
+        assertThat(answer.get("bad_lines").asLong()).isEqualTo(2);
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0).get("line").asLong()).isEqualTo(2);
         assertThat(lines.get(1).get("line").asLong()).isEqualTo(3);
         assertThat(lines.get(1).get("error").asText()).contains("no ts_ns");
         assertThat(shipped).isEmpty();
-        assertThat(rejected)
-                .extracting(InputProblem::kind)
-                .containsExactly(AnomalyKind.INVALID_JSON, AnomalyKind.INVALID_INPUT);
-        // dead letters carry the whole line
-        assertThat(rejected).extracting(InputProblem::rawSnippet).containsExactly("{not json", "{\"name\":\"no ts\"}");
+        assertThat(rejected).singleElement().satisfies(x -> {
+            assertThat(x.lines()).isEqualTo(2);
+            assertThat(x.anomaly()).isTrue();
+            assertThat(x.summary().position()).isEqualTo(2);
+            assertThat(x.summary().message())
+                    .startsWith("2 bad line(s) of 3 in one body")
+                    .contains(AnomalyKind.INVALID_JSON.tag() + " 1")
+                    .contains(AnomalyKind.INVALID_INPUT.tag() + " 1");
+            // the dead letter carries the whole bad lines
+            assertThat(x.summary().rawSnippet()).isEqualTo("{not json\n{\"name\":\"no ts\"}");
+        });
         assertThat(outcome("bad_request")).isEqualTo(1.0);
+    }
+
+    @Test
+    void millionsOfBadLinesCostOneSummaryOfBoundedSize() throws Exception {
+        server.close();
+        server = start(new ServiceIngestServer.Options("127.0.0.1", 0, 16L << 20));
+        String body = "x\n".repeat(8 << 20); // 16 MiB of one-character bad lines
+
+        HttpResponse<String> r = post("?job=j&instance=i", body);
+
+        assertThat(r.statusCode()).isEqualTo(400);
+        JsonNode answer = Json.mapper().readTree(r.body());
+        assertThat(answer.get("bad_lines").asLong()).isEqualTo(8L << 20);
+        assertThat(answer.get("lines")).hasSize(BadLines.LISTED);
+        assertThat(rejected).singleElement().satisfies(x -> {
+            assertThat(x.lines()).isEqualTo(8L << 20);
+            assertThat(x.summary().rawSnippet().lines()).hasSize(BadLines.EXAMPLES);
+        });
+        assertThat(r.body().length()).isLessThan(32 * 1024);
+    }
+
+    @Test
+    void anomaliesAreRateLimitedPerSourceAndKindAndSayHowManyWereHeldBack() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            assertThat(post("?job=j&instance=i", "{bad\n").statusCode()).isEqualTo(400);
+        }
+        clock.addAndGet(ServiceIngestServer.ANOMALY_INTERVAL.toNanos());
+        assertThat(post("?job=j&instance=i", "{bad\n").statusCode()).isEqualTo(400);
+
+        // every body has its dead letter; anomalies: the first, then the one after the interval
+        assertThat(rejected).extracting(Rejected::anomaly).containsExactly(true, false, false, true);
+        assertThat(rejected.get(3).summary().message()).contains("2 earlier bad bodies from this source");
+    }
+
+    @Test
+    void withoutAnNdjsonOrJsonContentTypeIs415() throws Exception {
+        assertThat(post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}", null)
+                        .statusCode())
+                .isEqualTo(415);
+        assertThat(post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}", "text/plain")
+                        .statusCode())
+                .isEqualTo(415);
+        assertThat(post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}", "application/x-www-form-urlencoded")
+                        .statusCode())
+                .isEqualTo(415);
+        assertThat(shipped).isEmpty();
+        assertThat(outcome("unsupported_media_type")).isEqualTo(3.0);
+        assertThat(post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}", "application/json; charset=utf-8")
+                        .statusCode())
+                .isEqualTo(202);
+    }
+
+    @Test
+    void moreEventsThanTheLimitIs413() throws Exception {
+        server.close();
+        server = start(new ServiceIngestServer.Options("127.0.0.1", 0, 1024, 1024, 3, 1));
+        String line = "{\"ts_ns\":1,\"name\":\"y\"}\n";
+        assertThat(post("?job=j&instance=i", line.repeat(3)).statusCode()).isEqualTo(202);
+        HttpResponse<String> r = post("?job=j&instance=i", line.repeat(4));
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(r.body()).contains("more than 3 events");
+        assertThat(shipped).hasSize(1);
+    }
+
+    @Test
+    void aLineOverTheLineLimitIsABadLine() throws Exception {
+        server.close();
+        server = start(new ServiceIngestServer.Options("127.0.0.1", 0, 1024, 200, 1000, 1));
+        String longLine = "{\"ts_ns\":1,\"name\":\"y\",\"pad\":\"" + "a".repeat(300) + "\"}";
+        HttpResponse<String> r = post("?job=j&instance=i", longLine);
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.body()).contains("longer than 200 characters");
+    }
+
+    @Test
+    void whenEveryPermitIsTakenTheNextBodyIs429WithRetryAfter() throws Exception {
+        holdShipping = new CountDownLatch(1);
+        CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
+            try {
+                return post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        assertThat(shipping.await(30, TimeUnit.SECONDS)).isTrue();
+
+        HttpResponse<String> second = post("?job=j&instance=i", "{\"ts_ns\":2,\"name\":\"y\"}");
+
+        assertThat(second.statusCode()).isEqualTo(429);
+        assertThat(second.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(outcome("busy")).isEqualTo(1.0);
+        holdShipping.countDown();
+        assertThat(first.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(202);
+    }
+
+    @Test
+    void anEventKafkaRefusesForGoodIs413NotARetry() throws Exception {
+        kafkaFailure = new RecordTooLargeException("The message is 2000000 bytes when serialized");
+        HttpResponse<String> r = post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}");
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(r.body())
+                .contains("too large")
+                .doesNotContain("max.request.size")
+                .doesNotContain("bytes when");
+        assertThat(outcome("too_large")).isEqualTo(1.0);
+    }
+
+    @Test
+    void aBodyThatEndsEarlyIsCountedAsTruncated() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            OutputStream o = s.getOutputStream();
+            o.write(("POST " + ServiceIngestServer.PATH + "?job=j&instance=i HTTP/1.1\r\nHost: x\r\n"
+                            + "Content-Type: application/x-ndjson\r\nContent-Length: 900\r\n\r\n{\"ts_ns\":1,")
+                    .getBytes(StandardCharsets.US_ASCII));
+            o.flush();
+            s.shutdownOutput();
+            s.getInputStream().readAllBytes();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (outcome("truncated") < 1 && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        assertThat(outcome("truncated")).isEqualTo(1.0);
+        assertThat(shipped).isEmpty();
     }
 
     @Test
@@ -136,9 +298,10 @@ class ServiceIngestServerTest {
 
     @Test
     void kafkaNotAcknowledgingIs503SoTheClientResends() throws Exception {
-        kafkaDown = true;
+        kafkaFailure = new org.apache.kafka.common.errors.TimeoutException("expired");
         HttpResponse<String> r = post("?job=j&instance=i", "{\"ts_ns\":1,\"name\":\"y\"}");
         assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
         assertThat(outcome("failed")).isEqualTo(1.0);
     }
 

@@ -577,7 +577,7 @@ public final class DemoCommand implements Callable<Integer> {
     /** A curl that posts one finished request to the ingest (shown in the banner). */
     static String ingestCurl(int port) {
         return "curl -s -X POST 'http://127.0.0.1:" + port + ServiceIngestServer.PATH + "?job=" + JOB
-                + "&instance=live' --data-binary $'"
+                + "&instance=live' -H 'Content-Type: application/x-ndjson' --data-binary $'"
                 + "{\"ts_ns\":1000,\"dur_ns\":100,\"name\":\"httpReq\",\"rid\":\"r1\",\"recvTokenSize=\":8}\\n"
                 + "{\"ts_ns\":2000,\"dur_ns\":500,\"name\":\"forward\",\"rid\":\"r1\"}\\n"
                 + "{\"ts_ns\":3000,\"dur_ns\":100,\"name\":\"httpRes\",\"rid\":\"r1\",\"replyTokenSize=\":1}'";

@@ -570,7 +570,9 @@ class PrometheusAlertmanagerIT {
     }
 
     private static HttpResponse<String> post(String url, String body) {
-        return send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.ofString(body)));
+        return send(HttpRequest.newBuilder(URI.create(url))
+                .header("Content-Type", "application/x-ndjson")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     private static HttpResponse<String> send(HttpRequest.Builder request) {

@@ -213,6 +213,7 @@ class ServicePipelineIT {
         return http.send(
                 HttpRequest.newBuilder(URI.create(url))
                         .timeout(Duration.ofSeconds(30))
+                        .header("Content-Type", "application/x-ndjson")
                         .POST(HttpRequest.BodyPublishers.ofString(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
