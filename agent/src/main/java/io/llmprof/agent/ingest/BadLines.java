@@ -1,6 +1,7 @@
 package io.llmprof.agent.ingest;
 
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.service.ServiceJsonLines;
 import io.llmprof.events.AnomalyKind;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -13,7 +14,7 @@ import java.util.Map;
  * #LISTED} (line, error) pairs for the answer, and the first {@value #EXAMPLES} lines themselves (each cut at
  * {@value #EXAMPLE_CHARS} characters) for the one dead letter of the body.
  */
-final class BadLines {
+final class BadLines implements ServiceJsonLines.Problems {
     /** (line, error) pairs listed in the 400 answer. */
     static final int LISTED = 100;
 
@@ -29,7 +30,19 @@ final class BadLines {
     private long count;
     private InputProblem first;
 
-    void add(InputProblem p, String rawLine) {
+    @Override
+    public boolean wantsDetail() {
+        return count < LISTED;
+    }
+
+    @Override
+    public void counted(AnomalyKind kind) {
+        count++;
+        kinds.merge(kind, 1L, Long::sum);
+    }
+
+    @Override
+    public void bad(InputProblem p, String rawLine) {
         count++;
         kinds.merge(p.kind(), 1L, Long::sum);
         if (first == null) {

@@ -219,7 +219,7 @@ public final class ServiceIngestServer implements AutoCloseable {
                         }
                         events.add(e);
                     },
-                    bad::add);
+                    bad);
         } catch (LimitedInputStream.TooLarge e) {
             tooLarge(ctx, "body larger than " + options.maxBodyBytes() + " bytes: split it into smaller bodies");
             return;

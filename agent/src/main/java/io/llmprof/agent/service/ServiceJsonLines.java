@@ -49,19 +49,41 @@ public final class ServiceJsonLines {
     public static Summary read(
             String label, Reader reader, Consumer<ServiceEvent> events, Consumer<InputProblem> problems)
             throws IOException {
-        return read(label, reader, MAX_LINE_CHARS, events, (p, raw) -> problems.accept(p));
+        return read(label, reader, MAX_LINE_CHARS, events, new Problems() {
+            @Override
+            public boolean wantsDetail() {
+                return true;
+            }
+
+            @Override
+            public void bad(InputProblem p, String line) {
+                problems.accept(p);
+            }
+
+            @Override
+            public void counted(AnomalyKind kind) {}
+        });
+    }
+
+    /** Where bad lines go; a reader that only counts most of them can say so and spare their text. */
+    public interface Problems {
+        /** Whether the next bad line's problem and text are wanted, else it is only {@link #counted}. */
+        boolean wantsDetail();
+
+        /** A bad line with what is wrong (its snippet at most 80 characters) and its whole text. */
+        void bad(InputProblem problem, String line);
+
+        /** A bad line whose detail was not wanted. */
+        void counted(AnomalyKind kind);
     }
 
     /**
-     * As {@link #read(String, Reader, Consumer, Consumer)}, with a line limit of {@code maxLineChars} and each
-     * problem handed over with its line's text (at most {@code maxLineChars} characters).
+     * As {@link #read(String, Reader, Consumer, Consumer)}, with a line limit of {@code maxLineChars}; a bad line's
+     * text and message are built only while {@code problems} wants them, so a body of millions of bad lines
+     * allocates nearly nothing per line.
      */
     public static Summary read(
-            String label,
-            Reader reader,
-            int maxLineChars,
-            Consumer<ServiceEvent> events,
-            java.util.function.BiConsumer<InputProblem, String> problems)
+            String label, Reader reader, int maxLineChars, Consumer<ServiceEvent> events, Problems problems)
             throws IOException {
         long lineNo = 0;
         long ok = 0;
@@ -85,55 +107,82 @@ public final class ServiceJsonLines {
                 break;
             }
             lineNo++;
-            String text = line.toString().strip();
-            line.setLength(0);
             if (tooLong) {
                 tooLong = false;
                 bad++;
-                problems.accept(
-                        new InputProblem(
-                                AnomalyKind.INVALID_INPUT,
-                                label,
-                                lineNo,
-                                "line " + lineNo + " is longer than " + maxLineChars + " characters: skipped",
-                                text.substring(0, Math.min(80, text.length()))),
-                        text);
+                report(
+                        problems,
+                        AnomalyKind.INVALID_INPUT,
+                        label,
+                        lineNo,
+                        line,
+                        () -> "line is longer than " + maxLineChars + " characters: skipped");
+                line.setLength(0);
                 continue;
             }
-            if (text.isEmpty()) {
+            int first = firstNonBlank(line);
+            if (first < 0) {
+                line.setLength(0);
                 continue;
             }
-            if (text.charAt(0) != '{') {
+            if (line.charAt(first) != '{') {
                 // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
                 bad++;
-                problems.accept(
-                        new InputProblem(
-                                AnomalyKind.INVALID_JSON,
-                                label,
-                                lineNo,
-                                "line " + lineNo + ": not a JSON object (it must start with '{')",
-                                text.substring(0, Math.min(80, text.length()))),
-                        text);
+                report(
+                        problems,
+                        AnomalyKind.INVALID_JSON,
+                        label,
+                        lineNo,
+                        line,
+                        () -> "not a JSON object (it must" + " start with '{')");
+                line.setLength(0);
                 continue;
             }
+            String text = line.toString().strip();
+            line.setLength(0);
             try {
                 events.accept(parse(text));
                 ok++;
             } catch (IllegalArgumentException e) {
                 bad++;
-                problems.accept(
-                        new InputProblem(
-                                e.getCause() instanceof JsonProcessingException
-                                        ? AnomalyKind.INVALID_JSON
-                                        : AnomalyKind.INVALID_INPUT,
-                                label,
-                                lineNo,
-                                "line " + lineNo + ": " + e.getMessage(),
-                                text.substring(0, Math.min(80, text.length()))),
-                        text);
+                AnomalyKind kind = e.getCause() instanceof JsonProcessingException
+                        ? AnomalyKind.INVALID_JSON
+                        : AnomalyKind.INVALID_INPUT;
+                report(problems, kind, label, lineNo, text, e::getMessage);
             }
         }
         return new Summary(lineNo, ok, bad);
+    }
+
+    private static void report(
+            Problems problems,
+            AnomalyKind kind,
+            String label,
+            long lineNo,
+            CharSequence line,
+            java.util.function.Supplier<String> what) {
+        if (!problems.wantsDetail()) {
+            problems.counted(kind);
+            return;
+        }
+        String text = line.toString().strip();
+        problems.bad(
+                new InputProblem(
+                        kind,
+                        label,
+                        lineNo,
+                        "line " + lineNo + ": " + what.get(),
+                        text.substring(0, Math.min(80, text.length()))),
+                text);
+    }
+
+    private static int firstNonBlank(CharSequence s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (!Character.isWhitespace(s.charAt(i))) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** One line. @throws IllegalArgumentException with what is wrong (cause: the JSON error, if any) */
