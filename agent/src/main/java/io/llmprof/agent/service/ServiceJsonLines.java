@@ -33,6 +33,9 @@ public final class ServiceJsonLines {
     public static final int VERSION = 1;
     public static final int MAX_LINE_CHARS = 1 << 20;
     static final Set<String> RESERVED = Set.of("v", "ts_ns", "dur_ns", "name", "domain", "pid", "tid");
+    /** One reader for every line: {@code mapper.readTree(String)} resolves the JsonNode type on each call. */
+    private static final com.fasterxml.jackson.databind.ObjectReader TREE =
+            Json.mapper().readerFor(JsonNode.class);
 
     /** What a read gave. */
     public record Summary(long lines, long events, long problems) {}
@@ -85,73 +88,103 @@ public final class ServiceJsonLines {
     public static Summary read(
             String label, Reader reader, int maxLineChars, Consumer<ServiceEvent> events, Problems problems)
             throws IOException {
-        long lineNo = 0;
-        long ok = 0;
-        long bad = 0;
-        StringBuilder line = new StringBuilder();
-        boolean tooLong = false;
-        int c;
-        boolean more = true;
-        while (more) {
-            c = reader.read();
-            if (c != '\n' && c != -1) {
-                if (line.length() < maxLineChars) {
-                    line.append((char) c);
-                } else {
-                    tooLong = true;
+        LineParser p = new LineParser(label, maxLineChars, events, problems);
+        char[] buf = new char[1 << 16];
+        for (int n; (n = reader.read(buf, 0, buf.length)) >= 0; ) {
+            int from = 0;
+            for (int i = 0; i < n; i++) {
+                if (buf[i] == '\n') {
+                    p.append(buf, from, i - from);
+                    p.endLine();
+                    from = i + 1;
                 }
-                continue;
             }
-            more = c != -1;
-            if (c == -1 && line.length() == 0 && !tooLong) {
-                break;
+            p.append(buf, from, n - from);
+        }
+        p.endOfInput();
+        return new Summary(p.lineNo, p.ok, p.bad);
+    }
+
+    /** The line being read and what the lines so far gave; a line is at most {@code maxLineChars} characters. */
+    private static final class LineParser {
+        final String label;
+        final int maxLineChars;
+        final Consumer<ServiceEvent> events;
+        final Problems problems;
+        final StringBuilder line = new StringBuilder();
+        boolean tooLong;
+        long lineNo;
+        long ok;
+        long bad;
+
+        LineParser(String label, int maxLineChars, Consumer<ServiceEvent> events, Problems problems) {
+            this.label = label;
+            this.maxLineChars = maxLineChars;
+            this.events = events;
+            this.problems = problems;
+        }
+
+        void append(char[] buf, int from, int len) {
+            int room = maxLineChars - line.length();
+            if (len > room) {
+                tooLong = true;
+                len = Math.max(0, room);
             }
-            lineNo++;
-            if (tooLong) {
-                tooLong = false;
-                bad++;
-                report(
-                        problems,
-                        AnomalyKind.INVALID_INPUT,
-                        label,
-                        lineNo,
-                        line,
-                        () -> "line is longer than " + maxLineChars + " characters: skipped");
-                line.setLength(0);
-                continue;
-            }
-            int first = firstNonBlank(line);
-            if (first < 0) {
-                line.setLength(0);
-                continue;
-            }
-            if (line.charAt(first) != '{') {
-                // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
-                bad++;
-                report(
-                        problems,
-                        AnomalyKind.INVALID_JSON,
-                        label,
-                        lineNo,
-                        line,
-                        () -> "not a JSON object (it must" + " start with '{')");
-                line.setLength(0);
-                continue;
-            }
-            String text = line.toString().strip();
-            line.setLength(0);
-            try {
-                events.accept(parse(text));
-                ok++;
-            } catch (IllegalArgumentException e) {
-                bad++;
-                AnomalyKind kind = e.getCause() instanceof JsonProcessingException
-                        ? AnomalyKind.INVALID_JSON
-                        : AnomalyKind.INVALID_INPUT;
-                report(problems, kind, label, lineNo, text, e::getMessage);
+            line.append(buf, from, len);
+        }
+
+        void endOfInput() {
+            if (line.length() > 0 || tooLong) {
+                endLine();
             }
         }
-        return new Summary(lineNo, ok, bad);
+
+        void endLine() {
+            lineNo++;
+            try {
+                if (tooLong) {
+                    bad++;
+                    report(
+                            problems,
+                            AnomalyKind.INVALID_INPUT,
+                            label,
+                            lineNo,
+                            line,
+                            () -> "line is longer than " + maxLineChars + " characters: skipped");
+                    return;
+                }
+                int first = firstNonBlank(line);
+                if (first < 0) {
+                    return;
+                }
+                if (line.charAt(first) != '{') {
+                    // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
+                    bad++;
+                    report(
+                            problems,
+                            AnomalyKind.INVALID_JSON,
+                            label,
+                            lineNo,
+                            line,
+                            () -> "not a JSON object (it" + " must start with '{')");
+                    return;
+                }
+                String text = line.toString().strip();
+                try {
+                    events.accept(parse(text));
+                    ok++;
+                } catch (IllegalArgumentException e) {
+                    bad++;
+                    AnomalyKind kind = e.getCause() instanceof JsonProcessingException
+                            ? AnomalyKind.INVALID_JSON
+                            : AnomalyKind.INVALID_INPUT;
+                    report(problems, kind, label, lineNo, text, e::getMessage);
+                }
+            } finally {
+                line.setLength(0);
+                tooLong = false;
+            }
+        }
     }
 
     private static void report(
@@ -189,7 +222,7 @@ public final class ServiceJsonLines {
     public static ServiceEvent parse(String line) {
         JsonNode n;
         try {
-            n = Json.mapper().readTree(line);
+            n = TREE.readTree(line);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
         }

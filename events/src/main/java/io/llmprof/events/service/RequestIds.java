@@ -154,6 +154,20 @@ public final class RequestIds {
         if (!(Character.isDigit(c) || (c == '-' && s.length() > 1))) {
             return null;
         }
+        int start = c == '-' ? 1 : 0;
+        boolean plain = true;
+        for (int i = start; i < s.length() && plain; i++) {
+            plain = s.charAt(i) >= '0' && s.charAt(i) <= '9';
+        }
+        if (plain) {
+            // The common case, without BigDecimal: an ASCII integer is its own canonical form less leading zeros.
+            int k = start;
+            while (k < s.length() - 1 && s.charAt(k) == '0') {
+                k++;
+            }
+            String digits = s.substring(k);
+            return digits.equals("0") ? "0" : (start == 1 ? "-" + digits : digits);
+        }
         try {
             BigDecimal d = new BigDecimal(s);
             BigDecimal stripped = d.stripTrailingZeros();

@@ -68,4 +68,27 @@ class RequestIdsTest {
                 .isEqualTo("123e4567-e89b-12d3-a456-426614174000");
         assertThat(RequestIds.canonical("'17'")).isEqualTo("17");
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({
+        "7, 7",
+        "007, 7",
+        "-007, -7",
+        "0, 0",
+        "000, 0",
+        "-0, 0",
+        "-000, 0",
+        "1234567890123456789012345, 1234567890123456789012345",
+        "7.0, 7",
+        "7.5, 7.5",
+        "1e3, 1000",
+        "-12, -12"
+    })
+    void integerIdsHaveOneCanonicalFormWithOrWithoutTheFastPath(String raw, String canonical) {
+        assertThat(RequestIds.canonical(raw)).isEqualTo(canonical);
+        // the same number written as BigDecimal would give it
+        if (raw.chars().allMatch(ch -> ch == '-' || Character.isDigit(ch))) {
+            assertThat(new java.math.BigDecimal(raw).toBigIntegerExact().toString()).isEqualTo(canonical);
+        }
+    }
 }
