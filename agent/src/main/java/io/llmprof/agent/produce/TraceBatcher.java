@@ -2,6 +2,7 @@ package io.llmprof.agent.produce;
 
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
@@ -23,6 +24,12 @@ import java.util.function.Consumer;
 public final class TraceBatcher implements OrderedSink {
     public static final int DEFAULT_BATCH_EVENTS = 512;
     public static final int DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
+
+    /**
+     * Largest event sent as it is (estimated); a batch is then at most {@code maxBytes + MAX_EVENT_BYTES}, under the
+     * producer's 1 MiB {@code max.request.size} with the default batch cap.
+     */
+    public static final int MAX_EVENT_BYTES = 256 * 1024;
 
     private final String job;
     private final String run;
@@ -70,8 +77,13 @@ public final class TraceBatcher implements OrderedSink {
         } else if (index != p.firstIndex + p.events.size()) {
             throw new IllegalStateException("index " + index + " out of sequence for " + rank + "/" + lane);
         }
+        int size = estimatedBytes(event);
+        if (size > MAX_EVENT_BYTES) {
+            event = cut(rank, lane, index, event, size);
+            size = estimatedBytes(event);
+        }
         p.events.add(event);
-        p.bytes += estimatedBytes(event);
+        p.bytes += size;
         p.next = index + 1;
         if (p.events.size() >= maxEvents || p.bytes >= maxBytes) {
             flush(p, false);
@@ -109,7 +121,6 @@ public final class TraceBatcher implements OrderedSink {
         out.accept(batch);
     }
 
-    /** Rough JSON size of an event on the wire; deterministic, which is all batching needs. */
     /**
      * An upper bound of the event's size as JSON, so of its protobuf size too. Left as it is since the wire became
      * protobuf: a different estimate would move batch boundaries under a restarted agent's checkpoint.
@@ -120,6 +131,40 @@ public final class TraceBatcher implements OrderedSink {
             n += e.inputDims().length() + 16;
         }
         return n;
+    }
+
+    /** Characters of a name kept by {@link #cut}, and of the dead letter's preview of it. */
+    static final int CUT_NAME_CHARS = 1024;
+
+    /**
+     * An event too large to travel (a name or input dims of hundreds of KB: a broken or hostile trace) would make
+     * its batch a record Kafka refuses, losing the batch's other events. It goes as an event with its name cut and
+     * without input dims, so the timeline and the index sequence stay whole, and is reported as bad input (counted,
+     * an anomaly, a dead letter with the head of its name).
+     */
+    private TraceEvent cut(String rank, Lane lane, long index, TraceEvent e, int size) {
+        String name = e.name();
+        int dims = e.inputDims() == null ? 0 : e.inputDims().length();
+        problems.accept(new InputProblem(
+                AnomalyKind.INVALID_INPUT,
+                source,
+                index,
+                "event " + index + " of rank " + rank + " (" + lane + ") is too large to send (about " + size
+                        + " bytes: name " + name.length() + " characters, input dims " + dims
+                        + "): sent with its name cut to " + CUT_NAME_CHARS + " characters and no input dims",
+                name.substring(0, Math.min(CUT_NAME_CHARS, name.length()))));
+        String shortName = name.length() > CUT_NAME_CHARS ? name.substring(0, CUT_NAME_CHARS) + "..." : name;
+        return new TraceEvent(
+                e.kind(),
+                shortName,
+                e.startNs(),
+                e.durNs(),
+                e.device(),
+                e.stream(),
+                e.correlation(),
+                e.externalId(),
+                null,
+                e.graphId());
     }
 
     private static String key(String rank, Lane lane) {

@@ -147,4 +147,45 @@ class TraceBatcherTest {
                 file, ReaderOptions.defaults(), new TraceBatcher("job", "run", file.toString(), batches::add));
         return batches;
     }
+
+    @Test
+    void anEventTooLargeToTravelGoesWithItsNameCutAndIsReportedWhileTheOthersGoAsTheyAre() {
+        List<TraceBatch> batches = new ArrayList<>();
+        List<io.llmprof.agent.kineto.InputProblem> problems = new ArrayList<>();
+        TraceBatcher b = new TraceBatcher(
+                "job", "run", "src", 512, TraceBatcher.DEFAULT_MAX_BATCH_BYTES, batches::add, problems::add);
+        String huge = "k".repeat(2 << 20); // a 2 M-character kernel name: alone more than Kafka takes in a record
+        b.event("0", Lane.GPU, 0, TraceEvent.kernel("before", 0, 1, 0, 7));
+        b.event(
+                "0",
+                Lane.GPU,
+                1,
+                new TraceEvent(TraceEvent.Kind.KERNEL, huge, 5, 2, 0, 7L, 42L, 43L, "[[1, 2]]".repeat(10), null));
+        b.event("0", Lane.GPU, 2, TraceEvent.kernel("after", 9, 1, 0, 7));
+        b.endOfTrace("0", Lane.GPU);
+
+        List<TraceEvent> sent =
+                batches.stream().flatMap(x -> x.events().stream()).toList();
+        assertThat(sent).extracting(TraceEvent::startNs).containsExactly(0L, 5L, 9L);
+        TraceEvent cut = sent.get(1);
+        assertThat(cut.name()).hasSize(TraceBatcher.CUT_NAME_CHARS + 3).endsWith("...");
+        assertThat(cut.inputDims()).isNull();
+        assertThat(cut.durNs()).isEqualTo(2);
+        assertThat(cut.correlation()).isEqualTo(42L);
+        assertThat(sent.get(0).name()).isEqualTo("before");
+        assertThat(sent.get(2).name()).isEqualTo("after");
+        assertThat(batches.stream()
+                        .mapToInt(x -> x.events().stream()
+                                .mapToInt(TraceBatcher::estimatedBytes)
+                                .sum())
+                        .max()
+                        .orElseThrow())
+                .isLessThan(TraceBatcher.DEFAULT_MAX_BATCH_BYTES + TraceBatcher.MAX_EVENT_BYTES);
+        assertThat(problems).singleElement().satisfies(p -> {
+            assertThat(p.kind()).isEqualTo(io.llmprof.events.AnomalyKind.INVALID_INPUT);
+            assertThat(p.position()).isEqualTo(1);
+            assertThat(p.message()).contains("too large to send").contains("name 2097152 characters");
+            assertThat(p.rawSnippet()).hasSize(TraceBatcher.CUT_NAME_CHARS);
+        });
+    }
 }
