@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
@@ -27,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * replaced thread hits the same record again (Kafka's own dead letter is built with the context's timestamp,
  * which is -1 when a cache flush writes a changelog, and the {@code ProducerRecord} then refuses it). A dead letter
  * or anomaly that fails in turn (it carries {@link DeadLetterHeaders#EXCEPTION}) is only logged and counted, so
- * errors cannot chain. A retriable error is retried (Kafka re-processes the task), as Kafka's default does.
+ * errors cannot chain. A retriable error is dead-lettered too, not retried: the producer has already retried it
+ * for {@code delivery.timeout.ms}, and Kafka's RETRY re-processes the whole task, which loops while the cause
+ * (a deleted topic, say) stays.
  *
  * <p>Under exactly-once a refused record still aborts the transaction it was in, changelog writes included; the
  * state stores therefore cap their records well below the producer's limit (see {@code StateRecordCap}).
@@ -60,10 +61,6 @@ public class DeadLetteringProductionHandler implements ProductionExceptionHandle
     public Response handleError(
             ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
         try {
-            if (exception instanceof RetriableException) {
-                LOG.warn("sending to {} failed, retrying: {}", topic(record), exception.toString());
-                return Response.retry();
-            }
             byte[] key = record == null ? null : bounded(record.key(), MAX_KEY);
             byte[] value = record == null || record.value() == null || record.value().length > MAX_DEAD_LETTER_VALUE
                     ? null
