@@ -144,6 +144,13 @@ public class StreamsCommand implements Callable<Integer> {
                     + " default record limit).")
     Integer maxStateRecordBytes;
 
+    @Option(
+            names = "--max-rebalancing",
+            converter = DurationConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest start or rebalance /health still reports UP (default: 2m).")
+    Duration maxRebalancing;
+
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
@@ -163,6 +170,7 @@ public class StreamsCommand implements Callable<Integer> {
                 .service(service())
                 .serviceModelConfig(serviceModelConfig)
                 .maxStateRecordBytes(maxStateRecordBytes)
+                .maxRebalancing(maxRebalancing)
                 .build();
     }
 

@@ -30,8 +30,12 @@ import org.slf4j.LoggerFactory;
  * for {@code delivery.timeout.ms}, and Kafka's RETRY re-processes the whole task, which loops while the cause
  * (a deleted topic, say) stays.
  *
- * <p>Under exactly-once a refused record still aborts the transaction it was in, changelog writes included; the
- * state stores therefore cap their records well below the producer's limit (see {@code StateRecordCap}).
+ * <p>A refused state-store (changelog) write is only logged and counted: Kafka 4.3 writes changelogs without a
+ * processor context ({@link ErrorHandlerContext#processorNodeId()} is null), and sending the dead letters a
+ * handler returns for such a write throws a NullPointerException inside Kafka, which kills the stream thread.
+ * Under exactly-once a refused record aborts its whole transaction anyway, whatever a handler answers. The
+ * processors therefore cap every state record well below the producer's limit (StreamsAppConfig's {@code
+ * maxStateRecordBytes}): this handler is the last line, not the fix.
  */
 public class DeadLetteringProductionHandler implements ProductionExceptionHandler {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetteringProductionHandler.class);
@@ -103,6 +107,15 @@ public class DeadLetteringProductionHandler implements ProductionExceptionHandle
         if (record != null && isErrorRecord(record.headers())) {
             // A dead letter or an error anomaly that failed in turn: reporting it again could fail again.
             LOG.error("error record for {} could not be written either, it is lost: {}", topic, why);
+            return Response.resume();
+        }
+        if (context == null || context.processorNodeId() == null) {
+            LOG.error(
+                    "{} of a state-store write to {} failed; skipped (a changelog write cannot be dead-lettered, the"
+                            + " store and its changelog differ until the key is written again): {}",
+                    what,
+                    topic,
+                    why);
             return Response.resume();
         }
         LOG.error("{} of a record to {} failed, dead-lettered and skipped: {}", what, topic, why);

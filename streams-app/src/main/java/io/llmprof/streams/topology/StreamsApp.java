@@ -74,7 +74,11 @@ public final class StreamsApp implements AutoCloseable {
             }
             throw e;
         }
-        StreamsHealth health = new StreamsHealth();
+        StreamsHealth health = new StreamsHealth(
+                System::nanoTime,
+                config.effectiveMaxRebalancing(),
+                StreamsHealth.DEFAULT_MAX_DEATHS,
+                StreamsHealth.DEFAULT_DEATH_WINDOW);
         streams.setUncaughtExceptionHandler(e -> {
             // Record-level errors never get here (they are dead-lettered); this is a bug or an outage. One line: a
             // crash loop would otherwise fill the log with the same stack trace every few seconds.

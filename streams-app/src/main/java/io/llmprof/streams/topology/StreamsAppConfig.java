@@ -49,6 +49,8 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param maxStateRecordBytes cap on the encoded size of one state-store record; a record over it is cut down
  *     (oldest entries evicted, with a STATE_BOUND anomaly) before it is written, so that no changelog write
  *     approaches what Kafka accepts; default {@value #DEFAULT_MAX_STATE_RECORD_BYTES}
+ * @param maxRebalancing longest start or rebalance {@code /health} still calls UP; default 2 min (see {@link
+ *     io.llmprof.streams.health.StreamsHealth})
  */
 public record StreamsAppConfig(
         String bootstrapServers,
@@ -70,7 +72,8 @@ public record StreamsAppConfig(
         HostConfig host,
         ServiceConfig service,
         Path serviceModelConfig,
-        Integer maxStateRecordBytes) {
+        Integer maxStateRecordBytes,
+        Duration maxRebalancing) {
 
     public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
@@ -115,6 +118,7 @@ public record StreamsAppConfig(
         requirePositive("punctuation interval", punctuationInterval);
         requirePositive("state retention", stateRetention);
         requirePositive("commit interval", commitInterval);
+        requirePositive("max rebalancing", maxRebalancing);
         if (processingGuarantee != null && !GUARANTEES.contains(processingGuarantee)) {
             throw new IllegalArgumentException(
                     "processing guarantee must be one of " + GUARANTEES + ", got " + processingGuarantee);
@@ -194,6 +198,12 @@ public record StreamsAppConfig(
         return service == null ? ServiceConfig.DEFAULTS : service;
     }
 
+    public Duration effectiveMaxRebalancing() {
+        return maxRebalancing == null
+                ? io.llmprof.streams.health.StreamsHealth.DEFAULT_MAX_REBALANCING
+                : maxRebalancing;
+    }
+
     public int effectiveMaxStateRecordBytes() {
         return maxStateRecordBytes == null ? DEFAULT_MAX_STATE_RECORD_BYTES : maxStateRecordBytes;
     }
@@ -261,6 +271,7 @@ public record StreamsAppConfig(
         b.service = service;
         b.serviceModelConfig = serviceModelConfig;
         b.maxStateRecordBytes = maxStateRecordBytes;
+        b.maxRebalancing = maxRebalancing;
         return b;
     }
 
@@ -286,6 +297,7 @@ public record StreamsAppConfig(
         private ServiceConfig service;
         private Path serviceModelConfig;
         private Integer maxStateRecordBytes;
+        private Duration maxRebalancing;
 
         private Builder(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
@@ -386,6 +398,11 @@ public record StreamsAppConfig(
             return this;
         }
 
+        public Builder maxRebalancing(Duration v) {
+            maxRebalancing = v;
+            return this;
+        }
+
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
                     bootstrapServers,
@@ -407,7 +424,8 @@ public record StreamsAppConfig(
                     host,
                     service,
                     serviceModelConfig,
-                    maxStateRecordBytes);
+                    maxStateRecordBytes,
+                    maxRebalancing);
         }
     }
 }
