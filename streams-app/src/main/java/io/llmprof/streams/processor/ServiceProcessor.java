@@ -335,7 +335,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                     analyzer.job(),
                     analyzer.instance(),
                     AnomalyKind.STATE_BOUND,
-                    why + " with few open requests: the analysis is finished (what it held goes out) and restarts",
+                    why + ", not only in open requests: the analysis is finished (what it held goes out) and restarts",
                     "instance " + key));
             bytes = encode(entry);
         }
