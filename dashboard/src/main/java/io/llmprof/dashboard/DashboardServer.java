@@ -1,6 +1,7 @@
 package io.llmprof.dashboard;
 
 import io.javalin.Javalin;
+import io.llmprof.dashboard.api.ComponentHealth;
 import io.llmprof.dashboard.api.DashboardApi;
 import io.llmprof.dashboard.feed.FeedHandler;
 import io.llmprof.dashboard.feed.FeedStatus;
@@ -18,6 +19,7 @@ import io.llmprof.events.TopicBootstrap;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +54,15 @@ public final class DashboardServer implements AutoCloseable {
      * @throws IllegalStateException when Kafka cannot be reached to create the topics (within 30 s)
      */
     public static DashboardServer start(DashboardConfig config, PrometheusMeterRegistry registry) {
+        return start(config, registry, null);
+    }
+
+    /**
+     * As {@link #start(DashboardConfig, PrometheusMeterRegistry)}, with the health of a streams app running in the
+     * same JVM made part of {@code /health} (null: none).
+     */
+    public static DashboardServer start(
+            DashboardConfig config, PrometheusMeterRegistry registry, Supplier<ComponentHealth> streamsHealth) {
         TopicBootstrap.ensureTopics(
                 config.bootstrapServers(), config.topicPartitions(), config.topicReplicationFactor());
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
@@ -67,7 +78,8 @@ public final class DashboardServer implements AutoCloseable {
                 PARTITION_REFRESH,
                 Clock.systemUTC());
         KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
-        Javalin http = DashboardApi.create(store, host, service, quality, live, marker, registry, feed::status);
+        Javalin http =
+                DashboardApi.create(store, host, service, quality, live, marker, registry, feed::status, streamsHealth);
         try {
             live.start();
             feed.start();

@@ -13,6 +13,11 @@ public final class DeadLetterHeaders {
     public static final String TOPIC = "__streams.errors.topic";
     public static final String PARTITION = "__streams.errors.partition";
     public static final String OFFSET = "__streams.errors.offset";
+    /**
+     * llmprof's own: the topic a record the streams app produced was bound for when Kafka refused it (the
+     * {@link #TOPIC} header names the input record being processed, as Kafka's own dead letters do).
+     */
+    public static final String DESTINATION = "llmprof.errors.destination";
     /** llmprof's own: file and byte position of bad agent input. */
     public static final String SOURCE = "llmprof.errors.source";
 }

@@ -71,7 +71,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /api/batches}, {@code /api/forwards}, {@code /api/kvcache}, {@code /api/request-states},
  *       {@code /api/pd}, {@code /api/coordinator}, {@code /api/ep-balance}, {@code /api/moe}; every service route
  *       takes {@code ?job=} and {@code ?instance=} filters
- *   <li>{@code GET /health}: 200 UP or 503 DOWN
+ *   <li>{@code GET /health}: 200 UP or 503 DOWN (the feed, and the streams app when it runs in this JVM)
  *   <li>{@code GET /metrics}: Prometheus text format
  * </ul>
  */
@@ -137,7 +137,35 @@ public final class DashboardApi {
             BaselineMarker marker,
             PrometheusMeterRegistry registry,
             Supplier<FeedStatus> feed) {
-        return create(store, hostStore, serviceStore, quality, live, marker, registry, feed, WebAssets.WEB_DIRECTORY);
+        return create(store, hostStore, serviceStore, quality, live, marker, registry, feed, (Supplier<ComponentHealth>)
+                null);
+    }
+
+    /**
+     * @param streamsHealth the health of the streams app running in this JVM (the demo), part of {@code /health};
+     *     null when it runs elsewhere
+     */
+    public static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            ServiceStore serviceStore,
+            QualityStore quality,
+            LiveHub live,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed,
+            Supplier<ComponentHealth> streamsHealth) {
+        return create(
+                store,
+                hostStore,
+                serviceStore,
+                quality,
+                live,
+                marker,
+                registry,
+                feed,
+                streamsHealth,
+                WebAssets.WEB_DIRECTORY);
     }
 
     /** @param webDirectory classpath folder served at {@code /}; when it does not exist, nothing is served there */
@@ -150,6 +178,20 @@ public final class DashboardApi {
             BaselineMarker marker,
             PrometheusMeterRegistry registry,
             Supplier<FeedStatus> feed,
+            String webDirectory) {
+        return create(store, hostStore, serviceStore, quality, live, marker, registry, feed, null, webDirectory);
+    }
+
+    static Javalin create(
+            PassStore store,
+            HostStore hostStore,
+            ServiceStore serviceStore,
+            QualityStore quality,
+            LiveHub live,
+            BaselineMarker marker,
+            PrometheusMeterRegistry registry,
+            Supplier<FeedStatus> feed,
+            Supplier<ComponentHealth> streamsHealth,
             String webDirectory) {
         Objects.requireNonNull(store, "store");
         Objects.requireNonNull(serviceStore, "serviceStore");
@@ -222,7 +264,7 @@ public final class DashboardApi {
                 router.get("/api/dead-letters", qualities::deadLetters);
                 router.get("/api/live", streams::live);
                 router.get("/api/ui-config", ctx -> ctx.json(ui));
-                router.get("/health", ctx -> health(ctx, feed.get()));
+                router.get("/health", ctx -> health(ctx, feed.get(), streamsHealth));
                 router.get("/metrics", ctx -> ctx.contentType(PROMETHEUS_TEXT).result(registry.scrape()));
             });
         });
@@ -230,7 +272,8 @@ public final class DashboardApi {
         return app;
     }
 
-    private static void health(Context ctx, FeedStatus status) {
-        ctx.status(status.up() ? 200 : 503).json(HealthResponse.of(status));
+    private static void health(Context ctx, FeedStatus status, Supplier<ComponentHealth> streamsHealth) {
+        HealthResponse health = HealthResponse.of(status, streamsHealth == null ? null : streamsHealth.get());
+        ctx.status(health.up() ? 200 : 503).json(health);
     }
 }

@@ -1,12 +1,20 @@
 package io.llmprof.dashboard.api;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.dashboard.feed.FeedStatus;
 
-/** {@code GET /health}: UP (200) while the feed polls its partitions, DOWN (503) otherwise. */
-@JsonPropertyOrder({"status", "feed"})
-public record HealthResponse(@JsonProperty("status") String status, @JsonProperty("feed") Feed feed) {
+/**
+ * {@code GET /health}: UP (200) while the feed polls its partitions and the streams app running in the same JVM
+ * (if any) is UP, DOWN (503) otherwise.
+ */
+@JsonPropertyOrder({"status", "feed", "streams"})
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record HealthResponse(
+        @JsonProperty("status") String status,
+        @JsonProperty("feed") Feed feed,
+        @JsonProperty("streams") ComponentHealth streams) {
 
     @JsonPropertyOrder({"state", "assigned_partitions", "records", "bad_records", "last_poll", "last_error"})
     public record Feed(
@@ -18,14 +26,25 @@ public record HealthResponse(@JsonProperty("status") String status, @JsonPropert
             @JsonProperty("last_error") String lastError) {}
 
     static HealthResponse of(FeedStatus s) {
+        return of(s, null);
+    }
+
+    /** @param streams the streams app's health when it runs in this JVM, else null */
+    static HealthResponse of(FeedStatus s, ComponentHealth streams) {
+        boolean up = s.up() && (streams == null || streams.up());
         return new HealthResponse(
-                s.up() ? "UP" : "DOWN",
+                up ? "UP" : "DOWN",
                 new Feed(
                         s.state().name(),
                         s.assignedPartitions(),
                         s.records(),
                         s.badRecords(),
                         s.lastPoll().map(Object::toString).orElse(null),
-                        s.lastError().orElse(null)));
+                        s.lastError().orElse(null)),
+                streams);
+    }
+
+    public boolean up() {
+        return "UP".equals(status);
     }
 }

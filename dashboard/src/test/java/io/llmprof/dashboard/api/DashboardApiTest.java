@@ -7,8 +7,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.Javalin;
 import io.llmprof.dashboard.feed.FeedStatus;
+import io.llmprof.dashboard.live.LiveConfig;
+import io.llmprof.dashboard.live.LiveHub;
 import io.llmprof.dashboard.metrics.DashboardMeters;
+import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
+import io.llmprof.dashboard.store.QualityStore;
+import io.llmprof.dashboard.store.ServiceLimits;
+import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.dashboard.store.StoreLimits;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
@@ -174,6 +180,42 @@ class DashboardApiTest {
     }
 
     @Test
+    void healthIncludesTheStreamsAppRunningInTheSameJvmAndIsDownWhileItIs() throws Exception {
+        AtomicReference<ComponentHealth> streams = new AtomicReference<>(new ComponentHealth("UP", "RUNNING", null, 0));
+        Javalin withStreams = DashboardApi.create(
+                        store,
+                        new HostStore(8, HostStore.DEFAULT_MAX_JOBS),
+                        new ServiceStore(ServiceLimits.defaults()),
+                        new QualityStore(),
+                        new LiveHub(LiveConfig.defaults(), meters),
+                        (job, run) -> {},
+                        registry,
+                        feed::get,
+                        streams::get)
+                .start("127.0.0.1", 0);
+        try {
+            String url = "http://127.0.0.1:" + withStreams.port() + "/health";
+            Response up = get(URI.create(url));
+            assertThat(up.status).isEqualTo(200);
+            assertThat(up.json.get("streams").get("state").asText()).isEqualTo("RUNNING");
+            assertThat(up.json.get("streams").has("reason")).isFalse();
+
+            streams.set(new ComponentHealth(
+                    "DOWN", "REBALANCING", "stream thread t-1 died of Boom; its replacement is not running yet", 1));
+            Response down = get(URI.create(url));
+            assertThat(down.status).isEqualTo(503);
+            assertThat(down.json.get("status").asText()).isEqualTo("DOWN");
+            assertThat(down.json.get("feed").get("state").asText()).isEqualTo("RUNNING");
+            assertThat(down.json.get("streams").get("reason").asText()).startsWith("stream thread t-1 died of Boom");
+            assertThat(down.json.get("streams").get("thread_deaths").asLong()).isEqualTo(1);
+        } finally {
+            withStreams.stop();
+        }
+        // without a streams app in the JVM the field is absent
+        assertThat(get("/health").json.has("streams")).isFalse();
+    }
+
+    @Test
     void metricsAreServedInPrometheusTextFormat() throws Exception {
         PassRecord pass = pass("llama", "0", 0);
         meters.passClosed(pass);
@@ -206,10 +248,12 @@ class DashboardApiTest {
     }
 
     private Response get(String path) throws IOException, InterruptedException {
+        return get(URI.create("http://127.0.0.1:" + app.port() + path));
+    }
+
+    private Response get(URI uri) throws IOException, InterruptedException {
         HttpResponse<String> response = http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.port() + path))
-                        .timeout(Duration.ofSeconds(10))
-                        .build(),
+                HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
         String contentType = response.headers().firstValue("Content-Type").orElse("");
         JsonNode json =

@@ -18,12 +18,14 @@ import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.dashboard.api.ComponentHealth;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.deploy.monitoring.MonitoringBinaries;
 import io.llmprof.deploy.monitoring.MonitoringStack;
 import io.llmprof.events.Json;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
 import io.llmprof.streams.topology.StreamsAppConfig;
@@ -244,8 +246,10 @@ public final class DemoCommand implements Callable<Integer> {
                             .build(),
                     registry);
             open.add(streams);
-            DashboardServer dashboard =
-                    DashboardServer.start(DashboardConfig.defaults(bootstrap).withHttpPort(httpPort), registry);
+            DashboardServer dashboard = DashboardServer.start(
+                    DashboardConfig.defaults(bootstrap).withHttpPort(httpPort),
+                    registry,
+                    () -> componentHealth(streams.health()));
             open.add(dashboard);
             if (!streams.awaitRunning(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(
@@ -656,5 +660,10 @@ public final class DemoCommand implements Callable<Integer> {
 
     private static double seconds(long since) {
         return (System.nanoTime() - since) / 1e9;
+    }
+
+    /** The streams app's health as the dashboard's {@code /health} shows it (one JVM, two modules). */
+    static ComponentHealth componentHealth(StreamsHealth.Status s) {
+        return new ComponentHealth(s.status(), s.state(), s.reason(), s.threadDeaths());
     }
 }

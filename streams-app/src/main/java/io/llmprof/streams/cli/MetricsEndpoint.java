@@ -2,13 +2,20 @@ package io.llmprof.streams.cli;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.llmprof.events.Json;
+import io.llmprof.streams.health.StreamsHealth;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
 
-/** {@code GET /metrics} in the Prometheus text format, for `llmprof streams` run on its own. */
+/**
+ * For {@code llmprof streams} run on its own: {@code GET /metrics} in the Prometheus text format, and {@code GET
+ * /health}, 200 with {@code "status":"UP"} or 503 with {@code "status":"DOWN"} and the reason (see {@link
+ * StreamsHealth}).
+ */
 final class MetricsEndpoint implements AutoCloseable {
     private static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -18,9 +25,28 @@ final class MetricsEndpoint implements AutoCloseable {
         this.server = server;
     }
 
-    /** Serves on every interface at {@code port} (0 = any free port, see {@link #port()}). */
-    static MetricsEndpoint start(int port, PrometheusMeterRegistry registry) throws IOException {
+    /**
+     * Serves on every interface at {@code port} (0 = any free port, see {@link #port()}).
+     *
+     * @param health the app's health, asked on each {@code GET /health}
+     */
+    static MetricsEndpoint start(int port, PrometheusMeterRegistry registry, Supplier<StreamsHealth.Status> health)
+            throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress(port), 0);
+        server.createContext("/health", exchange -> {
+            try (exchange) {
+                if (!"GET".equals(exchange.getRequestMethod())) {
+                    respond(exchange, 405, "only GET\n", "text/plain; charset=utf-8");
+                    return;
+                }
+                StreamsHealth.Status status = health.get();
+                respond(
+                        exchange,
+                        status.up() ? 200 : 503,
+                        Json.mapper().writeValueAsString(status),
+                        "application/json");
+            }
+        });
         server.createContext("/metrics", exchange -> {
             try (exchange) {
                 if (!"GET".equals(exchange.getRequestMethod())) {

@@ -1,5 +1,6 @@
 package io.llmprof.streams.cli;
 
+import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
 import io.llmprof.streams.topology.StreamsAppConfig;
@@ -11,6 +12,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.streams.KafkaStreams;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,6 +31,8 @@ import picocli.CommandLine.Spec;
         })
 public class StreamsCommand implements Callable<Integer> {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    private static final StreamsHealth.Status STARTING =
+            new StreamsHealth.Status(StreamsHealth.Status.DOWN, "CREATED", "starting: creating topics", 0);
 
     @Spec
     CommandSpec spec;
@@ -132,6 +136,21 @@ public class StreamsCommand implements Callable<Integer> {
             description = "Total KV cache blocks per instance when the events never say (default: from the events).")
     Long serviceKvTotalBlocks;
 
+    @Option(
+            names = "--max-state-record-bytes",
+            paramLabel = "BYTES",
+            description = "Cap on one state-store record; a bigger one is cut down (oldest open requests evicted,"
+                    + " with a STATE_BOUND anomaly) before it is written (default: 524288, under Kafka's 1 MB"
+                    + " default record limit).")
+    Integer maxStateRecordBytes;
+
+    @Option(
+            names = "--max-rebalancing",
+            converter = DurationConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest start or rebalance /health still reports UP (default: 2m).")
+    Duration maxRebalancing;
+
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
@@ -150,6 +169,8 @@ public class StreamsCommand implements Callable<Integer> {
                 .host(host.resolve(hostRollingSteps, numLayers))
                 .service(service())
                 .serviceModelConfig(serviceModelConfig)
+                .maxStateRecordBytes(maxStateRecordBytes)
+                .maxRebalancing(maxRebalancing)
                 .build();
     }
 
@@ -180,10 +201,17 @@ public class StreamsCommand implements Callable<Integer> {
             return 2;
         }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        MetricsEndpoint endpoint = metricsPort == null ? null : MetricsEndpoint.start(metricsPort, registry);
+        AtomicReference<StreamsApp> started = new AtomicReference<>();
+        MetricsEndpoint endpoint = metricsPort == null
+                ? null
+                : MetricsEndpoint.start(metricsPort, registry, () -> {
+                    StreamsApp a = started.get();
+                    return a == null ? STARTING : a.health();
+                });
         StreamsApp app;
         try {
             app = StreamsApp.start(config, registry);
+            started.set(app);
         } catch (RuntimeException e) {
             if (endpoint != null) {
                 endpoint.close();
@@ -207,7 +235,9 @@ public class StreamsCommand implements Callable<Integer> {
                 "llmprof streams: application %s on %s%s; Ctrl-C to stop%n",
                 config.effectiveApplicationId(),
                 config.bootstrapServers(),
-                endpoint == null ? "" : ", metrics at http://localhost:" + endpoint.port() + "/metrics");
+                endpoint == null
+                        ? ""
+                        : ", metrics at http://localhost:" + endpoint.port() + "/metrics, health at /health");
         out.flush();
         while (!stopped.await(1, TimeUnit.SECONDS)) {
             KafkaStreams.State state = app.state();

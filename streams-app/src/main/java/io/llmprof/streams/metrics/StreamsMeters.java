@@ -44,6 +44,10 @@ public final class StreamsMeters {
     public static final String SERVICE_DUPLICATES = "llmprof.service.events.duplicates";
     public static final String SERVICE_REQUESTS = "llmprof.service.requests";
     public static final String SERVICE_ANOMALIES = "llmprof.service.anomalies";
+    public static final String THREAD_DEATHS = "llmprof.streams.thread.deaths";
+    public static final String THREAD_REPLACEMENTS = "llmprof.streams.thread.replacements";
+    public static final String STATE_CAPPED = "llmprof.streams.state.capped";
+    public static final String TAG_STORE = "store";
     public static final String TAG_STATUS = "status";
     public static final String TAG_KIND = "kind";
     public static final String TAG_COMPLETE = "complete";
@@ -75,7 +79,23 @@ public final class StreamsMeters {
          */
         HOST,
         /** The service analysis of one instance failed for a record or an idle expiry: its state is reset. */
-        SERVICE;
+        SERVICE,
+        /**
+         * Kafka refused a record the app produced (too large, a topic missing, ...): it is dead-lettered, or, when
+         * the dead letter itself failed, only logged and counted.
+         */
+        PRODUCTION;
+
+        public String tag() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** A state store whose records are held under the size cap (tag values of {@link #STATE_CAPPED}). */
+    public enum StateStore {
+        SERVICE,
+        SEGMENTER,
+        HOST;
 
         public String tag() {
             return name().toLowerCase(Locale.ROOT);
@@ -113,6 +133,9 @@ public final class StreamsMeters {
     private final Counter serviceTimedOut;
     private final Map<io.llmprof.events.AnomalyKind, Counter> serviceAnomalies =
             new EnumMap<>(io.llmprof.events.AnomalyKind.class);
+    private final Counter threadDeaths;
+    private final Counter threadReplacements;
+    private final Map<StateStore, Counter> stateCapped = new EnumMap<>(StateStore.class);
 
     public StreamsMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -196,6 +219,33 @@ public final class StreamsMeters {
                             .tag(TAG_KIND, kind.tag())
                             .register(registry));
         }
+        threadDeaths = Counter.builder(THREAD_DEATHS)
+                .description("Stream threads that died of an uncaught exception (each is replaced)")
+                .register(registry);
+        threadReplacements = Counter.builder(THREAD_REPLACEMENTS)
+                .description("Replacements of dead stream threads that got the app back to RUNNING")
+                .register(registry);
+        for (StateStore store : StateStore.values()) {
+            stateCapped.put(
+                    store,
+                    Counter.builder(STATE_CAPPED)
+                            .description("State records that exceeded the size cap and were cut down (oldest entries"
+                                    + " evicted) or reset before they were written")
+                            .tag(TAG_STORE, store.tag())
+                            .register(registry));
+        }
+    }
+
+    public void threadDied() {
+        threadDeaths.increment();
+    }
+
+    public void threadsReplaced(long replaced) {
+        threadReplacements.increment(replaced);
+    }
+
+    public void stateCapped(StateStore store) {
+        stateCapped.get(store).increment();
     }
 
     public void serviceEvents(long events) {

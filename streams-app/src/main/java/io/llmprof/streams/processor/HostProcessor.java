@@ -51,6 +51,9 @@ import org.slf4j.LoggerFactory;
  * <p>Its failures stay its own: a feed that throws resets the run's host state, sends an anomaly and counts
  * an error, but the record's passes and layers, already forwarded by the segmenter, stand. A finished run
  * keeps its rollup (a resumed rank goes on from it) until the state retention expires.
+ *
+ * <p>A run's entry is never written over {@code maxStateBytes}: its tracker restarts first (what it buffered is
+ * dropped), then its rollup, with a STATE_BOUND anomaly. A changelog record Kafka refuses kills the stream thread.
  */
 public final class HostProcessor implements Processor<String, Object, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(HostProcessor.class);
@@ -93,6 +96,8 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         boolean hostEnded;
     }
 
+    private final int maxStateBytes;
+
     public HostProcessor(
             HostConfig config,
             StreamsMeters meters,
@@ -100,7 +105,12 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             Sinks sinks,
             Duration punctuationInterval,
             Duration idleTimeout,
-            Duration retention) {
+            Duration retention,
+            int maxStateBytes) {
+        if (maxStateBytes < 1) {
+            throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
+        }
+        this.maxStateBytes = maxStateBytes;
         this.config = Objects.requireNonNull(config, "config");
         this.meters = Objects.requireNonNull(meters, "meters");
         this.storeName = Objects.requireNonNull(storeName, "storeName");
@@ -130,6 +140,7 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         }
         RunKey key = feed.key();
         List<HostStep> steps = new ArrayList<>();
+        List<Anomaly> capped = new ArrayList<>();
         Map<String, HostVerdict> verdicts = new LinkedHashMap<>();
         RunHost run;
         try {
@@ -172,12 +183,13 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
                 run.tracker = null;
             }
             run.lastRecordMs = record.timestamp();
-            store.put(key, encode(run));
+            store.put(key, encodeCapped(key, run, capped));
         } catch (RuntimeException e) {
             reset(key, e, feed.lane() + " lane", record.timestamp());
             return;
         }
         forward(key, steps, verdicts, record.timestamp());
+        capped.forEach(a -> send(sinks.anomalies(), key.rankKey(), a, record.timestamp()));
     }
 
     /** Folds the steps into the run's rollup: the newest verdict per phase, the last step's with the drill-down. */
@@ -302,13 +314,14 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
 
     private void closeWithoutHostEnd(RunKey key, RunHost run, long streamTimeMs) {
         List<HostStep> steps = new ArrayList<>();
+        List<Anomaly> capped = new ArrayList<>();
         Map<String, HostVerdict> verdicts = new LinkedHashMap<>();
         try {
             live.remove(key); // the store holds the latest state: the live copy goes through the same change
             run.tracker.finish(steps::add);
             roll(run, steps, verdicts);
             run.tracker = null;
-            store.put(key, encode(run));
+            store.put(key, encodeCapped(key, run, capped));
             live.put(key, run);
         } catch (RuntimeException e) {
             reset(key, e, "closing it without its host lane's end", streamTimeMs);
@@ -320,6 +333,35 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
                 key.run(),
                 idleTimeoutMs);
         forward(key, steps, verdicts, streamTimeMs);
+        capped.forEach(a -> send(sinks.anomalies(), key.rankKey(), a, streamTimeMs));
+    }
+
+    /**
+     * The run encoded, under {@code maxStateBytes}: over it, the tracker restarts (its buffered intervals and open
+     * windows are dropped), then, if still over, the rollup too; the STATE_BOUND anomaly goes to {@code anomalies}.
+     */
+    private byte[] encodeCapped(RunKey key, RunHost run, List<Anomaly> anomalies) {
+        byte[] bytes = encode(run);
+        if (bytes.length <= maxStateBytes) {
+            return bytes;
+        }
+        meters.stateCapped(StreamsMeters.StateStore.HOST);
+        String why = "host state of " + key.rankKey() + " run " + key.run() + " grew to " + bytes.length
+                + " bytes, over the cap of " + maxStateBytes;
+        String what = "its host tracker restarts (buffered intervals and open step windows are dropped)";
+        if (run.tracker != null) {
+            run.tracker = new HostTracker(config, key.job(), key.run(), key.rank());
+            bytes = encode(run);
+        }
+        if (bytes.length > maxStateBytes) {
+            run.rollup = new HostRollup(config);
+            what = "its host tracker and rolling verdicts restart";
+            bytes = encode(run);
+        }
+        LOG.warn("{}: {}", why, what);
+        anomalies.add(
+                new Anomaly(key.job(), key.rank(), AnomalyKind.STATE_BOUND, why + ": " + what, "run " + key.run()));
+        return bytes;
     }
 
     private void send(String child, String key, Object value, long timestampMs) {

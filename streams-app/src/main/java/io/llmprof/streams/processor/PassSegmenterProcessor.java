@@ -11,6 +11,7 @@ import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.SegmenterState;
+import io.llmprof.streams.boundary.SegmenterStateCodec;
 import io.llmprof.streams.metrics.StreamsMeters;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,6 +38,10 @@ import org.slf4j.LoggerFactory;
  * <p>A record is all or nothing: the store is written and outputs are forwarded only after every event of
  * the batch went through the segmenter. A record that throws leaves the state as it was and goes to the
  * dead-letter topic through the processing exception handler.
+ *
+ * <p>A segmenter state is never written over {@code maxStateBytes} encoded: its open pass is closed first, as an
+ * idle flush would, and if that is not enough the run's segmenter restarts (a STATE_BOUND anomaly either way).
+ * A changelog record Kafka refuses kills the stream thread, and its replacement meets the same record.
  */
 public final class PassSegmenterProcessor implements Processor<String, TraceBatch, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(PassSegmenterProcessor.class);
@@ -69,6 +74,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private final Duration punctuationInterval;
     private final long idleTimeoutMs;
     private final long retentionMs;
+    private final int maxStateBytes;
 
     /**
      * The segmenters of the stores' latest values, so a batch does not decode the state the previous batch
@@ -96,7 +102,12 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             Sinks sinks,
             Duration punctuationInterval,
             Duration idleTimeout,
-            Duration retention) {
+            Duration retention,
+            int maxStateBytes) {
+        if (maxStateBytes < 1) {
+            throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
+        }
+        this.maxStateBytes = maxStateBytes;
         this.segmenterConfig = Objects.requireNonNull(segmenterConfig, "segmenterConfig");
         this.meters = Objects.requireNonNull(meters, "meters");
         this.runStoreName = Objects.requireNonNull(runStoreName, "runStoreName");
@@ -199,7 +210,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                     live.remove(key);
                     segmenters.delete(key);
                 } else if (segmenter.modCount() != modCount) {
-                    segmenters.put(key, segmenter.state());
+                    putCapped(key, segmenter, out);
                 }
             } catch (RuntimeException e) {
                 // Two stores, one record: undo the run store's write so that neither moved.
@@ -259,6 +270,43 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         if (flushed) {
             meters.flushed(StreamsMeters.FlushReason.END_OF_TRACE);
         }
+    }
+
+    /**
+     * Writes the segmenter's state when it is under the cap encoded. Over it, the open pass is closed as an idle
+     * flush would (the pass goes out through {@code out}); still over, the run's segmenter state is dropped and
+     * restarts with the next batch. Either way a STATE_BOUND anomaly goes to {@code out}.
+     */
+    private void putCapped(RunKey key, PassSegmenter segmenter, List<Emitted> out) {
+        SegmenterState state = segmenter.state();
+        int size = SegmenterStateCodec.encode(state).length;
+        if (size <= maxStateBytes) {
+            segmenters.put(key, state);
+            return;
+        }
+        meters.stateCapped(StreamsMeters.StateStore.SEGMENTER);
+        String why = "segmenter state of " + key.rankKey() + " run " + key.run() + " grew to " + size
+                + " bytes, over the cap of " + maxStateBytes + " ("
+                + state.open().size() + " open rows, "
+                + state.warmup().size() + " warm-up rows)";
+        Emitted flushed = segmenter.endOfTrace(PassSegmenter.IDLE);
+        out.add(flushed);
+        SegmenterState after = segmenter.state();
+        int afterSize = SegmenterStateCodec.encode(after).length;
+        String what;
+        if (afterSize <= maxStateBytes) {
+            segmenters.put(key, after);
+            what = "the open pass is closed early, as an idle flush would";
+        } else {
+            live.remove(key);
+            segmenters.delete(key);
+            what = "the run's segmenter restarts (anchor detection and pass numbering start over)";
+        }
+        LOG.warn("{}: {}", why, what);
+        out.add(new Emitted(
+                List.of(),
+                List.of(new Anomaly(
+                        key.job(), key.rank(), AnomalyKind.STATE_BOUND, why + ": " + what, "run " + key.run()))));
     }
 
     private static void accept(PassSegmenter segmenter, List<TraceEvent> events, List<Emitted> out) {
@@ -329,7 +377,9 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             }
             emitted = segmenter.endOfTrace(PassSegmenter.IDLE);
             // The segmenter state after the flush is kept: if the rank resumes, pass numbering goes on.
-            segmenters.put(key, segmenter.state());
+            List<Emitted> capped = new ArrayList<>();
+            putCapped(key, segmenter, capped);
+            capped.forEach(e -> forward(e, streamTimeMs, key));
             runs.put(key, state.withPending(false));
         } catch (RuntimeException e) {
             // One rank's failure must not stop the others' flushes, nor repeat every punctuation.

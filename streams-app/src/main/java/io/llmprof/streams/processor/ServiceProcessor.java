@@ -54,6 +54,11 @@ import org.slf4j.LoggerFactory;
  * <p>A wall-clock punctuation expires instances idle for the request timeout: {@code expire(latestEventNs +
  * idle)}, so requests of a server that stopped sending are reported TIMED_OUT without a new event. Entries idle
  * longer than the state retention with nothing pending are forgotten (cursors included).
+ *
+ * <p>An entry is never written over {@code maxStateBytes}: one that would be is cut down first, the least
+ * recently active open requests reported TIMED_OUT (with a STATE_BOUND anomaly giving the count), and if that is
+ * not enough the analyzer is finished and restarted. A changelog record Kafka refuses kills the stream thread,
+ * and its replacement meets the same record.
  */
 public final class ServiceProcessor implements Processor<String, ServiceBatch, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceProcessor.class);
@@ -84,6 +89,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     private final Duration punctuationInterval;
     private final long idleMs;
     private final long retentionMs;
+    private final int maxStateBytes;
 
     /** Decoded entries of recently used instances, as the store holds them; dropped on failure, init, close. */
     private final Map<String, Entry> live = new LinkedHashMap<>(16, 0.75f, true) {
@@ -109,7 +115,8 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             String storeName,
             Sinks sinks,
             Duration punctuationInterval,
-            Duration retention) {
+            Duration retention,
+            int maxStateBytes) {
         this.config = Objects.requireNonNull(config, "config");
         this.meters = Objects.requireNonNull(meters, "meters");
         this.storeName = Objects.requireNonNull(storeName, "storeName");
@@ -117,6 +124,10 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         this.punctuationInterval = Objects.requireNonNull(punctuationInterval, "punctuationInterval");
         this.idleMs = config.requestTimeout().toMillis();
         this.retentionMs = Math.max(retention.toMillis(), idleMs);
+        if (maxStateBytes < 1) {
+            throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
+        }
+        this.maxStateBytes = maxStateBytes;
     }
 
     @Override
@@ -178,7 +189,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                 entry.cursors.remove(entry.cursors.keySet().iterator().next());
             }
             entry.lastWallMs = context.currentSystemTimeMs();
-            store.put(key, encode(entry));
+            store.put(key, encodeCapped(key, entry, out));
         } catch (RuntimeException e) {
             live.remove(key); // the live object may be half-way through the batch; the store is the truth
             throw e;
@@ -246,7 +257,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             long idleNs = Math.multiplyExact(Math.max(0, nowMs - entry.lastWallMs), 1_000_000L);
             long latest = entry.analyzer.latestEventNs();
             entry.analyzer.expire(latest == Long.MIN_VALUE ? Long.MIN_VALUE : latest + idleNs, out);
-            store.put(key, encode(entry));
+            store.put(key, encodeCapped(key, entry, out));
             live.put(key, entry);
         } catch (RuntimeException e) {
             // one instance's failure must not stop the others' expiry nor repeat every punctuation
@@ -289,6 +300,58 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         live.remove(key);
         store.delete(key);
         out.forward(key, nowMs);
+    }
+
+    /**
+     * The entry encoded, cut down under {@code maxStateBytes} first when it is over: open requests evicted oldest
+     * first (a few rounds, aiming at 3/4 of the cap so that the next batches do not cut again at once), then, if
+     * what is over is not requests, the analyzer finished and dropped, then the oldest cursors.
+     */
+    private byte[] encodeCapped(String key, Entry entry, Buffer out) {
+        byte[] bytes = encode(entry);
+        if (bytes.length <= maxStateBytes) {
+            return bytes;
+        }
+        int before = bytes.length;
+        meters.stateCapped(StreamsMeters.StateStore.SERVICE);
+        String why = "service state of " + key + " grew to " + before + " bytes, over the cap of " + maxStateBytes;
+        int evicted = 0;
+        for (int round = 0;
+                round < 4
+                        && bytes.length > maxStateBytes
+                        && entry.analyzer != null
+                        && entry.analyzer.openRequests() > 0;
+                round++) {
+            double keep = maxStateBytes * 0.75 / bytes.length;
+            int n = (int) Math.ceil(entry.analyzer.openRequests() * (1 - keep));
+            evicted += entry.analyzer.evictOldest(Math.max(1, n), why, out);
+            bytes = encode(entry);
+        }
+        if (bytes.length > maxStateBytes && entry.analyzer != null) {
+            ServiceAnalyzer analyzer = entry.analyzer;
+            entry.analyzer = null;
+            analyzer.finish(out);
+            out.anomaly(new Anomaly(
+                    analyzer.job(),
+                    analyzer.instance(),
+                    AnomalyKind.STATE_BOUND,
+                    why + ", not only in open requests: the analysis is finished (what it held goes out) and restarts",
+                    "instance " + key));
+            bytes = encode(entry);
+        }
+        while (bytes.length > maxStateBytes && !entry.cursors.isEmpty()) {
+            int drop = Math.max(1, entry.cursors.size() / 2);
+            for (int i = 0; i < drop; i++) {
+                entry.cursors.remove(entry.cursors.keySet().iterator().next());
+            }
+            bytes = encode(entry);
+        }
+        LOG.warn(
+                "{}: {} open requests evicted, {} bytes written (STATE_BOUND anomaly sent)",
+                why,
+                evicted,
+                bytes.length);
+        return bytes;
     }
 
     /** The head of a stored entry: what the punctuation decides on without decoding the analyzer. */

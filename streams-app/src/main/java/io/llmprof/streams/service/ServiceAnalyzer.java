@@ -675,6 +675,32 @@ public final class ServiceAnalyzer {
         }
     }
 
+    /**
+     * Reports the {@code n} least recently active open requests TIMED_OUT now, as {@code maxOpenRequests} does, with
+     * one {@link AnomalyKind#STATE_BOUND} anomaly that starts with {@code why} and gives the count. The live
+     * processor calls it when the instance's stored state would exceed its size cap.
+     *
+     * @return the requests evicted (fewer than {@code n} when fewer are open)
+     */
+    public int evictOldest(int n, String why, ServiceSink sink) {
+        int open = s.requests.size();
+        int evict = Math.min(Math.max(0, n), open);
+        if (evict == 0) {
+            return 0;
+        }
+        emitAnomaly(
+                sink,
+                "state-size",
+                AnomalyKind.STATE_BOUND,
+                why + ": the " + evict + " least recently active of " + open
+                        + " open requests are reported TIMED_OUT early",
+                "instance " + instance);
+        for (int i = 0; i < evict; i++) {
+            timeOut(s.requests.values().iterator().next(), "evicted", sink);
+        }
+        return evict;
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // batches and forwards
 

@@ -1,6 +1,7 @@
 package io.llmprof.streams.topology;
 
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
@@ -32,12 +33,14 @@ public final class StreamsApp implements AutoCloseable {
     private final KafkaStreams streams;
     private final KafkaStreamsMetrics metrics;
     private final Path ownStateDir;
+    private final StreamsHealth health;
     private final Object stateLock = new Object();
 
-    private StreamsApp(KafkaStreams streams, KafkaStreamsMetrics metrics, Path ownStateDir) {
+    private StreamsApp(KafkaStreams streams, KafkaStreamsMetrics metrics, Path ownStateDir, StreamsHealth health) {
         this.streams = streams;
         this.metrics = metrics;
         this.ownStateDir = ownStateDir;
+        this.health = health;
     }
 
     /**
@@ -71,15 +74,31 @@ public final class StreamsApp implements AutoCloseable {
             }
             throw e;
         }
+        StreamsHealth health = new StreamsHealth(
+                System::nanoTime,
+                config.effectiveMaxRebalancing(),
+                StreamsHealth.DEFAULT_MAX_DEATHS,
+                StreamsHealth.DEFAULT_DEATH_WINDOW);
         streams.setUncaughtExceptionHandler(e -> {
-            // Record-level errors never get here (they are dead-lettered); this is a bug or an outage.
-            LOG.error("stream thread died; replacing it", e);
+            // Record-level errors never get here (they are dead-lettered); this is a bug or an outage. One line: a
+            // crash loop would otherwise fill the log with the same stack trace every few seconds.
+            String thread = Thread.currentThread().getName();
+            health.threadDied(thread, e);
+            meters.threadDied();
+            LOG.error(
+                    "stream thread {} died ({} so far), replacing it: {}", thread, health.threadDeaths(), describe(e));
+            LOG.debug("stream thread {} died of", thread, e);
             return StreamThreadExceptionResponse.REPLACE_THREAD;
         });
         KafkaStreamsMetrics metrics = new KafkaStreamsMetrics(streams);
-        StreamsApp app = new StreamsApp(streams, metrics, ownStateDir);
+        StreamsApp app = new StreamsApp(streams, metrics, ownStateDir, health);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("streams app {} -> {}", oldState, newState);
+            int replaced = health.stateChanged(newState);
+            if (replaced > 0) {
+                meters.threadsReplaced(replaced);
+                LOG.info("streams app RUNNING again: {} dead stream thread(s) replaced", replaced);
+            }
             synchronized (app.stateLock) {
                 app.stateLock.notifyAll();
             }
@@ -101,6 +120,20 @@ public final class StreamsApp implements AutoCloseable {
 
     public KafkaStreams.State state() {
         return streams.state();
+    }
+
+    /** UP or DOWN with the reason: see {@link StreamsHealth}. */
+    public StreamsHealth.Status health() {
+        return health.status();
+    }
+
+    /** The exception and its innermost cause, without a stack trace. */
+    private static String describe(Throwable e) {
+        Throwable root = e;
+        for (int i = 0; i < 16 && root.getCause() != null && root.getCause() != root; i++) {
+            root = root.getCause();
+        }
+        return root == e ? e.toString() : e.getClass().getSimpleName() + " caused by " + root;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.llmprof.streams.topology;
 import io.llmprof.events.Topics;
 import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
 import io.llmprof.streams.error.DeadLetteringProcessingHandler;
+import io.llmprof.streams.error.DeadLetteringProductionHandler;
 import io.llmprof.streams.host.HostConfig;
 import io.llmprof.streams.service.ServiceConfig;
 import java.nio.file.Path;
@@ -45,6 +46,11 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param service service-level analysis settings; null = {@link ServiceConfig#DEFAULTS}
  * @param serviceModelConfig config.json giving the MoE layer count of EP balance ({@link
  *     io.llmprof.streams.service.MoeLayers}) when {@code service} does not set it; null = {@code modelConfig}
+ * @param maxStateRecordBytes cap on the encoded size of one state-store record; a record over it is cut down
+ *     (oldest entries evicted, with a STATE_BOUND anomaly) before it is written, so that no changelog write
+ *     approaches what Kafka accepts; default {@value #DEFAULT_MAX_STATE_RECORD_BYTES}
+ * @param maxRebalancing longest start or rebalance {@code /health} still calls UP; default 2 min (see {@link
+ *     io.llmprof.streams.health.StreamsHealth})
  */
 public record StreamsAppConfig(
         String bootstrapServers,
@@ -65,7 +71,9 @@ public record StreamsAppConfig(
         Integer crossRankPasses,
         HostConfig host,
         ServiceConfig service,
-        Path serviceModelConfig) {
+        Path serviceModelConfig,
+        Integer maxStateRecordBytes,
+        Duration maxRebalancing) {
 
     public static final String DEFAULT_APPLICATION_ID = "llmprof-streams";
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(60);
@@ -80,6 +88,15 @@ public record StreamsAppConfig(
      * 2.3 MB of JSON when a wrong anchor matches nothing), more than Kafka's 1 MB default.
      */
     public static final int MAX_RECORD_BYTES = 16 * 1024 * 1024;
+
+    /**
+     * Default cap on one state record: half of Kafka's 1 MiB default {@code max.request.size} and {@code
+     * message.max.bytes}, so that a changelog write fits a broker or topic left at its defaults.
+     */
+    public static final int DEFAULT_MAX_STATE_RECORD_BYTES = 512 * 1024;
+
+    /** Smallest cap accepted: below it an instance's cursors alone might not fit. */
+    public static final int MIN_STATE_RECORD_BYTES = 16 * 1024;
 
     /** Bytes the consumer fetches per partition and request: about 80 trace batches. */
     public static final int MAX_PARTITION_FETCH_BYTES = 8 * 1024 * 1024;
@@ -101,6 +118,7 @@ public record StreamsAppConfig(
         requirePositive("punctuation interval", punctuationInterval);
         requirePositive("state retention", stateRetention);
         requirePositive("commit interval", commitInterval);
+        requirePositive("max rebalancing", maxRebalancing);
         if (processingGuarantee != null && !GUARANTEES.contains(processingGuarantee)) {
             throw new IllegalArgumentException(
                     "processing guarantee must be one of " + GUARANTEES + ", got " + processingGuarantee);
@@ -114,6 +132,11 @@ public record StreamsAppConfig(
         overrides = overrides == null ? Map.of() : Map.copyOf(overrides);
         if (crossRankPasses != null && crossRankPasses < 1) {
             throw new IllegalArgumentException("cross-rank passes must be at least 1, got " + crossRankPasses);
+        }
+        if (maxStateRecordBytes != null
+                && (maxStateRecordBytes < MIN_STATE_RECORD_BYTES || maxStateRecordBytes > MAX_RECORD_BYTES / 2)) {
+            throw new IllegalArgumentException("max state record bytes must be between " + MIN_STATE_RECORD_BYTES
+                    + " and " + MAX_RECORD_BYTES / 2 + ", got " + maxStateRecordBytes);
         }
         Duration retention = stateRetention == null ? DEFAULT_STATE_RETENTION : stateRetention;
         Duration idle = idleTimeout == null ? DEFAULT_IDLE_TIMEOUT : idleTimeout;
@@ -175,6 +198,16 @@ public record StreamsAppConfig(
         return service == null ? ServiceConfig.DEFAULTS : service;
     }
 
+    public Duration effectiveMaxRebalancing() {
+        return maxRebalancing == null
+                ? io.llmprof.streams.health.StreamsHealth.DEFAULT_MAX_REBALANCING
+                : maxRebalancing;
+    }
+
+    public int effectiveMaxStateRecordBytes() {
+        return maxStateRecordBytes == null ? DEFAULT_MAX_STATE_RECORD_BYTES : maxStateRecordBytes;
+    }
+
     public int effectivePartitions() {
         return partitions == null ? 1 : partitions;
     }
@@ -204,6 +237,9 @@ public record StreamsAppConfig(
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES);
         p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringDeserializationHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class);
+        // Kafka's default builds its dead letter with the context's timestamp, -1 on a cache flush: it then throws,
+        // and a throwing production handler kills the stream thread (again and again, on the same record).
+        p.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProductionHandler.class);
         // No global stores today; set so that adding one keeps the same error handling (Kafka 5 default).
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
         p.putAll(overrides);
@@ -234,6 +270,8 @@ public record StreamsAppConfig(
         b.host = host;
         b.service = service;
         b.serviceModelConfig = serviceModelConfig;
+        b.maxStateRecordBytes = maxStateRecordBytes;
+        b.maxRebalancing = maxRebalancing;
         return b;
     }
 
@@ -258,6 +296,8 @@ public record StreamsAppConfig(
         private HostConfig host;
         private ServiceConfig service;
         private Path serviceModelConfig;
+        private Integer maxStateRecordBytes;
+        private Duration maxRebalancing;
 
         private Builder(String bootstrapServers) {
             this.bootstrapServers = bootstrapServers;
@@ -353,6 +393,16 @@ public record StreamsAppConfig(
             return this;
         }
 
+        public Builder maxStateRecordBytes(Integer v) {
+            maxStateRecordBytes = v;
+            return this;
+        }
+
+        public Builder maxRebalancing(Duration v) {
+            maxRebalancing = v;
+            return this;
+        }
+
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
                     bootstrapServers,
@@ -373,7 +423,9 @@ public record StreamsAppConfig(
                     crossRankPasses,
                     host,
                     service,
-                    serviceModelConfig);
+                    serviceModelConfig,
+                    maxStateRecordBytes,
+                    maxRebalancing);
         }
     }
 }

@@ -164,7 +164,8 @@ public final class TopologyFactory {
                         sinks,
                         config.effectivePunctuationInterval(),
                         config.effectiveIdleTimeout(),
-                        config.effectiveStateRetention());
+                        config.effectiveStateRetention(),
+                        config.effectiveMaxStateRecordBytes());
             }
 
             @Override
@@ -189,7 +190,8 @@ public final class TopologyFactory {
                         new HostProcessor.Sinks(HOST_STEPS_SINK, HOST_VERDICTS_SINK, ANOMALIES_SINK),
                         config.effectivePunctuationInterval(),
                         config.effectiveIdleTimeout(),
-                        config.effectiveStateRetention());
+                        config.effectiveStateRetention(),
+                        config.effectiveMaxStateRecordBytes());
             }
 
             @Override
@@ -282,7 +284,8 @@ public final class TopologyFactory {
                         SERVICE_STORE,
                         sinks,
                         config.effectivePunctuationInterval(),
-                        config.effectiveStateRetention());
+                        config.effectiveStateRetention(),
+                        config.effectiveMaxStateRecordBytes());
             }
 
             @Override

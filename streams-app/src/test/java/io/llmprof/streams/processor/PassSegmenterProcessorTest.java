@@ -10,6 +10,7 @@ import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.topology.StreamsAppConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,7 +56,8 @@ class PassSegmenterProcessorTest {
                 new PassSegmenterProcessor.Sinks("passes", "layers", "anomalies"),
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(60),
-                Duration.ofHours(1));
+                Duration.ofHours(1),
+                StreamsAppConfig.DEFAULT_MAX_STATE_RECORD_BYTES);
     }
 
     @Test
