@@ -63,6 +63,7 @@ class AlertRulesTest {
             "LlmprofIngestionStalled",
             "LlmprofConsumerLagGrowing",
             "LlmprofDeadLetters",
+            "LlmprofStreamsThreadDied",
             "LlmprofDataLossAnomalies");
 
     @TempDir
