@@ -63,6 +63,15 @@ public final class DashboardServer implements AutoCloseable {
      */
     public static DashboardServer start(
             DashboardConfig config, PrometheusMeterRegistry registry, Supplier<ComponentHealth> streamsHealth) {
+        return start(config, registry, streamsHealth, DashboardAccess.open());
+    }
+
+    /** As {@link #start(DashboardConfig, PrometheusMeterRegistry, Supplier)}, behind {@code access}. */
+    public static DashboardServer start(
+            DashboardConfig config,
+            PrometheusMeterRegistry registry,
+            Supplier<ComponentHealth> streamsHealth,
+            DashboardAccess access) {
         TopicBootstrap.ensureTopics(
                 config.bootstrapServers(), config.topicPartitions(), config.topicReplicationFactor());
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
@@ -80,6 +89,7 @@ public final class DashboardServer implements AutoCloseable {
         KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
         Javalin http =
                 DashboardApi.create(store, host, service, quality, live, marker, registry, feed::status, streamsHealth);
+        AccessGate.install(http, access.token(), access::guards, meters::unauthorized);
         try {
             live.start();
             feed.start();

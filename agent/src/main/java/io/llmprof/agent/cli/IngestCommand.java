@@ -44,6 +44,13 @@ public final class IngestCommand implements Callable<Integer> {
             description = "Largest request body; larger ones get 413 (default: ${DEFAULT-VALUE}).")
     long maxBodyBytes;
 
+    @Option(
+            names = "--api-token-file",
+            paramLabel = "FILE",
+            description = "Posts need Authorization: Bearer <the file's first line>; without it, the environment"
+                    + " variable LLMPROF_API_TOKEN when set.")
+    java.nio.file.Path apiTokenFile;
+
     @Mixin
     KafkaOptions kafka = new KafkaOptions();
 
@@ -55,18 +62,28 @@ public final class IngestCommand implements Callable<Integer> {
                 parent == null
                         ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
                         : parent.meterRegistry());
+        io.llmprof.events.access.ApiToken token =
+                io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
         CountDownLatch stopped = new CountDownLatch(1);
         try (TraceProducer producer = TraceProducer.connect(
                         kafka.bootstrapServers, kafka.partitions, kafka.replicationFactor, meters);
                 ServiceIngestServer server = new ServiceIngestServer(
                                 new ServiceShipper(producer, meters, kafka.batchSize),
                                 meters,
-                                new ServiceIngestServer.Options(host, port, maxBodyBytes))
+                                new ServiceIngestServer.Options(host, port, maxBodyBytes).withToken(token))
                         .start()) {
             Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown, "llmprof-ingest-shutdown"));
             spec.commandLine()
                     .getOut()
-                    .printf("ingest listening on %s:%d%s%n", host, server.port(), ServiceIngestServer.PATH);
+                    .printf(
+                            "ingest listening on %s:%d%s (%s; %s)%n",
+                            host,
+                            server.port(),
+                            ServiceIngestServer.PATH,
+                            "127.0.0.1".equals(host) || "localhost".equals(host)
+                                    ? "this machine only, --bind to widen"
+                                    : "bound to " + host,
+                            token.required() ? "API token required" : "no API token: anyone who reaches it may post");
             spec.commandLine().getOut().flush();
             stopped.await();
         }

@@ -10,6 +10,7 @@ import io.llmprof.agent.produce.DeliveryException;
 import io.llmprof.agent.service.ServiceBatchSink;
 import io.llmprof.agent.service.ServiceJsonLines;
 import io.llmprof.events.Json;
+import io.llmprof.events.access.ApiToken;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
@@ -44,6 +45,7 @@ import org.slf4j.LoggerFactory;
  *       (too large): resending cannot help;
  *   <li>415 without an NDJSON/JSON Content-Type (a plain form POST from any web page cannot reach the ingest without
  *       a CORS preflight);
+ *   <li>401 without {@code Authorization: Bearer <token>} when {@link Options#token()} is set;
  *   <li>429 with {@code Retry-After} when {@link Options#maxInFlight()} bodies are already being read;
  *   <li>503 with {@code Retry-After} when Kafka did not acknowledge (nothing is known to be lost: resend).
  * </ul>
@@ -87,16 +89,29 @@ public final class ServiceIngestServer implements AutoCloseable {
      * @param maxEvents most events in one body
      * @param maxInFlight most bodies read at once (more: 429)
      */
-    public record Options(String host, int port, long maxBodyBytes, int maxLineChars, int maxEvents, int maxInFlight) {
+    public record Options(
+            String host,
+            int port,
+            long maxBodyBytes,
+            int maxLineChars,
+            int maxEvents,
+            int maxInFlight,
+            ApiToken token) {
         public Options {
             Objects.requireNonNull(host, "host");
+            Objects.requireNonNull(token, "token");
             if (port < 0 || port > 65535 || maxBodyBytes < 1 || maxLineChars < 1 || maxEvents < 1 || maxInFlight < 1) {
                 throw new IllegalArgumentException("port " + port + ", maxBodyBytes " + maxBodyBytes + ", maxLineChars "
                         + maxLineChars + ", maxEvents " + maxEvents + ", maxInFlight " + maxInFlight);
             }
         }
 
-        /** The default line, event and in-flight limits. */
+        /** No token. */
+        public Options(String host, int port, long maxBodyBytes, int maxLineChars, int maxEvents, int maxInFlight) {
+            this(host, port, maxBodyBytes, maxLineChars, maxEvents, maxInFlight, ApiToken.none());
+        }
+
+        /** The default line, event and in-flight limits, no token. */
         public Options(String host, int port, long maxBodyBytes) {
             this(host, port, maxBodyBytes, DEFAULT_MAX_LINE_CHARS, DEFAULT_MAX_EVENTS, DEFAULT_MAX_IN_FLIGHT);
         }
@@ -104,6 +119,11 @@ public final class ServiceIngestServer implements AutoCloseable {
         /** Loopback, the default limits. */
         public static Options defaults(int port) {
             return new Options("127.0.0.1", port, DEFAULT_MAX_BODY_BYTES);
+        }
+
+        /** The same options; posts need {@code Authorization: Bearer <token>} when it is set. */
+        public Options withToken(ApiToken t) {
+            return new Options(host, port, maxBodyBytes, maxLineChars, maxEvents, maxInFlight, t);
         }
     }
 
@@ -136,6 +156,18 @@ public final class ServiceIngestServer implements AutoCloseable {
                 router.get("/health", ctx -> ctx.json(Map.of("status", "ok")));
             });
         });
+        if (options.token().required()) {
+            app.before(PATH, ctx -> {
+                if (!options.token().accepts(ctx.header("Authorization"))) {
+                    meters.ingestRequest(IngestOutcome.UNAUTHORIZED);
+                    ctx.header("WWW-Authenticate", ApiToken.challenge())
+                            .status(401)
+                            .json(Map.of(
+                                    "error", "this ingest requires the API token: send Authorization: Bearer <token>"));
+                    ctx.skipRemainingHandlers();
+                }
+            });
+        }
         app.exception(Exception.class, (e, ctx) -> {
             LOG.error("ingest request failed: {}", e.toString());
             meters.ingestRequest(IngestOutcome.FAILED);

@@ -40,7 +40,9 @@ public final class AgentMeters {
         /** Too many requests in flight (429 with Retry-After). */
         BUSY,
         /** The body ended early or could not be read (a client that went away). */
-        TRUNCATED
+        TRUNCATED,
+        /** Without the API token the ingest was started with (401). */
+        UNAUTHORIZED
     }
 
     public static final String TAG_KIND = "kind";

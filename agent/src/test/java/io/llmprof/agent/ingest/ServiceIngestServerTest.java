@@ -315,4 +315,36 @@ class ServiceIngestServerTest {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).contains("ok");
     }
+
+    @Test
+    void withATokenAPostWithoutItIs401AndCounted() throws Exception {
+        server.close();
+        io.llmprof.events.access.ApiToken token = io.llmprof.events.access.ApiToken.of("ingest-token-0123456789");
+        server = start(new ServiceIngestServer.Options("127.0.0.1", 0, 1024).withToken(token));
+        String line = "{\"ts_ns\":1,\"name\":\"y\"}";
+
+        HttpResponse<String> anonymous = post("?job=j&instance=i", line);
+        assertThat(anonymous.statusCode()).isEqualTo(401);
+        assertThat(anonymous.headers().firstValue("WWW-Authenticate")).isPresent();
+        assertThat(outcome("unauthorized")).isEqualTo(1.0);
+        assertThat(shipped).isEmpty();
+
+        HttpResponse<String> ok = http.send(
+                HttpRequest.newBuilder(URI.create(
+                                "http://127.0.0.1:" + server.port() + ServiceIngestServer.PATH + "?job=j&instance=i"))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/x-ndjson")
+                        .header("Authorization", token.header())
+                        .POST(HttpRequest.BodyPublishers.ofString(line))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(ok.statusCode()).isEqualTo(202);
+        // health stays open for probes
+        assertThat(http.send(
+                                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/health"))
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString())
+                        .statusCode())
+                .isEqualTo(200);
+    }
 }

@@ -46,10 +46,21 @@ public final class DashboardCommand implements Callable<Integer> {
     int port;
 
     @Option(
-            names = "--host",
+            names = {"--bind", "--host"},
             defaultValue = DashboardConfig.DEFAULT_HOST,
-            description = "Address to bind; the API has no authentication, widen with care. Default: ${DEFAULT-VALUE}.")
+            description = "Address to bind (0.0.0.0: every interface; set an API token first)."
+                    + " Default: ${DEFAULT-VALUE}, this machine only.")
     String host;
+
+    @Option(
+            names = "--api-token-file",
+            paramLabel = "FILE",
+            description = "The REST API (and with --metrics-need-token /metrics) needs Authorization: Bearer <the"
+                    + " file's first line>; without it, the environment variable LLMPROF_API_TOKEN when set.")
+    java.nio.file.Path apiTokenFile;
+
+    @Option(names = "--metrics-need-token", description = "/metrics needs the API token too.")
+    boolean metricsNeedToken;
 
     @Option(
             names = "--max-passes-per-rank",
@@ -85,6 +96,17 @@ public final class DashboardCommand implements Callable<Integer> {
 
     public DashboardCommand() {}
 
+    /** The banner's word on who can reach the dashboard. */
+    static String accessLine(String host, io.llmprof.dashboard.DashboardAccess access) {
+        String where = "127.0.0.1".equals(host) || "localhost".equals(host) || "::1".equals(host)
+                ? "this machine only (--bind to widen)"
+                : "bound to " + host;
+        String who = !access.token().required()
+                ? "no API token: anyone who reaches it may read and mark baselines"
+                : "API token required for /api/*" + (access.protectMetrics() ? " and /metrics" : "");
+        return where + "; " + who;
+    }
+
     @Override
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
@@ -106,10 +128,18 @@ public final class DashboardCommand implements Callable<Integer> {
             }
         }
         DashboardServer server;
+        io.llmprof.dashboard.DashboardAccess access;
         try {
             DashboardConfig config = new DashboardConfig(
                     bootstrapServers, host, port, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor);
-            server = DashboardServer.start(config, registry);
+            io.llmprof.events.access.ApiToken token =
+                    io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
+            if (metricsNeedToken && !token.required()) {
+                throw new IllegalArgumentException(
+                        "--metrics-need-token needs a token: --api-token-file or LLMPROF_API_TOKEN");
+            }
+            access = new io.llmprof.dashboard.DashboardAccess(token, metricsNeedToken);
+            server = DashboardServer.start(config, registry, null, access);
         } catch (IllegalArgumentException | IllegalStateException e) {
             // Bad option, Kafka unreachable, port taken: the message says which; a stack trace would bury it.
             spec.commandLine().getErr().println("llmprof dashboard: " + e.getMessage());
@@ -138,8 +168,8 @@ public final class DashboardCommand implements Callable<Integer> {
         String url = server.url();
         out.printf(
                 "llmprof dashboard reading %s%n  page:    %s/%n  ranks:   %s/api/ranks%n  health:  %s/health%n"
-                        + "  metrics: %s/metrics%nCtrl-C to stop.%n",
-                bootstrapServers, url, url, url, url);
+                        + "  metrics: %s/metrics%n  access:  %s%nCtrl-C to stop.%n",
+                bootstrapServers, url, url, url, url, accessLine(host, access));
         out.flush();
         stopped.await();
         return 0;

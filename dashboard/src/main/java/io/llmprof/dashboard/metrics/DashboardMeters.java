@@ -52,6 +52,7 @@ public final class DashboardMeters {
     public static final String ANOMALIES = "llmprof.anomalies";
     public static final String DEAD_LETTERS = "llmprof.dead.letters";
     public static final String BAD_RECORDS = "llmprof.dashboard.bad.records";
+    public static final String UNAUTHORIZED = "llmprof.dashboard.unauthorized";
     public static final String BUILD_INFO = "llmprof.build.info";
     public static final String LIVE_CLIENTS = "llmprof.dashboard.live.clients";
     public static final String LIVE_EVENTS = "llmprof.dashboard.live.events";
@@ -190,6 +191,7 @@ public final class DashboardMeters {
     private final Meter.MeterProvider<Counter> anomalies;
     private final Meter.MeterProvider<Counter> deadLetters;
     private final Meter.MeterProvider<Counter> badRecords;
+    private final Counter unauthorized;
     private final Meter.MeterProvider<Counter> liveEvents;
     private final MeterRegistry registry;
     private final BoundedTagValues regressionJobs;
@@ -250,6 +252,9 @@ public final class DashboardMeters {
         this.badRecords = Counter.builder(BAD_RECORDS)
                 .description("Records the dashboard could not read (skipped, logged with topic/partition/offset)")
                 .withRegistry(registry);
+        this.unauthorized = Counter.builder(UNAUTHORIZED)
+                .description("Requests refused for want of the API token (401)")
+                .register(registry);
         this.liveEvents = Counter.builder(LIVE_EVENTS)
                 .description("Server-Sent Events written to web pages, by event name")
                 .withRegistry(registry);
@@ -388,6 +393,11 @@ public final class DashboardMeters {
 
     public void deadLetter(DeadLetterOrigin origin) {
         deadLetters.withTags(TAG_ORIGIN, origin.tag()).increment();
+    }
+
+    /** A request refused with 401 (no or wrong API token). */
+    public void unauthorized() {
+        unauthorized.increment();
     }
 
     /** A record of {@code topic} that could not be read; topic names are a fixed set. */

@@ -16,6 +16,7 @@ import io.llmprof.agent.synth.StepStyle;
 import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.dashboard.DashboardAccess;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.dashboard.api.ComponentHealth;
@@ -25,6 +26,7 @@ import io.llmprof.deploy.monitoring.MonitoringBinaries;
 import io.llmprof.deploy.monitoring.MonitoringStack;
 import io.llmprof.events.Json;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.access.ApiToken;
 import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
@@ -149,6 +151,20 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Stop once the replay is done and its passes are in the API (scripts, measurements).")
     boolean exitAfterReplay;
 
+    @Option(
+            names = "--bind",
+            defaultValue = DashboardConfig.DEFAULT_HOST,
+            description = "Address the dashboard and the ingest bind (0.0.0.0: every interface; set an API token"
+                    + " first). Default: ${DEFAULT-VALUE}, this machine only.")
+    String bind;
+
+    @Option(
+            names = "--api-token-file",
+            paramLabel = "FILE",
+            description = "The REST API and the ingest need Authorization: Bearer <the file's first line> (the page"
+                    + " asks for it); without it, the environment variable LLMPROF_API_TOKEN when set.")
+    Path apiTokenFile;
+
     @Option(names = "--data-dir", description = "Embedded broker data directory. Default: a temporary directory.")
     Path dataDir;
 
@@ -208,6 +224,13 @@ public final class DemoCommand implements Callable<Integer> {
             return 2;
         }
 
+        DashboardAccess access;
+        try {
+            access = new DashboardAccess(ApiToken.resolve(apiTokenFile, System.getenv()), false);
+        } catch (IllegalArgumentException e) {
+            System.err.println("demo: " + e.getMessage());
+            return 2;
+        }
         List<AutoCloseable> open = new ArrayList<>();
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
@@ -247,15 +270,17 @@ public final class DemoCommand implements Callable<Integer> {
                     registry);
             open.add(streams);
             DashboardServer dashboard = DashboardServer.start(
-                    DashboardConfig.defaults(bootstrap).withHttpPort(httpPort),
+                    DashboardConfig.defaults(bootstrap).withHost(bind).withHttpPort(httpPort),
                     registry,
-                    () -> componentHealth(streams.health()));
+                    () -> componentHealth(streams.health()),
+                    access);
             open.add(dashboard);
             if (!streams.awaitRunning(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(
                         "the streams app did not reach RUNNING within 60 s: " + streams.state());
             }
             out.printf("Web page   %s/%n", dashboard.url());
+            out.printf("Access     %s%n", accessLine(bind, access.token()));
             out.printf("Dashboard  %s/api/ranks%n", dashboard.url());
             out.printf("Metrics    %s/metrics%n", dashboard.url());
             out.printf("Health     %s/health%n", dashboard.url());
@@ -285,12 +310,13 @@ public final class DemoCommand implements Callable<Integer> {
                                 shipper,
                                 agentMeters,
                                 new ServiceIngestServer.Options(
-                                        DashboardConfig.DEFAULT_HOST,
-                                        ingestPort,
-                                        ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
+                                                bind, ingestPort, ServiceIngestServer.DEFAULT_MAX_BODY_BYTES)
+                                        .withToken(access.token()))
                         .start();
                 open.add(ingest);
-                out.printf("Ingest     %s%n", ingestCurl(ingest.port()));
+                out.printf(
+                        "Ingest     %s%n",
+                        ingestCurl(bind, ingest.port(), access.token().required()));
             }
             Thread serviceShip = null;
             if (serviceTruth != null) {
@@ -345,9 +371,11 @@ public final class DemoCommand implements Callable<Integer> {
             replay.setDaemon(true);
             replay.start();
 
-            HttpClient http = HttpClient.newBuilder()
-                    .connectTimeout(Duration.ofSeconds(5))
-                    .build();
+            Api http = new Api(
+                    HttpClient.newBuilder()
+                            .connectTimeout(Duration.ofSeconds(5))
+                            .build(),
+                    access.token());
             URI ranksUri = URI.create(dashboard.url() + "/api/ranks");
             long firstPassDeadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
             while (passesVisible(http, ranksUri) == 0) {
@@ -535,7 +563,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** Filled (layer, rank) cells of the first instance of a {@code /api/ep-balance} answer; 0 while unreachable. */
-    static int epCellsVisible(HttpClient http, URI uri) {
+    static int epCellsVisible(Api http, URI uri) {
         JsonNode n = getJson(http, uri).path("instances").path(0).path("count");
         int cells = 0;
         for (JsonNode row : n) {
@@ -547,7 +575,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** Frees so far summed over the dp ranks' latest states of a {@code /api/kvcache} answer; 0 while unreachable. */
-    static long kvFreesVisible(HttpClient http, URI uri) {
+    static long kvFreesVisible(Api http, URI uri) {
         long frees = 0;
         for (JsonNode k : getJson(http, uri).path("instances").path(0).path("latest")) {
             frees += k.path("frees").asLong(0);
@@ -556,7 +584,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** (op, rank) entries of the first instance of a {@code /api/moe} answer; 0 while unreachable. */
-    static int moeRanksVisible(HttpClient http, URI uri) {
+    static int moeRanksVisible(Api http, URI uri) {
         int entries = 0;
         for (JsonNode op : getJson(http, uri).path("instances").path(0).path("ops")) {
             entries += op.path("ranks").size();
@@ -564,11 +592,16 @@ public final class DemoCommand implements Callable<Integer> {
         return entries;
     }
 
-    private static JsonNode getJson(HttpClient http, URI uri) {
+    /** The demo's own reads of its dashboard, with the API token when one is set. */
+    record Api(HttpClient client, ApiToken token) {}
+
+    private static JsonNode getJson(Api http, URI uri) {
         try {
-            HttpResponse<byte[]> r = http.send(
-                    HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
+            HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5));
+            if (http.token().required()) {
+                request.header("Authorization", http.token().header());
+            }
+            HttpResponse<byte[]> r = http.client().send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
             return r.statusCode() == 200 ? Json.mapper().readTree(r.body()) : MissingNode.getInstance();
         } catch (IOException e) {
             return MissingNode.getInstance();
@@ -578,17 +611,30 @@ public final class DemoCommand implements Callable<Integer> {
         }
     }
 
+    /** The banner's word on who can reach the demo's listeners. */
+    static String accessLine(String host, ApiToken token) {
+        String where = "127.0.0.1".equals(host) || "localhost".equals(host) || "::1".equals(host)
+                ? "this machine only (--bind to widen)"
+                : "bound to " + host;
+        String who = token.required()
+                ? "API token required for /api/* and the ingest"
+                : "no API token (set LLMPROF_API_TOKEN or --api-token-file to require one)";
+        return where + "; " + who;
+    }
+
     /** A curl that posts one finished request to the ingest (shown in the banner). */
-    static String ingestCurl(int port) {
-        return "curl -s -X POST 'http://127.0.0.1:" + port + ServiceIngestServer.PATH + "?job=" + JOB
-                + "&instance=live' -H 'Content-Type: application/x-ndjson' --data-binary $'"
+    static String ingestCurl(String host, int port, boolean token) {
+        String h = host.contains(":") ? "[" + host + "]" : host.equals("0.0.0.0") ? "127.0.0.1" : host;
+        return "curl -s -X POST 'http://" + h + ":" + port + ServiceIngestServer.PATH + "?job=" + JOB
+                + "&instance=live' -H 'Content-Type: application/x-ndjson'"
+                + (token ? " -H \"Authorization: Bearer $LLMPROF_API_TOKEN\"" : "") + " --data-binary $'"
                 + "{\"ts_ns\":1000,\"dur_ns\":100,\"name\":\"httpReq\",\"rid\":\"r1\",\"recvTokenSize=\":8}\\n"
                 + "{\"ts_ns\":2000,\"dur_ns\":500,\"name\":\"forward\",\"rid\":\"r1\"}\\n"
                 + "{\"ts_ns\":3000,\"dur_ns\":100,\"name\":\"httpRes\",\"rid\":\"r1\",\"replyTokenSize=\":1}'";
     }
 
     /** {@code requests_seen} of a {@code /api/requests} answer; 0 while it cannot be reached. */
-    static long requestsVisible(HttpClient http, URI uri) {
+    static long requestsVisible(Api http, URI uri) {
         return getJson(http, uri).path("requests_seen").asLong(0);
     }
 
@@ -648,7 +694,7 @@ public final class DemoCommand implements Callable<Integer> {
     }
 
     /** Total passes the API reports over all ranks; 0 while it cannot be reached. */
-    static long passesVisible(HttpClient http, URI ranksUri) {
+    static long passesVisible(Api http, URI ranksUri) {
         JsonNode body = getJson(http, ranksUri);
         JsonNode ranks = body.has("ranks") ? body.get("ranks") : body;
         long total = 0;

@@ -88,7 +88,8 @@ class RequestIdsTest {
         assertThat(RequestIds.canonical(raw)).isEqualTo(canonical);
         // the same number written as BigDecimal would give it
         if (raw.chars().allMatch(ch -> ch == '-' || Character.isDigit(ch))) {
-            assertThat(new java.math.BigDecimal(raw).toBigIntegerExact().toString()).isEqualTo(canonical);
+            assertThat(new java.math.BigDecimal(raw).toBigIntegerExact().toString())
+                    .isEqualTo(canonical);
         }
     }
 }

@@ -25,14 +25,26 @@ final class MetricsEndpoint implements AutoCloseable {
         this.server = server;
     }
 
-    /**
-     * Serves on every interface at {@code port} (0 = any free port, see {@link #port()}).
-     *
-     * @param health the app's health, asked on each {@code GET /health}
-     */
+    /** On loopback, without a token (tests). */
     static MetricsEndpoint start(int port, PrometheusMeterRegistry registry, Supplier<StreamsHealth.Status> health)
             throws IOException {
-        HttpServer server = HttpServer.create(new InetSocketAddress(port), 0);
+        return start("127.0.0.1", port, io.llmprof.events.access.ApiToken.none(), registry, health);
+    }
+
+    /**
+     * Serves on {@code host} at {@code port} (0 = any free port, see {@link #port()}).
+     *
+     * @param metricsToken the token {@code /metrics} needs ({@code /health} stays open)
+     * @param health the app's health, asked on each {@code GET /health}
+     */
+    static MetricsEndpoint start(
+            String host,
+            int port,
+            io.llmprof.events.access.ApiToken metricsToken,
+            PrometheusMeterRegistry registry,
+            Supplier<StreamsHealth.Status> health)
+            throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
         server.createContext("/health", exchange -> {
             try (exchange) {
                 if (!"GET".equals(exchange.getRequestMethod())) {
@@ -51,6 +63,16 @@ final class MetricsEndpoint implements AutoCloseable {
             try (exchange) {
                 if (!"GET".equals(exchange.getRequestMethod())) {
                     respond(exchange, 405, "only GET\n", "text/plain; charset=utf-8");
+                    return;
+                }
+                if (!metricsToken.accepts(exchange.getRequestHeaders().getFirst("Authorization"))) {
+                    exchange.getResponseHeaders()
+                            .add("WWW-Authenticate", io.llmprof.events.access.ApiToken.challenge());
+                    respond(
+                            exchange,
+                            401,
+                            "/metrics needs the API token: Authorization: Bearer <token>\n",
+                            "text/plain; charset=utf-8");
                     return;
                 }
                 respond(exchange, 200, registry.scrape(), CONTENT_TYPE);

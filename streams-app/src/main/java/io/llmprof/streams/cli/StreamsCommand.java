@@ -81,6 +81,23 @@ public class StreamsCommand implements Callable<Integer> {
     Integer metricsPort;
 
     @Option(
+            names = "--metrics-bind",
+            defaultValue = "127.0.0.1",
+            description = "Address the metrics port binds (0.0.0.0: every interface). Default: ${DEFAULT-VALUE},"
+                    + " this machine only.")
+    String metricsBind;
+
+    @Option(
+            names = "--api-token-file",
+            paramLabel = "FILE",
+            description = "With --metrics-need-token, /metrics needs Authorization: Bearer <the file's first line>;"
+                    + " without it, the environment variable LLMPROF_API_TOKEN.")
+    Path apiTokenFile;
+
+    @Option(names = "--metrics-need-token", description = "/metrics needs the API token (/health stays open).")
+    boolean metricsNeedToken;
+
+    @Option(
             names = "--idle-timeout",
             converter = DurationConverter.class,
             paramLabel = "DURATION",
@@ -200,11 +217,24 @@ public class StreamsCommand implements Callable<Integer> {
             err.println("llmprof streams: " + e.getMessage());
             return 2;
         }
+        io.llmprof.events.access.ApiToken metricsToken;
+        try {
+            io.llmprof.events.access.ApiToken token =
+                    io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
+            if (metricsNeedToken && !token.required()) {
+                throw new IllegalArgumentException(
+                        "--metrics-need-token needs a token: --api-token-file or LLMPROF_API_TOKEN");
+            }
+            metricsToken = metricsNeedToken ? token : io.llmprof.events.access.ApiToken.none();
+        } catch (IllegalArgumentException e) {
+            err.println("llmprof streams: " + e.getMessage());
+            return 2;
+        }
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         AtomicReference<StreamsApp> started = new AtomicReference<>();
         MetricsEndpoint endpoint = metricsPort == null
                 ? null
-                : MetricsEndpoint.start(metricsPort, registry, () -> {
+                : MetricsEndpoint.start(metricsBind, metricsPort, metricsToken, registry, () -> {
                     StreamsApp a = started.get();
                     return a == null ? STARTING : a.health();
                 });
@@ -237,7 +267,8 @@ public class StreamsCommand implements Callable<Integer> {
                 config.bootstrapServers(),
                 endpoint == null
                         ? ""
-                        : ", metrics at http://localhost:" + endpoint.port() + "/metrics, health at /health");
+                        : ", metrics at http://" + metricsBind + ":" + endpoint.port() + "/metrics, health at /health"
+                                + (metricsToken.required() ? " (/metrics needs the API token)" : ""));
         out.flush();
         while (!stopped.await(1, TimeUnit.SECONDS)) {
             KafkaStreams.State state = app.state();

@@ -23,7 +23,7 @@ class MetricsEndpointTest {
 
     private HttpResponse<String> get(MetricsEndpoint endpoint, String path) throws Exception {
         return client.send(
-                HttpRequest.newBuilder(URI.create("http://localhost:" + endpoint.port() + path))
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + path))
                         .timeout(Duration.ofSeconds(5))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -61,6 +61,25 @@ class MetricsEndpointTest {
                             "\"status\":\"DOWN\"",
                             "\"reason\":\"stream thread t-1 died of Boom\"",
                             "\"thread_deaths\":1");
+        }
+    }
+
+    @Test
+    void with_a_metrics_token_metrics_need_it_and_health_stays_open() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        new StreamsMeters(registry);
+        io.llmprof.events.access.ApiToken token = io.llmprof.events.access.ApiToken.of("metrics-token-0123456789");
+        try (MetricsEndpoint endpoint = MetricsEndpoint.start("127.0.0.1", 0, token, registry, () -> UP)) {
+            assertThat(get(endpoint, "/metrics").statusCode()).isEqualTo(401);
+            assertThat(get(endpoint, "/health").statusCode()).isEqualTo(200);
+            HttpResponse<String> r = client.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + "/metrics"))
+                            .header("Authorization", token.header())
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).contains("llmprof_streams_thread_deaths_total");
         }
     }
 }
