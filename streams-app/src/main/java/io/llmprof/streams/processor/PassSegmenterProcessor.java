@@ -150,6 +150,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
 
         long next = state.next(batch.source(), batch.lane());
         int size = batch.events().size();
+        IndexGap.check(next, batch.firstIndex(), size, key.rankKey() + " " + batch.lane() + " from " + batch.source());
         int skip = (int) Math.min(size, Math.max(0, next - batch.firstIndex()));
         long missing = Math.max(0, batch.firstIndex() - next);
         List<TraceEvent> fresh = batch.events().subList(skip, size);

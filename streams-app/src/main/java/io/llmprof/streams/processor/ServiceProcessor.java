@@ -162,6 +162,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             Entry entry = load(key);
             long next = entry.cursors.getOrDefault(batch.source(), 0L);
             int size = batch.events().size();
+            IndexGap.check(next, batch.firstIndex(), size, key + " from " + batch.source());
             skip = (int) Math.min(size, Math.max(0, next - batch.firstIndex()));
             fresh = size - skip;
             if (batch.firstIndex() > next) {

@@ -114,6 +114,38 @@ class DeadLetterTest {
     }
 
     @Test
+    void a_batch_whose_first_index_jumps_absurdly_is_dead_lettered_before_it_reaches_a_counter() {
+        try (Harness h = new Harness(stateDir, golden.segmenter())) {
+            List<Golden.InputRecord> records = new ArrayList<>(golden.records());
+            TraceBatch victim = records.get(3).value();
+            TraceBatch forged = new TraceBatch(
+                    victim.job(),
+                    victim.run(),
+                    victim.rank(),
+                    victim.lane(),
+                    victim.source(),
+                    Long.MAX_VALUE - 3,
+                    victim.events(),
+                    false);
+            h.pipe(records.subList(0, 3));
+            h.traceEvents.pipeInput(victim.key(), forged, 43_000L);
+            h.pipe(records.subList(3, records.size()));
+
+            List<TestRecord<byte[], byte[]>> dead = h.dlq.readRecordsToList();
+            assertThat(dead).singleElement().satisfies(d -> assertThat(header(d.headers(), DeadLetterHeaders.MESSAGE))
+                    .contains("starts at index " + (Long.MAX_VALUE - 3))
+                    .contains("refused as broken"));
+            assertThat(h.count(StreamsMeters.MISSING)).isZero();
+            assertThat(h.count(StreamsMeters.DUPLICATES)).isZero();
+            // the forged batch moved no cursor: the real batches that follow give exactly the golden outputs
+            var out = h.drainOutputs();
+            assertThat(out.withArray("anomalies")).hasSize(1);
+            out.withArray("anomalies").removeAll();
+            assertSameJson(out, golden.expected());
+        }
+    }
+
+    @Test
     void a_batch_in_the_former_json_format_is_dead_lettered_and_the_outputs_stay_the_golden_ones() {
         try (Harness h =
                 new Harness(stateDir, golden.segmenter(), b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE))) {

@@ -323,6 +323,34 @@ class ServiceTopologyTest {
     }
 
     @Test
+    void a_batch_whose_first_index_jumps_absurdly_is_dead_lettered_and_moves_no_cursor() {
+        List<ServiceEvent> events = everyKind().subList(0, 13);
+        try (Driver once = new Driver("once", b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE));
+                Driver forged = new Driver("forged", b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE))) {
+            once.pipe(new ServiceBatch("job", "inst", "file.db", 0, events.subList(0, 8), false), 1_000L);
+            once.pipe(new ServiceBatch("job", "inst", "file.db", 8, events.subList(8, 13), true), 2_000L);
+
+            forged.pipe(new ServiceBatch("job", "inst", "file.db", 0, events.subList(0, 8), false), 1_000L);
+            forged.pipe(
+                    new ServiceBatch("job", "inst", "file.db", Long.MAX_VALUE - 2, events.subList(8, 10), false),
+                    1_500L);
+            forged.pipe(new ServiceBatch("job", "inst", "file.db", 8, events.subList(8, 13), true), 2_000L);
+
+            assertThat(forged.dlq.readRecordsToList()).hasSize(1);
+            assertThat(forged.count(StreamsMeters.SERVICE_DUPLICATES)).isZero();
+            assertThat(forged.count(StreamsMeters.SERVICE_EVENTS)).isEqualTo(13);
+            for (String topic : once.outputs.keySet()) {
+                if (topic.equals(Topics.ANOMALIES.name())) {
+                    continue;
+                }
+                assertThat(forged.outputs.get(topic).readValuesToList())
+                        .as(topic)
+                        .isEqualTo(once.outputs.get(topic).readValuesToList());
+            }
+        }
+    }
+
+    @Test
     void a_corrupt_record_goes_to_the_dead_letter_topic_and_processing_goes_on() {
         // at_least_once: see DeadLetterTest (TopologyTestDriver drops an open transaction's dead letters)
         try (Driver d = new Driver(b -> b.processingGuarantee(StreamsConfig.AT_LEAST_ONCE))) {
