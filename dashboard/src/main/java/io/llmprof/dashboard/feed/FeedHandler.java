@@ -84,8 +84,6 @@ public final class FeedHandler {
             Topics.SERVICE_EP_BALANCE.valueSerde().deserializer();
     private final Deserializer<MoeRecord> serviceMoe =
             Topics.SERVICE_MOE.valueSerde().deserializer();
-    private final Deserializer<String> baselineValues =
-            Topics.HOST_BASELINES.valueSerde().deserializer();
 
     /** Without host-overhead state of its own (host records go to a store nobody reads). */
     public FeedHandler(PassStore store, DashboardMeters meters) {
@@ -297,8 +295,8 @@ public final class FeedHandler {
         if (record.key() == null) {
             throw new SerializationException("baseline mark without a key (the job)");
         }
-        String job = new String(record.key(), StandardCharsets.UTF_8);
-        String run = baselineValues.deserialize(record.topic(), record.headers(), record.value());
+        String job = markName(record.key(), "job");
+        String run = record.value() == null ? null : markName(record.value(), "run");
         if (job.isBlank() || (run != null && run.isBlank())) {
             throw new SerializationException("baseline mark with a blank job or run (job='" + job + "', run='" + run
                     + "'); a null value unmarks");
@@ -306,6 +304,37 @@ public final class FeedHandler {
         host.setBaseline(job, run);
         meters.hostRegression(
                 job, run == null ? null : metric -> host.regressionRatio(job, metric), HostStore.REGRESSION_METRICS);
+    }
+
+    /** Longest job or run name in a baseline mark (the API's own name limit). */
+    static final int MAX_MARK_NAME = 256;
+
+    /**
+     * A job or run name of a baseline mark: strict UTF-8, at most {@value #MAX_MARK_NAME} characters, no control
+     * characters; anything else is no mark of llmprof's (random bytes on the topic once became a baseline).
+     */
+    static String markName(byte[] bytes, String what) {
+        String name;
+        try {
+            name = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                    .decode(java.nio.ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new SerializationException("baseline mark whose " + what + " is not UTF-8 text");
+        }
+        if (name.length() > MAX_MARK_NAME) {
+            throw new SerializationException(
+                    "baseline mark whose " + what + " is longer than " + MAX_MARK_NAME + " characters");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (Character.isISOControl(name.charAt(i))) {
+                throw new SerializationException("baseline mark whose " + what + " holds control characters");
+            }
+        }
+        return name;
     }
 
     /** The agent marks its dead letters with the input file; Kafka Streams with the source topic. */

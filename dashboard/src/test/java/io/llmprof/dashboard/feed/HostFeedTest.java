@@ -92,8 +92,17 @@ class HostFeedTest {
                         Topics.HOST_BASELINES.name(), 0, 0L, null, "run".getBytes(StandardCharsets.UTF_8))))
                 .isFalse();
 
+        // random bytes, a control character, an over-long run: no mark of llmprof's
+        byte[] random = new byte[64];
+        new java.util.SplittableRandom(7).nextBytes(random);
+        assertThat(handler.handle(new ConsumerRecord<>(Topics.HOST_BASELINES.name(), 0, 0L, random, random)))
+                .isFalse();
+        assertThat(handler.handle(baseline("llama", "run\u0000x"))).isFalse();
+        assertThat(handler.handle(baseline("llama", "r".repeat(FeedHandler.MAX_MARK_NAME + 1))))
+                .isFalse();
+
         assertThat(badRecords(Topics.HOST_VERDICTS.name())).isEqualTo(2);
-        assertThat(badRecords(Topics.HOST_BASELINES.name())).isEqualTo(2);
+        assertThat(badRecords(Topics.HOST_BASELINES.name())).isEqualTo(5);
         assertThat(host.hasJob("llama")).isFalse();
     }
 
