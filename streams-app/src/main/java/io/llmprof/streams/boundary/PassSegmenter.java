@@ -37,6 +37,13 @@ public final class PassSegmenter {
     public static final String NEXT_PASS = "next_pass";
     public static final String RESYNC = "resync";
     public static final String END_OF_TRACE = "end_of_trace";
+
+    /**
+     * The input ended early (truncated, or invalid from some point on): the open pass closes as at the end of the
+     * trace, but never complete, whatever its anchors say (its last layer may be cut).
+     */
+    public static final String INPUT_ENDED_EARLY = "input_ended_early";
+
     public static final String IDLE = "idle";
     public static final String STEP_MARKER = "step_marker";
 
@@ -323,10 +330,13 @@ public final class PassSegmenter {
             return;
         }
         int b = anchorsPerPass();
-        boolean complete = openAnchors == b;
+        boolean cut = INPUT_ENDED_EARLY.equals(reason);
+        boolean complete = openAnchors == b && !cut;
         StepMarker marker = StepMarker.parse(openStepText);
         List<String> notes = new ArrayList<>();
-        if (!complete) {
+        if (cut) {
+            notes.add("the input ended early (truncated or invalid) inside step " + openStepText);
+        } else if (!complete) {
             notes.add(openAnchors + " of " + b + " anchors in step " + openStepText);
         }
         if (marker != null && marker.note() != null) {
@@ -360,7 +370,9 @@ public final class PassSegmenter {
         modCount++;
         Out out = new Out();
         String why = reason == null ? END_OF_TRACE : reason;
-        if (END_OF_TRACE.equals(why) && tracker.hostSeen() && !tracker.hostEndedSeen()) {
+        if ((END_OF_TRACE.equals(why) || INPUT_ENDED_EARLY.equals(why))
+                && tracker.hostSeen()
+                && !tracker.hostEndedSeen()) {
             // The host lane is still coming: wait for it (an idle flush forces what is left).
             tracker.gpuEnded(true);
             drain(out, false);
@@ -765,7 +777,16 @@ public final class PassSegmenter {
                         + micros(open.get(cut)[Rows.GAP]) + " us following the last anchor belong to no pass");
                 open.subList(cut, open.size()).clear();
             }
-            closePass(new ArrayList<>(open), true, reason, notes, out);
+            boolean early = INPUT_ENDED_EARLY.equals(reason);
+            if (early) {
+                notes.add("the input ended early (truncated or invalid): the last layer may be cut");
+            }
+            closePass(new ArrayList<>(open), !early, reason, notes, out);
+            if (early) {
+                out.anomaly(
+                        AnomalyKind.INCOMPLETE_PASS,
+                        "pass " + (nextPassIndex - 1) + ": the input ended early (truncated or invalid)");
+            }
         } else {
             String why = reason + " after " + openAnchors + " of " + b + " anchors";
             closePass(new ArrayList<>(open), false, reason, List.of(why), out);

@@ -121,6 +121,12 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 err.println("analyze layers: trace file " + trace + " does not exist or is not a file");
                 return 2;
             }
+            String name = trace.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+            if (name.endsWith(".sqlite") || name.endsWith(".nsys-rep") || name.endsWith(".qdrep")) {
+                err.println("analyze layers: " + trace + " is an Nsight Systems file; analyze layers reads PyTorch"
+                        + " profiler (Kineto) traces (.json, .json.gz): use analyze host for Nsight SQLite exports");
+                return 2;
+            }
         }
         ProfileCatalog catalog;
         SegmenterConfig segmenterConfig;
@@ -133,6 +139,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
         Run run = new Run(segmenterConfig, TraceFiles.jobName(files.get(0)), catalog);
         List<String> header = new ArrayList<>();
+        InputReport input = new InputReport();
         try (LayersJsonWriter json = new LayersJsonWriter()) {
             run.json = format == Format.json ? json : null;
             for (Path trace : files) {
@@ -144,10 +151,12 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;
                 }
+                input.add(trace, summary);
                 header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
                         + " kernels, ranks " + run.labelsOf(summary.ranks())
                         + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
             }
+            header.add(input.headerLine());
             run.finishAll();
             String anchor = run.anchor();
             Integer layers = run.numLayers();
@@ -155,6 +164,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (format == Format.json) {
                 json.writeDocument(
                         out,
+                        input.json(),
                         segmenterConfig.profileName(),
                         anchor,
                         layers,
@@ -175,8 +185,11 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             err.println("analyze layers: "
                     + String.join(", ", files.stream().map(Path::toString).toList())
                     + " has no GPU kernels, memcpy or memset: no passes");
+        } else if (!input.complete()) {
+            err.println("analyze layers: " + input.headerLine().substring("input: ".length())
+                    + "; the passes it cut short are complete: false");
         }
-        return 0;
+        return input.exitCode(run.gpuEvents > 0);
     }
 
     /**
@@ -193,6 +206,9 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
 
         final CrossRankTable crossRank = new CrossRankTable();
         Path trace;
+        /** The current file ended early (truncated or invalid): its open passes close incomplete. */
+        boolean brokenFile;
+
         String runName;
         int fileNumber = -1;
         final Set<String> reported = new LinkedHashSet<>();
@@ -213,6 +229,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         /** The next file to be read. */
         void file(Path file) {
             trace = file;
+            brokenFile = false;
             runName = TraceFiles.runName(file);
             fileNumber++;
         }
@@ -252,11 +269,16 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
 
         @Override
         public void endOfTrace(String fileRank, TraceBatch.Lane lane) {
-            segmenters.endOfTrace(label(fileRank), lane);
+            segmenters.endOfTrace(
+                    label(fileRank), lane, brokenFile ? PassSegmenter.INPUT_ENDED_EARLY : PassSegmenter.END_OF_TRACE);
         }
 
         @Override
         public void problem(InputProblem p) {
+            if (p.kind() == AnomalyKind.TRUNCATED_INPUT || p.kind() == AnomalyKind.INVALID_JSON) {
+                // The reader stops at such a problem: what is open when the lanes end was cut short.
+                brokenFile = true;
+            }
             text.anomaly(new Anomaly(job, null, p.kind(), p.message(), p.where()));
         }
 

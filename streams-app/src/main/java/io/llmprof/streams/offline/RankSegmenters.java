@@ -37,6 +37,12 @@ final class RankSegmenters {
     }
 
     void endOfTrace(String rank, TraceBatch.Lane lane) {
+        endOfTrace(rank, lane, PassSegmenter.END_OF_TRACE);
+    }
+
+    /** As {@link #endOfTrace(String, TraceBatch.Lane)}; {@code reason} {@link PassSegmenter#INPUT_ENDED_EARLY} for a
+     * broken input. */
+    void endOfTrace(String rank, TraceBatch.Lane lane, String reason) {
         PassSegmenter s = segmenters.get(rank);
         if (s == null) {
             return;
@@ -46,13 +52,18 @@ final class RankSegmenters {
                 out.accept(rank, s.hostEnded());
             }
         } else {
-            end(rank, s);
+            end(rank, s, reason);
         }
     }
 
     /** Ends every rank whose GPU lane has not ended (the file ended without saying so). */
     void finishAll() {
-        segmenters.forEach(this::end);
+        finishAll(PassSegmenter.END_OF_TRACE);
+    }
+
+    /** As {@link #finishAll()}, with {@code reason} for the open passes. */
+    void finishAll(String reason) {
+        segmenters.forEach((rank, s) -> end(rank, s, reason));
     }
 
     /** Forgets a rank: its segmenter and open pass are dropped, nothing more is emitted for it. */
@@ -65,9 +76,9 @@ final class RankSegmenters {
         return segmenters.values();
     }
 
-    private void end(String rank, PassSegmenter s) {
+    private void end(String rank, PassSegmenter s, String reason) {
         if (ended.add(rank)) {
-            out.accept(rank, s.endOfTrace(PassSegmenter.END_OF_TRACE));
+            out.accept(rank, s.endOfTrace(reason));
             out.accept(rank, s.hostEnded()); // a rank whose host lane never ends must not wait
         }
     }

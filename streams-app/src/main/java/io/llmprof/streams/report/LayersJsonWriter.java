@@ -77,8 +77,22 @@ public final class LayersJsonWriter implements AutoCloseable {
             int blocksPerLayer,
             List<CrossRankView> crossRank)
             throws IOException {
+        writeDocument(out, null, profile, anchor, numLayers, blocksPerLayer, crossRank);
+    }
+
+    /** As above, with an {@code input} block first (what was read, complete or not; null: none). */
+    public void writeDocument(
+            Writer out,
+            Object input,
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            List<CrossRankView> crossRank)
+            throws IOException {
         var m = Json.mapper();
-        out.write("{\"profile\":" + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
+        out.write("{" + (input == null ? "" : "\"input\":" + m.writeValueAsString(input) + ",") + "\"profile\":"
+                + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
                 + ",\"num_layers\":" + m.writeValueAsString(numLayers) + ",\"blocks_per_layer\":" + blocksPerLayer
                 + ",\"ranks\":[");
         boolean firstRank = true;

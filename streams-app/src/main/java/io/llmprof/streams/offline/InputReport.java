@@ -1,0 +1,88 @@
+package io.llmprof.streams.offline;
+
+import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ReadSummary;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the offline commands read, file by file, and the exit code it makes (docs/analysis.md "Exit codes"):
+ * {@value #COMPLETE} every input read to its end with usable data; {@value #PARTIAL} some input read only in part
+ * (truncated, or invalid from some point on) but usable data; {@value #NO_DATA} no usable data at all (empty,
+ * garbage, not a trace, nothing the command analyses). 1 is an unexpected failure, 2 a usage error.
+ */
+final class InputReport {
+    static final int COMPLETE = 0;
+    static final int PARTIAL = 3;
+    static final int NO_DATA = 4;
+
+    /** Problems listed per file (all are counted). */
+    static final int LISTED = 20;
+
+    private final List<Map<String, Object>> files = new ArrayList<>();
+    private boolean complete = true;
+
+    /** One file's outcome. */
+    void add(Path file, ReadSummary s) {
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("file", file.toString());
+        f.put("complete", s.complete());
+        f.put("events", s.eventsRead());
+        f.put("kernels", s.kernels());
+        f.put("problems_total", s.problemsTotal());
+        List<Map<String, Object>> problems = new ArrayList<>();
+        for (InputProblem p : s.problems()) {
+            if (problems.size() == LISTED) {
+                break;
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("kind", p.kind().tag());
+            m.put("position", p.position());
+            m.put("message", p.message());
+            problems.add(m);
+        }
+        f.put("problems", problems);
+        files.add(f);
+        complete &= s.complete();
+    }
+
+    /** Whether every file was read to its end (bad events inside a file are listed, not "in part"). */
+    boolean complete() {
+        return complete;
+    }
+
+    /** The JSON {@code input} block: {@code {"complete", "files": [{"file", "complete", ..., "problems"}]}}. */
+    Map<String, Object> json() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("complete", complete);
+        m.put("files", files);
+        return m;
+    }
+
+    /** The text header line. */
+    String headerLine() {
+        if (complete) {
+            return "input: complete";
+        }
+        List<String> broken = new ArrayList<>();
+        for (Map<String, Object> f : files) {
+            if (!(Boolean) f.get("complete")) {
+                @SuppressWarnings("unchecked")
+                List<Map<String, Object>> ps = (List<Map<String, Object>>) f.get("problems");
+                broken.add(f.get("file") + (ps.isEmpty() ? "" : " (" + ps.get(0).get("message") + ")"));
+            }
+        }
+        return "input: INCOMPLETE, read only in part: " + String.join("; ", broken);
+    }
+
+    /** The exit code, given whether the command found anything to analyse. */
+    int exitCode(boolean usableData) {
+        if (!usableData) {
+            return NO_DATA;
+        }
+        return complete ? COMPLETE : PARTIAL;
+    }
+}
