@@ -77,6 +77,12 @@ public final class DashboardCommand implements Callable<Integer> {
     short topicReplicationFactor;
 
     @Option(
+            names = "--show-internals",
+            description = "Serve dead letters with their Java stack traces and absolute file paths (by default"
+                    + " /api/dead-letters drops stack traces and reduces paths to file names).")
+    boolean showInternals;
+
+    @Option(
             names = "--baseline",
             paramLabel = "JOB=RUN",
             description = "Marks RUN as the baseline of JOB for host-overhead compare (written to"
@@ -108,7 +114,14 @@ public final class DashboardCommand implements Callable<Integer> {
         DashboardServer server;
         try {
             DashboardConfig config = new DashboardConfig(
-                    bootstrapServers, host, port, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor);
+                    bootstrapServers,
+                    host,
+                    port,
+                    maxPassesPerRank,
+                    maxRanks,
+                    topicPartitions,
+                    topicReplicationFactor,
+                    showInternals);
             server = DashboardServer.start(config, registry);
         } catch (IllegalArgumentException | IllegalStateException e) {
             // Bad option, Kafka unreachable, port taken: the message says which; a stack trace would bury it.

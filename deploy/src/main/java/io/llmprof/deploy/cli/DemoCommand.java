@@ -171,6 +171,12 @@ public final class DemoCommand implements Callable<Integer> {
     int ingestPort;
 
     @Option(
+            names = "--show-internals",
+            description = "Let the dashboard serve dead letters with their stack traces and absolute file paths"
+                    + " (as `llmprof dashboard --show-internals`).")
+    boolean showInternals;
+
+    @Option(
             names = "--prometheus",
             description = "Also start the Debian Prometheus and Alertmanager when installed: Prometheus scrapes the"
                     + " demo's /metrics (honor_labels) and evaluates llmprof's alert rules; Alertmanager receives the"
@@ -244,8 +250,9 @@ public final class DemoCommand implements Callable<Integer> {
                             .build(),
                     registry);
             open.add(streams);
-            DashboardServer dashboard =
-                    DashboardServer.start(DashboardConfig.defaults(bootstrap).withHttpPort(httpPort), registry);
+            DashboardServer dashboard = DashboardServer.start(
+                    DashboardConfig.defaults(bootstrap).withHttpPort(httpPort).withShowInternals(showInternals),
+                    registry);
             open.add(dashboard);
             if (!streams.awaitRunning(Duration.ofSeconds(60))) {
                 throw new IllegalStateException(
