@@ -74,6 +74,14 @@ export function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+/**
+ * Escapes text for HTML: the one helper for every string from data that ends up in markup (ECharts tooltip
+ * formatters render their answer as HTML). Everything else goes through el()/textContent, which never parses.
+ */
+export function esc(v) {
+  return String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
+}
+
 /** Number formatting: null/NaN as an en dash, otherwise `digits` decimals, thousands separated. */
 export function fmt(v, digits = 1) {
   if (v === null || v === undefined || Number.isNaN(v)) return '\u2013';
@@ -121,7 +129,9 @@ export function table(name, columns, rows, { onRow, total, selected } = {}) {
 const charts = new Set();
 
 export function chart(name, option, { height = 280, onClick, onAxisClick } = {}) {
-  const div = el('div', { 'data-chart': name, class: 'chart', style: `height:${height}px` });
+  const div = el('div', { 'data-chart': name, class: 'chart' });
+  // CSSOM, not a style attribute: the page's Content-Security-Policy refuses inline style attributes in markup.
+  div.style.height = `${height}px`;
   // ECharts needs the element in the document to size itself: the caller appends it, then calls draw().
   const handle = {
     div,

@@ -1,6 +1,7 @@
 // #/moe: expert-parallel balance heatmap (MoE layer x EP rank, time relative to the layer mean) and MoE per-rank
-// distributions (p2.5 / p50 / mean / p97.5 of each op's time per rank).
-import { base, chart, el, fmt, getJson, getJsonOr, note, panel, qs, select, table } from '../lib.js';
+// distributions (p2.5 / p50 / mean / p97.5 of each op's time per rank). Layer and rank labels come from service
+// events: the tooltip formatter's answer is HTML, so it is escaped (esc); ECharts escapes its default tooltips.
+import { base, chart, el, esc, fmt, getJson, getJsonOr, note, panel, qs, select, table } from '../lib.js';
 
 const MAX_RANKS = 64;
 const MAX_LAYERS = 128;
@@ -45,7 +46,7 @@ export default {
       const hm = chart(
         'ep-heatmap',
         {
-          tooltip: { position: 'top', confine: true, formatter: (p) => `layer ${layers[p.value[1]]}, rank ${ranks[p.value[0]]}: ${p.value[2]} × layer mean` },
+          tooltip: { position: 'top', confine: true, formatter: (p) => esc(`layer ${layers[p.value[1]]}, rank ${ranks[p.value[0]]}: ${p.value[2]} × layer mean`) },
           grid: { left: 60, right: 20, top: 36, bottom: 80, containLabel: true },
           xAxis: { type: 'category', name: 'EP rank', data: ranks, splitArea: { show: true } },
           yAxis: { type: 'category', name: 'MoE layer', data: layers.map(String), splitArea: { show: true } },

@@ -3,12 +3,16 @@
 // opened in Perfetto by the user: the link only sets the visible window).
 import { el, fmt, getJson, qs } from '../lib.js';
 
+const PERFETTO = 'https://ui.perfetto.dev/';
+
 export async function perfettoPanel(root, ctx, rank, pass, layer) {
   root.dataset.state = 'loading';
   try {
     const r = await getJson(`/api/ranks/${encodeURIComponent(rank)}/passes/${pass}/perfetto${qs({ job: ctx.job })}`);
     const range = layer === null ? r.range : (r.layers ?? []).find((l) => String(l.layer) === String(layer))?.range;
     if (!range) throw new Error(`no Perfetto range for pass ${pass}${layer === null ? '' : ' layer ' + layer}`);
+    // Only ever open Perfetto's own UI: a link of another scheme (javascript:) or host is refused.
+    if (!String(range.link).startsWith(PERFETTO)) throw new Error(`not a ${PERFETTO} link: ${range.link}`);
     window.open(range.link, '_blank', 'noopener');
     root.replaceChildren(
       el('h4', {}, `Perfetto: ${range.label}`),

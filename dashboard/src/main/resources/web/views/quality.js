@@ -66,6 +66,7 @@ export default {
       panel(
         'Dead-lettered records',
         null,
+        dead.internals === 'hidden' ? note('Stack traces are left out and absolute paths shown as file names (start the dashboard with --show-internals to see them).', { 'data-internals': 'hidden' }) : null,
         table(
           'dead-letters',
           [

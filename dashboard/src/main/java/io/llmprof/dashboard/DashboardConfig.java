@@ -14,6 +14,8 @@ import java.util.Objects;
  *     series
  * @param topicPartitions partitions of llmprof's topics when the dashboard creates them
  * @param topicReplicationFactor replication factor of llmprof's topics when the dashboard creates them
+ * @param showInternals serve dead letters with their stack traces and absolute file paths; off by default (the
+ *     API has no authentication: they show only the file name and the message)
  */
 public record DashboardConfig(
         String bootstrapServers,
@@ -22,7 +24,8 @@ public record DashboardConfig(
         int maxPassesPerRank,
         int maxRanks,
         int topicPartitions,
-        short topicReplicationFactor) {
+        short topicReplicationFactor,
+        boolean showInternals) {
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final int DEFAULT_HTTP_PORT = 8080;
@@ -54,7 +57,8 @@ public record DashboardConfig(
                 StoreLimits.DEFAULT_MAX_PASSES_PER_RANK,
                 StoreLimits.DEFAULT_MAX_RANKS,
                 1,
-                (short) 1);
+                (short) 1,
+                false);
     }
 
     public StoreLimits storeLimits() {
@@ -69,7 +73,8 @@ public record DashboardConfig(
                 maxPassesPerRank,
                 maxRanks,
                 topicPartitions,
-                topicReplicationFactor);
+                topicReplicationFactor,
+                showInternals);
     }
 
     public DashboardConfig withHttpPort(int newHttpPort) {
@@ -80,21 +85,55 @@ public record DashboardConfig(
                 maxPassesPerRank,
                 maxRanks,
                 topicPartitions,
-                topicReplicationFactor);
+                topicReplicationFactor,
+                showInternals);
     }
 
     public DashboardConfig withMaxPassesPerRank(int newMax) {
         return new DashboardConfig(
-                bootstrapServers, host, httpPort, newMax, maxRanks, topicPartitions, topicReplicationFactor);
+                bootstrapServers,
+                host,
+                httpPort,
+                newMax,
+                maxRanks,
+                topicPartitions,
+                topicReplicationFactor,
+                showInternals);
     }
 
     public DashboardConfig withMaxRanks(int newMax) {
         return new DashboardConfig(
-                bootstrapServers, host, httpPort, maxPassesPerRank, newMax, topicPartitions, topicReplicationFactor);
+                bootstrapServers,
+                host,
+                httpPort,
+                maxPassesPerRank,
+                newMax,
+                topicPartitions,
+                topicReplicationFactor,
+                showInternals);
+    }
+
+    public DashboardConfig withShowInternals(boolean show) {
+        return new DashboardConfig(
+                bootstrapServers,
+                host,
+                httpPort,
+                maxPassesPerRank,
+                maxRanks,
+                topicPartitions,
+                topicReplicationFactor,
+                show);
     }
 
     public DashboardConfig withTopics(int partitions, short replicationFactor) {
         return new DashboardConfig(
-                bootstrapServers, host, httpPort, maxPassesPerRank, maxRanks, partitions, replicationFactor);
+                bootstrapServers,
+                host,
+                httpPort,
+                maxPassesPerRank,
+                maxRanks,
+                partitions,
+                replicationFactor,
+                showInternals);
     }
 }

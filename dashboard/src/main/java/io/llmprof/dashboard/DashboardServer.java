@@ -78,7 +78,7 @@ public final class DashboardServer implements AutoCloseable {
         PassStore store = new PassStore(config.storeLimits());
         HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);
         ServiceStore service = new ServiceStore(ServiceLimits.defaults());
-        QualityStore quality = new QualityStore();
+        QualityStore quality = new QualityStore(config.showInternals());
         LiveHub live = new LiveHub(LiveConfig.defaults(), meters);
         TopicFeed feed = new TopicFeed(
                 TopicFeed.createConsumer(config.bootstrapServers()),

@@ -13,6 +13,9 @@ class DashboardConfigTest {
         assertThat(config.host()).isEqualTo("127.0.0.1");
         assertThat(config.httpPort()).isEqualTo(8080);
         assertThat(config.storeLimits().maxPassesPerRank()).isEqualTo(1000);
+        assertThat(config.showInternals()).isFalse();
+        assertThat(config.withShowInternals(true).withHttpPort(0).showInternals())
+                .isTrue();
     }
 
     @Test

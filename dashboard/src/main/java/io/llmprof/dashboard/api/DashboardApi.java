@@ -49,8 +49,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /api/anomalies[?job=J][&limit=N]}: {@code {"total","by_kind": [{"kind","severity","count"}],
  *       "latest": [anomaly as on the topic + "severity", newest first]}}; unreadable ones listed too
  *   <li>{@code GET /api/dead-letters[?limit=N]}: {@code {"total","by_origin": {"agent","streams","unknown"},
- *       "latest": [{"topic","partition","offset","timestamp_ms","origin","headers": {name: text},"value_bytes",
- *       "value_preview"}]}}, newest first
+ *       "internals": "hidden"|"shown", "latest": [{"topic","partition","offset","timestamp_ms","origin","headers":
+ *       {name: text},"value_bytes", "value_preview"}]}}, newest first; stack traces and absolute paths only with
+ *       {@code --show-internals}
  *   <li>{@code GET /api/ranks[?job=J]}: each rank with its state ({@code state} live|idle, {@code last_seen_ms},
  *       {@code incomplete_held}, {@code anomalies}; see {@link RankView})
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
@@ -232,6 +233,7 @@ public final class DashboardApi {
             // Streams would otherwise hold Jetty's stop until their next keep-alive.
             config.events.serverStopping(live::disconnectAll);
             config.router.mount(router -> {
+                router.before(SecurityHeaders::apply);
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);

@@ -54,10 +54,12 @@ final class QualityController {
             @JsonProperty("value_bytes") int valueBytes,
             @JsonProperty("value_preview") String valuePreview) {}
 
-    @JsonPropertyOrder({"total", "by_origin", "latest"})
+    /** @param internals "hidden" (stack traces dropped, paths reduced to file names) or "shown" */
+    @JsonPropertyOrder({"total", "by_origin", "internals", "latest"})
     record DeadLettersResponse(
             @JsonProperty("total") long total,
             @JsonProperty("by_origin") Map<String, Long> byOrigin,
+            @JsonProperty("internals") String internals,
             @JsonProperty("latest") List<DeadLetterView> latest) {}
 
     /** {@code GET /api/anomalies[?job=J][&limit=N]}. */
@@ -79,6 +81,7 @@ final class QualityController {
         ctx.json(new DeadLettersResponse(
                 d.total(),
                 d.byOrigin(),
+                store.showInternals() ? "shown" : "hidden",
                 d.latest().stream()
                         .map(l -> new DeadLetterView(
                                 l.topic(),

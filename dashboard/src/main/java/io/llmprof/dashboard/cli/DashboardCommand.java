@@ -88,6 +88,12 @@ public final class DashboardCommand implements Callable<Integer> {
     short topicReplicationFactor;
 
     @Option(
+            names = "--show-internals",
+            description = "Serve dead letters with their Java stack traces and absolute file paths (by default"
+                    + " /api/dead-letters drops stack traces and reduces paths to file names).")
+    boolean showInternals;
+
+    @Option(
             names = "--baseline",
             paramLabel = "JOB=RUN",
             description = "Marks RUN as the baseline of JOB for host-overhead compare (written to"
@@ -131,7 +137,14 @@ public final class DashboardCommand implements Callable<Integer> {
         io.llmprof.dashboard.DashboardAccess access;
         try {
             DashboardConfig config = new DashboardConfig(
-                    bootstrapServers, host, port, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor);
+                    bootstrapServers,
+                    host,
+                    port,
+                    maxPassesPerRank,
+                    maxRanks,
+                    topicPartitions,
+                    topicReplicationFactor,
+                    showInternals);
             io.llmprof.events.access.ApiToken token =
                     io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
             if (metricsNeedToken && !token.required()) {

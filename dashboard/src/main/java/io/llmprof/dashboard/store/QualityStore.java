@@ -25,6 +25,9 @@ import java.util.TreeMap;
  * {@value #MAX_JOBS} jobs; later jobs count under {@value #OTHER_JOB}. A record that cannot be read is still
  * counted and listed, with what could be read of it.
  *
+ * <p>Dead letters are kept without their internals (stack traces, absolute paths: {@link Internals}) unless the
+ * store was made with {@code showInternals}.
+ *
  * <p>One writer (the feed), many readers (HTTP threads): every method is synchronized, readers get copies.
  */
 public final class QualityStore {
@@ -82,6 +85,22 @@ public final class QualityStore {
     private final Map<String, Long> deadLetterCounts = new TreeMap<>();
     private long deadLetterTotal;
     private final Map<String, Long> rankCounts = new HashMap<>();
+    private final boolean showInternals;
+
+    /** Dead letters without stack traces and with absolute paths reduced to file names (see {@link Internals}). */
+    public QualityStore() {
+        this(false);
+    }
+
+    /** @param showInternals keep dead letters' stack traces and absolute paths as written ({@code --show-internals}) */
+    public QualityStore(boolean showInternals) {
+        this.showInternals = showInternals;
+    }
+
+    /** Whether dead letters are kept with their stack traces and paths. */
+    public boolean showInternals() {
+        return showInternals;
+    }
 
     public synchronized void addAnomaly(Anomaly anomaly) {
         ObjectNode json = Json.mapper().valueToTree(anomaly);
@@ -170,9 +189,14 @@ public final class QualityStore {
             if (texts.size() >= MAX_HEADERS && !texts.containsKey(h.getKey())) {
                 continue;
             }
+            if (!showInternals && Internals.internalHeader(h.getKey())) {
+                continue;
+            }
             byte[] v = h.getValue();
-            texts.put(h.getKey(), cut(v == null ? "" : new String(v, StandardCharsets.UTF_8), MAX_HEADER_CHARS));
+            String text = v == null ? "" : new String(v, StandardCharsets.UTF_8);
+            texts.put(h.getKey(), cut(showInternals ? text : Internals.redact(text), MAX_HEADER_CHARS));
         }
+        String preview = preview(value);
         deadLetters.addLast(new DeadLetter(
                 topic,
                 partition,
@@ -181,7 +205,7 @@ public final class QualityStore {
                 origin,
                 texts,
                 value == null ? 0 : value.length,
-                preview(value)));
+                showInternals ? preview : Internals.redact(preview)));
         while (deadLetters.size() > DEAD_LETTERS_KEPT) {
             deadLetters.pollFirst();
         }

@@ -33,5 +33,13 @@ final class TestHttp {
         return new Response(response.statusCode(), contentType, response.body(), json);
     }
 
+    /** The response headers of a GET (the security headers every answer carries). */
+    java.net.http.HttpHeaders headers(String path) throws IOException, InterruptedException {
+        return client.send(
+                        HttpRequest.newBuilder(uri(path)).timeout(DEADLINE).build(),
+                        HttpResponse.BodyHandlers.discarding())
+                .headers();
+    }
+
     record Response(int status, String contentType, String body, JsonNode json) {}
 }

@@ -337,6 +337,8 @@ class WebApiTest {
 
         assertThat(r.get("total").asLong()).isEqualTo(3);
         assertThat(r.get("by_origin").toString()).isEqualTo("{\"agent\":1,\"streams\":1,\"unknown\":1}");
+        // Started without --show-internals: the answer says stack traces and paths are left out.
+        assertThat(r.get("internals").asText()).isEqualTo("hidden");
         JsonNode latest = r.get("latest");
         assertThat(latest).extracting(l -> l.get("origin").asText()).containsExactly("unknown", "streams", "agent");
         JsonNode none = latest.get(0);

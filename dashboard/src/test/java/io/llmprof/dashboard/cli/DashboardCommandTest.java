@@ -17,6 +17,15 @@ class DashboardCommandTest {
         assertThat(command.port).isEqualTo(8080);
         assertThat(command.host).isEqualTo("127.0.0.1");
         assertThat(command.maxPassesPerRank).isEqualTo(1000);
+        assertThat(command.showInternals).isFalse();
+    }
+
+    @Test
+    void showInternalsIsAnOptInFlag() {
+        DashboardCommand command = new DashboardCommand();
+        new CommandLine(command).parseArgs("--show-internals");
+
+        assertThat(command.showInternals).isTrue();
     }
 
     @Test
@@ -55,6 +64,7 @@ class DashboardCommandTest {
                         "--host",
                         "--max-passes-per-rank",
                         "--max-ranks",
+                        "--show-internals",
                         "--baseline");
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.DeadLetterHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.AbstractMap;
 import java.util.ArrayList;
@@ -68,5 +69,61 @@ class QualityStoreTest {
         // h0..h31 kept (h0 replaced by its later value, cut to 2048 characters + "..."), h32.. and "empty" left out.
         assertThat(first.headers()).hasSize(32).containsKey("h31").doesNotContainKey("h32");
         assertThat(first.headers().get("h0")).hasSize(2048 + 3);
+    }
+
+    private static final String TRACE = "org.apache.kafka.common.errors.SerializationException: bad\n"
+            + "\tat io.llmprof.events.wire.ProtoTraceBatchSerde.deserialize(ProtoTraceBatchSerde.java:42)\n"
+            + "\tat org.apache.kafka.streams.processor.internals.RecordDeserializer.deserialize(RecordDeserializer.java:57)";
+
+    private static List<Map.Entry<String, byte[]>> internalHeaders() {
+        List<Map.Entry<String, byte[]>> headers = new ArrayList<>();
+        headers.add(Map.entry(DeadLetterHeaders.SOURCE, utf8("/home/ops/traces/run-7/rank-3.json.gz:1234")));
+        headers.add(
+                Map.entry(DeadLetterHeaders.EXCEPTION, utf8("org.apache.kafka.common.errors.SerializationException")));
+        headers.add(Map.entry(DeadLetterHeaders.STACKTRACE, utf8(TRACE)));
+        headers.add(Map.entry(
+                DeadLetterHeaders.MESSAGE, utf8("cannot read C:\\Users\\ops\\traces\\rank-3.json: " + TRACE)));
+        return headers;
+    }
+
+    @Test
+    void deadLettersAreServedWithoutStackTracesAndWithFileNamesOnlyByDefault() {
+        store.addDeadLetter(
+                "llmprof.dlq", 0, 0, 0, "agent", internalHeaders(), utf8("{\"file\": \"/var/lib/llmprof/in/a.json\"}"));
+
+        QualityStore.DeadLetter d =
+                store.deadLetters(List.of("agent"), 1).latest().get(0);
+        assertThat(store.showInternals()).isFalse();
+        assertThat(d.headers())
+                .containsOnlyKeys(DeadLetterHeaders.SOURCE, DeadLetterHeaders.EXCEPTION, DeadLetterHeaders.MESSAGE)
+                .containsEntry(DeadLetterHeaders.SOURCE, "rank-3.json.gz:1234")
+                .containsEntry(DeadLetterHeaders.EXCEPTION, "org.apache.kafka.common.errors.SerializationException")
+                // The pasted trace is cut at its first frame; the Windows path reduced to its file name.
+                .containsEntry(
+                        DeadLetterHeaders.MESSAGE,
+                        "cannot read rank-3.json: org.apache.kafka.common.errors.SerializationException: bad");
+        assertThat(d.valuePreview()).isEqualTo("{\"file\": \"a.json\"}");
+        assertThat(String.join(" ", d.headers().values()) + d.valuePreview())
+                .doesNotContain("/home", "/var", "\\Users", "\tat ", ".java:");
+    }
+
+    @Test
+    void withShowInternalsDeadLettersAreServedAsWritten() {
+        QualityStore shown = new QualityStore(true);
+        byte[] value = utf8("{\"file\": \"/var/lib/llmprof/in/a.json\"}");
+        shown.addDeadLetter("llmprof.dlq", 0, 0, 0, "agent", internalHeaders(), value);
+
+        QualityStore.DeadLetter d =
+                shown.deadLetters(List.of("agent"), 1).latest().get(0);
+        assertThat(shown.showInternals()).isTrue();
+        assertThat(d.headers())
+                .containsEntry(DeadLetterHeaders.STACKTRACE, TRACE)
+                .containsEntry(DeadLetterHeaders.SOURCE, "/home/ops/traces/run-7/rank-3.json.gz:1234");
+        assertThat(d.headers().get(DeadLetterHeaders.MESSAGE)).endsWith(TRACE).contains("C:\\Users\\ops");
+        assertThat(d.valuePreview()).isEqualTo(new String(value, StandardCharsets.UTF_8));
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -189,6 +189,12 @@ public final class DemoCommand implements Callable<Integer> {
     int ingestPort;
 
     @Option(
+            names = "--show-internals",
+            description = "Let the dashboard serve dead letters with their stack traces and absolute file paths"
+                    + " (as `llmprof dashboard --show-internals`).")
+    boolean showInternals;
+
+    @Option(
             names = "--prometheus",
             description = "Also start the Debian Prometheus and Alertmanager when installed: Prometheus scrapes the"
                     + " demo's /metrics (honor_labels) and evaluates llmprof's alert rules; Alertmanager receives the"
@@ -270,7 +276,10 @@ public final class DemoCommand implements Callable<Integer> {
                     registry);
             open.add(streams);
             DashboardServer dashboard = DashboardServer.start(
-                    DashboardConfig.defaults(bootstrap).withHost(bind).withHttpPort(httpPort),
+                    DashboardConfig.defaults(bootstrap)
+                            .withHost(bind)
+                            .withHttpPort(httpPort)
+                            .withShowInternals(showInternals),
                     registry,
                     () -> componentHealth(streams.health()),
                     access);
