@@ -112,7 +112,19 @@ final class ByteScanner {
 
     /** The next non-whitespace byte, not consumed; -1 at end of input. */
     int peek() {
-        // locals, not fields, in the hot loops: C1 (the launcher's JIT for analyze) does not hoist field loads
+        // small enough for C1 (the launcher's JIT for analyze) to inline; the loop is out of line
+        int p = pos;
+        if (p < limit) {
+            byte c = buf[p];
+            if (c > ' ') {
+                return c;
+            }
+        }
+        return peekSlow();
+    }
+
+    private int peekSlow() {
+        // locals, not fields, in the hot loops: C1 does not hoist field loads
         while (true) {
             byte[] b = buf;
             int lim = limit;
@@ -146,6 +158,15 @@ final class ByteScanner {
 
     /** Consumes the next non-whitespace byte, which must be {@code c}. */
     void expect(char c) {
+        int p = pos;
+        if (p < limit && buf[p] == c) {
+            pos = p + 1;
+            return;
+        }
+        expectSlow(c);
+    }
+
+    private void expectSlow(char c) {
         if (peek() != c) {
             throw new Bail("expected '" + c + "'");
         }
@@ -154,6 +175,22 @@ final class ByteScanner {
 
     /** After a value inside a container: true for ',' (consumed), false for {@code close} (consumed). */
     boolean next(char close) {
+        int p = pos;
+        if (p < limit) {
+            byte c = buf[p];
+            if (c == ',') {
+                pos = p + 1;
+                return true;
+            }
+            if (c == close) {
+                pos = p + 1;
+                return false;
+            }
+        }
+        return nextSlow(close);
+    }
+
+    private boolean nextSlow(char close) {
         int b = peek();
         pos++;
         if (b == ',') {
