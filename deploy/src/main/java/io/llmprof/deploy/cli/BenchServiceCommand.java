@@ -87,11 +87,15 @@ public final class BenchServiceCommand implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Where the input and the broker's data go. Default: a temp dir.")
     Path workDir;
 
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /**
+     * Made when the command runs, not when picocli builds the command tree: an HttpClient initializes TLS (~200
+     * classes) and a selector thread, which every other llmprof command would pay for at start-up.
+     */
+    private HttpClient http;
 
     @Override
     public Integer call() throws Exception {
+        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         PrintWriter out = spec.commandLine().getOut();
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("llmprof-bench-");
         ServiceSynth.Truth truth = null;
