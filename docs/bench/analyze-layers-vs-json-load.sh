@@ -27,7 +27,8 @@ for _ in $(seq "$ROUNDS"); do
   run llmprof env LLMPROF_SKIP_BUILD=1 LLMPROF_JAVA_OPTS=-Xmx256m ./llmprof analyze layers \
     --trace "$TRACE" --config "$CONFIG" --format json
   run json.load python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$TRACE"
-  run jvm-start env LLMPROF_SKIP_BUILD=1 LLMPROF_JAVA_OPTS=-Xmx256m ./llmprof --version
+  # start-up and picocli with the same JIT flags as the analyze run (the launcher picks them by command)
+  run jvm-start env LLMPROF_SKIP_BUILD=1 LLMPROF_JAVA_OPTS=-Xmx256m ./llmprof analyze layers --help
 done
 if [ -n "$BASE" ]; then cmp "$DIR/q130-baseline.out" "$DIR/q130-llmprof.out" && echo "same JSON output as the baseline"; fi
 python3 - "$LOG" <<'PY'
