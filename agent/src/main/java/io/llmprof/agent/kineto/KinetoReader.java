@@ -77,13 +77,56 @@ public final class KinetoReader {
      *     {@link InterruptedIOException}); bad content is reported through the summary and the sink
      */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        return read(file, options, sink, true);
+    }
+
+    /**
+     * @param fastPath read with {@link FastTraceWalk} first; false: Jackson only (tests compare the two)
+     */
+    static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink, boolean fastPath) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(sink, "sink");
         long fileSize = Files.size(file);
-        InputStream in = Files.newInputStream(file);
-        try (Session session = new Session(file, fileSize, options, sink, in)) {
+        Replay replay = Replay.NONE;
+        if (fastPath) {
+            Session fast = new Session(file, fileSize, options, sink, Files.newInputStream(file), null);
+            try (fast) {
+                return fast.run();
+            } catch (ByteScanner.Bail b) {
+                // Both walks make the same calls for what the fast one read, so Jackson's read skips those.
+                replay = fast.delivered();
+                LOG.debug("{}: {} at byte {}; reading again with Jackson", file, b.getMessage(), fast.scanned());
+            }
+        }
+        try (Session session = new Session(file, fileSize, options, sink, Files.newInputStream(file), replay)) {
             return session.run();
         }
+    }
+
+    /** True when the fast walk reads the whole file without handing it to Jackson (tests: it must, for real traces). */
+    static boolean fastWalkReads(Path file) throws IOException {
+        OrderedSink none = new OrderedSink() {
+            @Override
+            public void event(String rank, Lane lane, long index, TraceEvent event) {}
+
+            @Override
+            public void endOfTrace(String rank, Lane lane) {}
+        };
+        try (Session fast =
+                new Session(file, Files.size(file), ReaderOptions.defaults(), none, Files.newInputStream(file), null)) {
+            fast.run();
+            return true;
+        } catch (ByteScanner.Bail b) {
+            return false;
+        }
+    }
+
+    /**
+     * What a fast read that gave up had already delivered: a Jackson read of the same file makes the same calls
+     * first, and skips them (and their log lines), and does not report progress below what was reported.
+     */
+    private record Replay(long events, long problems, long progressBytes) {
+        static final Replay NONE = new Replay(0, 0, 0);
     }
 
     /** True when the file holds one complete JSON document (it parses to its end); false otherwise. */
@@ -114,20 +157,20 @@ public final class KinetoReader {
         return buffered;
     }
 
-    private static final int CAT_UNSEEN = 0;
-    private static final int CAT_OTHER = 1;
-    private static final int CAT_KERNEL = 2;
-    private static final int CAT_MEMCPY = 3;
-    private static final int CAT_MEMSET = 4;
-    private static final int CAT_RUNTIME = 5;
-    private static final int CAT_CPU_OP = 6;
-    private static final int CAT_USER_ANNOTATION = 7;
-    private static final int CAT_GPU_ANNOTATION = 8;
+    private static final int CAT_UNSEEN = EventFields.CAT_UNSEEN;
+    private static final int CAT_OTHER = EventFields.CAT_OTHER;
+    private static final int CAT_KERNEL = EventFields.CAT_KERNEL;
+    private static final int CAT_MEMCPY = EventFields.CAT_MEMCPY;
+    private static final int CAT_MEMSET = EventFields.CAT_MEMSET;
+    private static final int CAT_RUNTIME = EventFields.CAT_RUNTIME;
+    private static final int CAT_CPU_OP = EventFields.CAT_CPU_OP;
+    private static final int CAT_USER_ANNOTATION = EventFields.CAT_USER_ANNOTATION;
+    private static final int CAT_GPU_ANNOTATION = EventFields.CAT_GPU_ANNOTATION;
 
-    private static final long MISSING = Long.MIN_VALUE + 1;
+    private static final long MISSING = EventFields.MISSING;
 
     /** State of one read. */
-    private static final class Session implements AutoCloseable {
+    private static final class Session implements AutoCloseable, FastTraceWalk.Target {
         private final String fileLabel;
         private final long fileSize;
         private final ReaderOptions options;
@@ -167,14 +210,18 @@ public final class KinetoReader {
         private final List<InputProblem> problems = new ArrayList<>();
         private long lastProgress;
 
-        // Fields of the event being parsed (reused: no per-event holder object).
-        private Integer argDevice;
-        private Long argStream;
-        private Long argCorrelation;
-        private Long argExternalId;
-        private String argDims;
+        private final Replay replay;
+        private ByteScanner scanner;
+        private long eventsDelivered;
+        private long problemsDelivered;
+        private long progressReported;
 
-        Session(Path file, long fileSize, ReaderOptions options, OrderedSink sink, InputStream in) {
+        /** Fields of the entry being read (reused: no per-event holder object). */
+        private final EventFields ev = new EventFields();
+
+        /** @param replay null: the fast walk; else Jackson, skipping what a fast read delivered */
+        Session(Path file, long fileSize, ReaderOptions options, OrderedSink sink, InputStream in, Replay replay) {
+            this.replay = replay;
             this.fileLabel = file.toString();
             this.fileSize = fileSize;
             this.options = options;
@@ -192,8 +239,15 @@ public final class KinetoReader {
                 InputStream decoded = maybeGunzip(raw);
                 gzip = decoded instanceof GZIPInputStream;
                 tracker = new InputTracker(decoded);
-                p = FACTORY.createParser(tracker);
-                complete = parseRoot();
+                if (replay == null) {
+                    scanner = new ByteScanner(tracker);
+                    complete = new FastTraceWalk(scanner, this).root();
+                } else {
+                    p = FACTORY.createParser(tracker);
+                    complete = parseRoot();
+                }
+            } catch (ByteScanner.InterruptedRead e) {
+                throw e.cause;
             } catch (InterruptedIOException e) {
                 throw e;
             } catch (JsonEOFException e) {
@@ -276,24 +330,49 @@ public final class KinetoReader {
             while ((field = p.nextFieldName()) != null) {
                 JsonToken v = p.nextToken();
                 if ("rank".equals(field) && (v == JsonToken.VALUE_NUMBER_INT || v == JsonToken.VALUE_STRING)) {
-                    String rank = p.getText().trim();
-                    if (rank.isEmpty()) {
-                        continue;
-                    }
-                    if (sawTraceEvents) {
-                        LOG.debug(
-                                "{}: distributedInfo.rank {} comes after traceEvents; rank stays {}",
-                                fileLabel,
-                                rank,
-                                baseRank);
-                    } else {
-                        fileRank = rank;
-                        fileRankSource = "distributedInfo";
-                    }
+                    distributedRank(p.getText());
                 } else {
                     p.skipChildren();
                 }
             }
+        }
+
+        @Override
+        public void distributedRank(String text) {
+            String rank = text.trim();
+            if (rank.isEmpty()) {
+                return;
+            }
+            if (sawTraceEvents) {
+                LOG.debug(
+                        "{}: distributedInfo.rank {} comes after traceEvents; rank stays {}",
+                        fileLabel,
+                        rank,
+                        baseRank);
+            } else {
+                fileRank = rank;
+                fileRankSource = "distributedInfo";
+            }
+        }
+
+        @Override
+        public void traceEventsFound() {
+            sawTraceEvents = true;
+        }
+
+        @Override
+        public long entry() {
+            return entries++;
+        }
+
+        @Override
+        public void skippedEntry() {
+            skipped++;
+        }
+
+        @Override
+        public void checkpoint() throws InterruptedIOException {
+            checkpointProgress();
         }
 
         private void readEvents() throws IOException {
@@ -322,35 +401,21 @@ public final class KinetoReader {
             long consumed = raw.count();
             if (consumed - lastProgress >= PROGRESS_STEP_BYTES) {
                 lastProgress = consumed;
-                options.progress().inputBytes(consumed);
+                progress(consumed);
             }
         }
 
         // ---- one event
 
         private void readEvent(long ordinal) throws IOException {
-            long eventStart = tokenOffset();
-            boolean phSeen = false;
-            int cat = CAT_UNSEEN;
-            String name = null;
-            long pid = 0;
-            boolean pidNumeric = false;
-            long tid = 0;
-            boolean tidNumeric = false;
-            long ts = MISSING;
-            long dur = MISSING;
-            argDevice = null;
-            argStream = null;
-            argCorrelation = null;
-            argExternalId = null;
-            argDims = null;
-
+            EventFields f = ev;
+            f.reset(tokenOffset());
             String field;
             while ((field = p.nextFieldName()) != null) {
                 JsonToken v = p.nextToken();
                 switch (field) {
                     case "ph" -> {
-                        phSeen = true;
+                        f.phSeen = true;
                         if (v != JsonToken.VALUE_STRING || !textIs("X")) {
                             skipRestOfObject();
                             skipped++;
@@ -358,8 +423,8 @@ public final class KinetoReader {
                         }
                     }
                     case "cat" -> {
-                        cat = v == JsonToken.VALUE_STRING ? category() : CAT_OTHER;
-                        if (cat == CAT_OTHER) {
+                        f.cat = v == JsonToken.VALUE_STRING ? category() : CAT_OTHER;
+                        if (f.cat == CAT_OTHER) {
                             skipRestOfObject();
                             skipped++;
                             return;
@@ -367,7 +432,7 @@ public final class KinetoReader {
                     }
                     case "name" -> {
                         if (v == JsonToken.VALUE_STRING) {
-                            name = names.get(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+                            f.name = names.get(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
                         } else {
                             p.skipChildren();
                         }
@@ -375,22 +440,22 @@ public final class KinetoReader {
                     case "pid" -> {
                         long n = integerOrMissing(v);
                         if (n != MISSING) {
-                            pid = n;
-                            pidNumeric = true;
+                            f.pid = n;
+                            f.pidNumeric = true;
                         }
                     }
                     case "tid" -> {
                         long n = integerOrMissing(v);
                         if (n != MISSING) {
-                            tid = n;
-                            tidNumeric = true;
+                            f.tid = n;
+                            f.tidNumeric = true;
                         }
                     }
-                    case "ts" -> ts = micros(v);
-                    case "dur" -> dur = micros(v);
+                    case "ts" -> f.ts = micros(v);
+                    case "dur" -> f.dur = micros(v);
                     case "args" -> {
                         if (v == JsonToken.START_OBJECT) {
-                            readArgs(cat == CAT_CPU_OP || cat == CAT_UNSEEN);
+                            readArgs(f.cat == CAT_CPU_OP || f.cat == CAT_UNSEEN);
                         } else {
                             p.skipChildren();
                         }
@@ -398,14 +463,23 @@ public final class KinetoReader {
                     default -> p.skipChildren();
                 }
             }
-            if (!phSeen || cat == CAT_UNSEEN) {
+            event(f, ordinal);
+        }
+
+        /** One entry read by either walk: checked, turned into an event and sequenced (or counted). */
+        @Override
+        public void event(EventFields f, long ordinal) {
+            if (!f.phSeen || f.cat == CAT_UNSEEN) {
                 skipped++;
                 return;
             }
+            long ts = f.ts;
+            long dur = f.dur;
+            String name = f.name;
             if (ts == MISSING || ts == Micros.INVALID) {
                 badEvent(
                         AnomalyKind.MISSING_TS,
-                        eventStart,
+                        f.start,
                         (ts == MISSING ? "event without ts" : "event with an unreadable ts") + describe(name),
                         ordinal);
                 return;
@@ -413,7 +487,7 @@ public final class KinetoReader {
             if (dur == Micros.INVALID || (dur != MISSING && dur < 0)) {
                 badEvent(
                         AnomalyKind.NEGATIVE_DURATION,
-                        eventStart,
+                        f.start,
                         (dur == Micros.INVALID
                                         ? "event with an unreadable dur"
                                         : "event with negative dur " + dur + " ns")
@@ -427,13 +501,16 @@ public final class KinetoReader {
             if (name == null) {
                 name = "";
             }
-            Long stream = argStream != null ? argStream : tidNumeric ? Long.valueOf(tid) : null;
+            boolean pidNumeric = f.pidNumeric;
+            long pid = f.pid;
+            Long stream = f.stream != null ? f.stream : f.tidNumeric ? Long.valueOf(f.tid) : null;
             if (pidNumeric && firstPid == null) {
                 firstPid = pid;
             }
+            int cat = f.cat;
             switch (cat) {
                 case CAT_KERNEL, CAT_MEMCPY, CAT_MEMSET, CAT_GPU_ANNOTATION -> {
-                    Integer device = argDevice != null ? argDevice : pidNumeric ? Integer.valueOf((int) pid) : null;
+                    Integer device = f.device != null ? f.device : pidNumeric ? Integer.valueOf((int) pid) : null;
                     Kind kind =
                             switch (cat) {
                                 case CAT_KERNEL -> Kind.KERNEL;
@@ -441,9 +518,8 @@ public final class KinetoReader {
                                 case CAT_MEMSET -> Kind.MEMSET;
                                 default -> Kind.GPU_ANNOTATION;
                             };
-                    Long correlation = kind == Kind.GPU_ANNOTATION ? null : argCorrelation;
-                    TraceEvent e =
-                            new TraceEvent(kind, name, ts, dur, device, stream, correlation, argExternalId, null);
+                    Long correlation = kind == Kind.GPU_ANNOTATION ? null : f.correlation;
+                    TraceEvent e = new TraceEvent(kind, name, ts, dur, device, stream, correlation, f.externalId, null);
                     if (firstGpuPid == null) {
                         firstGpuPid = pidNumeric ? Long.valueOf(pid) : device == null ? null : Long.valueOf(device);
                     }
@@ -467,9 +543,9 @@ public final class KinetoReader {
                             dur,
                             null,
                             stream,
-                            kind == Kind.RUNTIME ? argCorrelation : null,
-                            argExternalId,
-                            kind == Kind.CPU_OP ? argDims : null);
+                            kind == Kind.RUNTIME ? f.correlation : null,
+                            f.externalId,
+                            kind == Kind.CPU_OP ? f.dims : null);
                     eventsRead++;
                     hostSequencer().offer(e, ordinal);
                 }
@@ -481,18 +557,15 @@ public final class KinetoReader {
             while ((field = p.nextFieldName()) != null) {
                 JsonToken v = p.nextToken();
                 switch (field) {
-                    case "device" -> {
-                        long n = integerOrMissing(v);
-                        argDevice = n == MISSING || n != (int) n ? null : Integer.valueOf((int) n);
-                    }
-                    case "stream" -> argStream = boxed(integerOrMissing(v));
-                    case "correlation" -> argCorrelation = boxed(integerOrMissing(v));
-                    case "External id" -> argExternalId = boxed(integerOrMissing(v));
+                    case "device" -> ev.device(integerOrMissing(v));
+                    case "stream" -> ev.stream = boxed(integerOrMissing(v));
+                    case "correlation" -> ev.correlation = boxed(integerOrMissing(v));
+                    case "External id" -> ev.externalId = boxed(integerOrMissing(v));
                     case "Input Dims" -> {
                         if (wantDims) {
                             dimsText.setLength(0);
                             compactJson(v, dimsText);
-                            argDims = dims.get(dimsText);
+                            ev.dims = dims.get(dimsText);
                         } else {
                             p.skipChildren();
                         }
@@ -503,7 +576,7 @@ public final class KinetoReader {
         }
 
         private static Long boxed(long n) {
-            return n == MISSING ? null : Long.valueOf(n);
+            return EventFields.boxed(n);
         }
 
         /** A JSON integer, or a string holding one (string pids such as "Spans" are not). */
@@ -658,7 +731,7 @@ public final class KinetoReader {
         private LaneSequencer hostSequencer() {
             if (host == null) {
                 host = new LaneSequencer(
-                        options.reorderWindow(), (index, e) -> sink.event(baseRank(), Lane.HOST, index, e));
+                        options.reorderWindow(), (index, e) -> deliver(baseRank(), Lane.HOST, index, e));
             }
             return host;
         }
@@ -671,14 +744,14 @@ public final class KinetoReader {
             if (device == null || device.equals(primaryDevice)) {
                 if (primaryGpu == null) {
                     primaryGpu = new LaneSequencer(
-                            options.reorderWindow(), (index, e) -> sink.event(baseRank(), Lane.GPU, index, e));
+                            options.reorderWindow(), (index, e) -> deliver(baseRank(), Lane.GPU, index, e));
                 }
                 return primaryGpu;
             }
             return otherGpus.computeIfAbsent(
                     device,
                     d -> new LaneSequencer(
-                            options.reorderWindow(), (index, e) -> sink.event(deviceRank(d), Lane.GPU, index, e)));
+                            options.reorderWindow(), (index, e) -> deliver(deviceRank(d), Lane.GPU, index, e)));
         }
 
         private String baseRank() {
@@ -751,7 +824,9 @@ public final class KinetoReader {
                         problemsTotal,
                         problemsTotal - LOGGED_PROBLEMS_PER_FILE);
             }
-            options.progress().inputBytes(raw.count());
+            long end = Math.max(raw.count(), replay == null ? 0 : replay.progressBytes());
+            progressReported = end;
+            options.progress().inputBytes(end);
         }
 
         private long outOfOrder() {
@@ -765,8 +840,36 @@ public final class KinetoReader {
 
         // ---- problems
 
+        private void progress(long consumed) {
+            if (replay != null && consumed <= replay.progressBytes()) {
+                return; // the fast read reported this far already
+            }
+            progressReported = consumed;
+            options.progress().inputBytes(consumed);
+        }
+
+        /** What this (fast) session has delivered so far. */
+        Replay delivered() {
+            return new Replay(eventsDelivered, problemsDelivered, progressReported);
+        }
+
+        /** Where the fast walk stopped. */
+        long scanned() {
+            return scanner == null ? 0 : scanner.position();
+        }
+
+        private void deliver(String rank, Lane lane, long index, TraceEvent e) {
+            if (replay != null && eventsDelivered < replay.events()) {
+                eventsDelivered++;
+                return;
+            }
+            eventsDelivered++;
+            sink.event(rank, lane, index, e);
+        }
+
         private void badEvent(AnomalyKind kind, long eventStart, String message, long ordinal) {
-            long eventEnd = p.currentLocation().getByteOffset();
+            long eventEnd =
+                    scanner != null ? scanner.position() : p.currentLocation().getByteOffset();
             report(
                     kind,
                     eventStart,
@@ -823,6 +926,11 @@ public final class KinetoReader {
             if (problems.size() < options.maxProblemsKept()) {
                 problems.add(problem);
             }
+            if (replay != null && problemsDelivered < replay.problems()) {
+                problemsDelivered++; // the fast read logged and delivered it
+                return;
+            }
+            problemsDelivered++;
             if (problemsTotal <= LOGGED_PROBLEMS_PER_FILE) {
                 LOG.warn("{}:{}: {}: {}", fileLabel, position, kind, where);
             } else {

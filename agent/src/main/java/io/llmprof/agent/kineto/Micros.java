@@ -73,6 +73,45 @@ final class Micros {
         return negative ? -ns : ns;
     }
 
+    /**
+     * The common case of {@link #parse(char[], int, int)} on ASCII bytes: {@code digits(.digits)?} with at most
+     * 18 integer and 3 fraction digits, no sign or exponent. Anything else is {@link #INVALID}: then ask {@link
+     * #parse(char[], int, int)}, which decides.
+     */
+    static long parseShort(byte[] buf, int off, int len) {
+        int i = off;
+        int end = off + len;
+        long intPart = 0;
+        int intDigits = 0;
+        while (i < end && buf[i] >= '0' && buf[i] <= '9') {
+            if (++intDigits > 18) {
+                return INVALID;
+            }
+            intPart = intPart * 10 + (buf[i] - '0');
+            i++;
+        }
+        long frac = 0;
+        int fracDigits = 0;
+        if (i < end && buf[i] == '.') {
+            i++;
+            while (i < end && buf[i] >= '0' && buf[i] <= '9') {
+                if (fracDigits == 3) {
+                    return INVALID;
+                }
+                frac = frac * 10 + (buf[i] - '0');
+                fracDigits++;
+                i++;
+            }
+        }
+        if (i != end || intDigits == 0 || intPart > MAX_MICROS) {
+            return INVALID;
+        }
+        for (int d = fracDigits; d < 3; d++) {
+            frac *= 10;
+        }
+        return intPart * 1000 + frac;
+    }
+
     static long parse(String text) {
         return parse(text.toCharArray(), 0, text.length());
     }

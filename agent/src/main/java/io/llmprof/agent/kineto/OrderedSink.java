@@ -4,7 +4,8 @@ import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 
 /**
- * Receives a trace's events per (rank, lane) in start-time order. Calls come from the reading thread only.
+ * Receives a trace's events per (rank, lane) in start-time order. Calls come from one thread only (the reading
+ * thread, or the caller of {@link PipelinedRead#read}).
  */
 public interface OrderedSink {
     /**

@@ -1,5 +1,8 @@
 package io.llmprof.agent.kineto;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
 /**
  * Deduplicates the strings a trace repeats thousands of times (kernel names, Input Dims) without building a
  * String for a hit. Fixed size, direct-mapped: a miss overwrites the slot, so memory stays bounded.
@@ -7,6 +10,9 @@ package io.llmprof.agent.kineto;
 final class StringCache {
     private static final int MAX_CACHED_LENGTH = 4096;
     private final String[] slots;
+    /** The ASCII bytes of slots filled by {@link #get(byte[], int, int)}, compared without decoding. */
+    private final byte[][] bytes;
+
     private final int mask;
 
     StringCache(int sizePowerOfTwo) {
@@ -14,6 +20,7 @@ final class StringCache {
             throw new IllegalArgumentException("size must be a power of two: " + sizePowerOfTwo);
         }
         slots = new String[sizePowerOfTwo];
+        bytes = new byte[sizePowerOfTwo][];
         mask = sizePowerOfTwo - 1;
     }
 
@@ -32,6 +39,32 @@ final class StringCache {
         }
         s = new String(buf, off, len);
         slots[slot] = s;
+        bytes[slot] = null;
+        return s;
+    }
+
+    /**
+     * The same for ASCII bytes (the fast path guarantees them): one byte per char, and the same hash as the
+     * chars would have.
+     */
+    String get(byte[] buf, int off, int len) {
+        if (len > MAX_CACHED_LENGTH) {
+            return new String(buf, off, len, StandardCharsets.ISO_8859_1);
+        }
+        int h = 0;
+        for (int i = off, end = off + len; i < end; i++) {
+            h = 31 * h + buf[i];
+        }
+        int slot = (h ^ (h >>> 16)) & mask;
+        String s = slots[slot];
+        byte[] b = bytes[slot];
+        if (s != null && b != null && b.length == len && Arrays.equals(b, 0, len, buf, off, off + len)) {
+            return s;
+        }
+        b = Arrays.copyOfRange(buf, off, off + len);
+        s = new String(b, StandardCharsets.ISO_8859_1);
+        slots[slot] = s;
+        bytes[slot] = b;
         return s;
     }
 

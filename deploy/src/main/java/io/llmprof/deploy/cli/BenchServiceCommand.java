@@ -80,10 +80,15 @@ public final class BenchServiceCommand implements Callable<Integer> {
     @Option(names = "--work-dir", description = "Where the input and the broker's data go. Default: a temp dir.")
     Path workDir;
 
-    private final BenchHttp http = new BenchHttp();
+    /**
+     * Made when the command runs, not when picocli builds the command tree: an HttpClient initializes TLS (~200
+     * classes) and a selector thread, which every other llmprof command would pay for at start-up.
+     */
+    private BenchHttp http;
 
     @Override
     public Integer call() throws Exception {
+        http = new BenchHttp();
         PrintWriter out = spec.commandLine().getOut();
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("llmprof-bench-");
         ServiceSynth.Truth truth = null;

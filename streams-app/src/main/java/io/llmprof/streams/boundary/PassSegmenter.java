@@ -185,7 +185,7 @@ public final class PassSegmenter {
             corr == null ? 0 : corr
         });
         drain(out, false);
-        if (!out.passes.isEmpty() && families.compact(open)) {
+        if (out.hasPasses() && families.compact(open)) {
             kernelColumns.clear(); // they cache family ids
         }
         return out.emitted();
@@ -868,7 +868,7 @@ public final class PassSegmenter {
                 c = PassAssembler.withSteady(c, true);
             }
         }
-        out.passes.add(c);
+        out.pass(c);
     }
 
     /**
@@ -995,11 +995,26 @@ public final class PassSegmenter {
     }
 
     /** Collects one step's outputs. */
+    /** What one step emits; its lists are made on first use (most events emit nothing). */
     private final class Out {
-        final List<ClosedPass> passes = new ArrayList<>();
-        final List<Anomaly> anomalies = new ArrayList<>();
+        private List<ClosedPass> passes = List.of();
+        private List<Anomaly> anomalies = List.of();
+
+        void pass(ClosedPass c) {
+            if (passes.isEmpty()) {
+                passes = new ArrayList<>();
+            }
+            passes.add(c);
+        }
+
+        boolean hasPasses() {
+            return !passes.isEmpty();
+        }
 
         void anomaly(AnomalyKind kind, String message) {
+            if (anomalies.isEmpty()) {
+                anomalies = new ArrayList<>();
+            }
             anomalies.add(
                     new Anomaly(job, rank, kind, "rank " + rank + ": " + message, "run " + run + ", rank " + rank));
         }

@@ -1,8 +1,8 @@
 package io.llmprof.streams.offline;
 
 import io.llmprof.agent.kineto.InputProblem;
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.OrderedSink;
+import io.llmprof.agent.kineto.PipelinedRead;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
@@ -146,7 +146,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 run.file(trace);
                 ReadSummary summary;
                 try {
-                    summary = KinetoReader.read(trace, ReaderOptions.defaults(), run);
+                    summary = PipelinedRead.read(trace, ReaderOptions.defaults(), run);
                 } catch (NoSuchFileException e) {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;
@@ -230,12 +230,27 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         void file(Path file) {
             trace = file;
             brokenFile = false;
+            lastRank = null;
             runName = TraceFiles.runName(file);
             fileNumber++;
         }
 
+        /** The reader's rank and its label, for the common case of one rank per file (no key string per event). */
+        private String lastRank;
+
+        private String lastLabel;
+
         /** The rank as reported for the reader's {@code rank} of the current file. */
         String label(String rank) {
+            if (rank == lastRank) {
+                return lastLabel;
+            }
+            lastLabel = labelOf(rank);
+            lastRank = rank;
+            return lastLabel;
+        }
+
+        private String labelOf(String rank) {
             return labels.computeIfAbsent(fileNumber + "\u0000" + rank, k -> {
                 if (!labels.containsValue(rank)) {
                     return rank;
@@ -293,6 +308,9 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
 
         void route(String rank, Emitted emitted) {
+            if (emitted.isEmpty()) {
+                return; // most events close nothing
+            }
             for (ClosedPass c : emitted.passes()) {
                 crossRank.add(c.pass());
                 text.pass(rank, c);

@@ -3,8 +3,9 @@ package io.llmprof.streams.report;
 import io.llmprof.events.Json;
 import io.llmprof.events.view.CrossRankView;
 import io.llmprof.streams.boundary.ClosedPass;
-import java.io.BufferedWriter;
+import java.io.BufferedOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -25,12 +26,14 @@ public final class LayersJsonWriter implements AutoCloseable {
 
     private static final class Spill {
         final Path file;
-        final BufferedWriter out;
+        /** UTF-8 bytes straight from Jackson's byte generator: no String and no charset encoder per pass. */
+        final OutputStream out;
+
         boolean first = true;
 
         Spill(String rank) throws IOException {
             this.file = Files.createTempFile("llmprof-layers-", ".json");
-            this.out = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+            this.out = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
         }
     }
 
@@ -46,7 +49,7 @@ public final class LayersJsonWriter implements AutoCloseable {
                 s.out.write(',');
             }
             s.first = false;
-            s.out.write(Json.mapper().writeValueAsString(LayersDocument.view(pass)));
+            s.out.write(Json.mapper().writeValueAsBytes(LayersDocument.view(pass)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot spill passes of rank " + rank, e);
         }

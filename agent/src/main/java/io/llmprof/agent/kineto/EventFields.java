@@ -1,0 +1,66 @@
+package io.llmprof.agent.kineto;
+
+/**
+ * The fields of one {@code traceEvents} entry as read, before any check: both token walks of {@link
+ * KinetoReader} (the byte fast path and Jackson) fill one of these per entry, and the same code turns it into
+ * an event, so they cannot disagree on what an entry means. Reused: no holder object per event.
+ */
+final class EventFields {
+    static final int CAT_UNSEEN = 0;
+    static final int CAT_OTHER = 1;
+    static final int CAT_KERNEL = 2;
+    static final int CAT_MEMCPY = 3;
+    static final int CAT_MEMSET = 4;
+    static final int CAT_RUNTIME = 5;
+    static final int CAT_CPU_OP = 6;
+    static final int CAT_USER_ANNOTATION = 7;
+    static final int CAT_GPU_ANNOTATION = 8;
+
+    /** A number that was absent (or null, or not an integer where one is needed). */
+    static final long MISSING = Long.MIN_VALUE + 1;
+
+    /** Offset of the entry's '{' in the decompressed stream. */
+    long start;
+
+    boolean phSeen;
+    int cat;
+    String name;
+    long pid;
+    boolean pidNumeric;
+    long tid;
+    boolean tidNumeric;
+    long ts;
+    long dur;
+    Integer device;
+    Long stream;
+    Long correlation;
+    Long externalId;
+    String dims;
+
+    void reset(long entryStart) {
+        start = entryStart;
+        phSeen = false;
+        cat = CAT_UNSEEN;
+        name = null;
+        pid = 0;
+        pidNumeric = false;
+        tid = 0;
+        tidNumeric = false;
+        ts = MISSING;
+        dur = MISSING;
+        device = null;
+        stream = null;
+        correlation = null;
+        externalId = null;
+        dims = null;
+    }
+
+    /** {@code args.device}: an int, else absent. */
+    void device(long n) {
+        device = n == MISSING || n != (int) n ? null : Integer.valueOf((int) n);
+    }
+
+    static Long boxed(long n) {
+        return n == MISSING ? null : Long.valueOf(n);
+    }
+}
