@@ -1,7 +1,7 @@
 // The llmprof page: hash routes (#/overview, #/passes, ...), one view shown at a time, one EventSource on
 // /api/live feeding every view. Each view module exports {name, title, topics, fetch(ctx), render(body, data, ctx)}
 // and optionally onPasses(passes, ctx) (live pass summaries) and refresh(ctx) (instead of a full reload).
-import { el, getJson, disposeCharts, throttle } from './lib.js';
+import { el, getJson, disposeCharts, throttle, apiToken, TokenEventSource } from './lib.js';
 import overview from './views/overview.js';
 import passes from './views/passes.js';
 import crossRank from './views/crossrank.js';
@@ -104,7 +104,9 @@ function startLive() {
     ctx.liveEvents++;
     counter.textContent = String(ctx.liveEvents);
   };
-  const es = new EventSource('/api/live');
+  ctx.eventSource?.close();
+  // With an API token the stream needs an Authorization header, which EventSource cannot send.
+  const es = apiToken() ? new TokenEventSource('/api/live') : new EventSource('/api/live');
   es.onopen = () => {
     badge.dataset.live = 'connected';
     badge.textContent = 'live';
@@ -147,6 +149,8 @@ function startLive() {
 // Browsers allow 6 connections per host over HTTP/1.1: a page kept in the back/forward cache with its stream
 // open would hold one of them. Close the stream when the page is hidden, open a new one if it comes back.
 window.addEventListener('pagehide', () => ctx.eventSource?.close());
+// A token was entered after a 401: the live stream (refused without it) starts again with it.
+window.addEventListener('llmprof-token', () => startLive());
 window.addEventListener('pageshow', (e) => {
   if (e.persisted) startLive();
 });

@@ -13,12 +13,48 @@ export class ApiError extends Error {
   }
 }
 
+const TOKEN_KEY = 'llmprof.apiToken';
+let tokenAsked = false;
+
+/** The API token this tab was given (sessionStorage: gone when the tab closes), or null. */
+export function apiToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** {Authorization: Bearer ...} when the page holds a token, else {}. */
+export function authHeaders() {
+  const t = apiToken();
+  return t ? { Authorization: `Bearer ${t}` } : {};
+}
+
+/**
+ * The dashboard answered 401: ask for the token once per page load (the server was started with
+ * LLMPROF_API_TOKEN or --api-token-file). True when a new token was entered.
+ */
+function askToken() {
+  if (tokenAsked) return false;
+  tokenAsked = true;
+  const t = window.prompt('This llmprof dashboard needs its API token (LLMPROF_API_TOKEN where it runs):', '');
+  if (!t || !t.trim()) return false;
+  sessionStorage.setItem(TOKEN_KEY, t.trim());
+  window.dispatchEvent(new Event('llmprof-token'));
+  return true;
+}
+
+/** fetch() with the token, asking for it once on a 401 and trying again. */
+export async function authFetch(url, init = {}) {
+  const go = () => fetch(url, { ...init, headers: { ...(init.headers ?? {}), ...authHeaders() } });
+  let r = await go();
+  if (r.status === 401 && askToken()) r = await go();
+  return r;
+}
+
 /** GET a JSON document; rejects with ApiError (server message) or a network error. Aborts after 15 s. */
 export async function getJson(url) {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), 15000);
   try {
-    const r = await fetch(url, { signal: ctl.signal, headers: { Accept: 'application/json' } });
+    const r = await authFetch(url, { signal: ctl.signal, headers: { Accept: 'application/json' } });
     const text = await r.text();
     let body = null;
     try {
@@ -236,4 +272,71 @@ export function select(name, options, value, onChange) {
   );
   s.addEventListener('change', () => onChange(s.value));
   return s;
+}
+
+/**
+ * The live stream with the API token: EventSource cannot send an Authorization header, so the stream is read with
+ * fetch and parsed here. Same surface as EventSource for what the page uses (onopen, onerror, addEventListener,
+ * close); reconnects after 3 s like EventSource does.
+ */
+export class TokenEventSource {
+  constructor(url) {
+    this.url = url;
+    this.listeners = new Map();
+    this.onopen = null;
+    this.onerror = null;
+    this.closed = false;
+    this.ctl = null;
+    this.run();
+  }
+
+  addEventListener(name, fn) {
+    if (!this.listeners.has(name)) this.listeners.set(name, []);
+    this.listeners.get(name).push(fn);
+  }
+
+  close() {
+    this.closed = true;
+    this.ctl?.abort();
+  }
+
+  async run() {
+    while (!this.closed) {
+      try {
+        this.ctl = new AbortController();
+        const r = await fetch(this.url, { signal: this.ctl.signal, headers: { Accept: 'text/event-stream', ...authHeaders() } });
+        if (!r.ok || !r.body) throw new Error(`HTTP ${r.status}`);
+        this.onopen?.();
+        const reader = r.body.getReader();
+        const dec = new TextDecoder();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += dec.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+          let i;
+          while ((i = buf.indexOf('\n\n')) >= 0) {
+            this.dispatch(buf.slice(0, i));
+            buf = buf.slice(i + 2);
+          }
+        }
+      } catch (e) {
+        if (this.closed) return;
+      }
+      this.onerror?.();
+      await new Promise((res) => setTimeout(res, 3000));
+    }
+  }
+
+  dispatch(block) {
+    let name = 'message';
+    const data = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('event:')) name = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (!data.length) return;
+    const event = { data: data.join('\n') };
+    for (const fn of this.listeners.get(name) ?? []) fn(event);
+  }
 }

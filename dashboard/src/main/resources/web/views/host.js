@@ -1,6 +1,6 @@
 // #/host: host overhead of a rank (verdict per phase, M1..M5 over time, gap buckets, graph coverage, launches,
 // findings) and of its job (stragglers, baseline comparison).
-import { ApiError, base, chart, el, fmt, getJson, getJsonOr, note, panel, pct, qs, select, table } from '../lib.js';
+import { ApiError, authFetch, base, chart, el, fmt, getJson, getJsonOr, note, panel, pct, qs, select, table } from '../lib.js';
 
 /** The metrics HostMetrics reports, with the threshold names (m1..m5) of ANALYSIS.md section 3. */
 export const METRICS = [
@@ -173,7 +173,7 @@ function baselinePanel(ctx, b, compare) {
     'data-action': 'mark-baseline',
     onclick: async () => {
       const run = runPick.value;
-      await fetch(`/api/jobs/${encodeURIComponent(ctx.job)}/baseline`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ run }) });
+      await authFetch(`/api/jobs/${encodeURIComponent(ctx.job)}/baseline`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ run }) });
       ctx.rerender();
     },
   }, 'Mark as baseline');
