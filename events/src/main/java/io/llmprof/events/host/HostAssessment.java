@@ -19,7 +19,8 @@ import java.util.List;
  * @param crossed keys of the crossed metrics among M1, M2, M4, M3a, M3b, M3c, in that order
  * @param crossedCount size of {@code crossed}
  * @param applicableCount how many of those six metrics could be computed
- * @param verdict seed-compatible verdict, {@link #YES} or {@link #NO}
+ * @param verdict seed-compatible verdict, {@link #YES} or {@link #NO}; {@link #INCONCLUSIVE} when the window had no
+ *     GPU activity at all (M1 and M4 not applicable), so that a truncated or CPU-only trace never reads YES
  * @param llmprofVerdict {@link #YES}, {@link #NO} or {@link #INCONCLUSIVE}
  * @param hostPrepConfirmed the host-prep vote crossed
  * @param ncclCaveat M5 crossed: communication is a large part of GPU busy time, so idle and utilization
@@ -83,13 +84,15 @@ public record HostAssessment(
         long applicableVotes = votes.stream().filter(HostVote::applicable).count();
         long crossedVotes =
                 votes.stream().filter(v -> v.applicable() && v.crossed()).count();
-        String llmprof = applicableVotes < 2 ? INCONCLUSIVE : crossedVotes >= 2 ? YES : NO;
+        // No GPU activity at all: whether the host starves the GPU cannot be told, whatever else crossed.
+        boolean noGpu = !idle.applicable();
+        String llmprof = noGpu || applicableVotes < 2 ? INCONCLUSIVE : crossedVotes >= 2 ? YES : NO;
         return new HostAssessment(
                 m,
                 crossed,
                 crossed.size(),
                 applicable,
-                crossed.size() >= 2 ? YES : NO,
+                noGpu ? INCONCLUSIVE : crossed.size() >= 2 ? YES : NO,
                 llmprof,
                 votes,
                 prepCrossed,

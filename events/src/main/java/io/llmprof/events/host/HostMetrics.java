@@ -26,14 +26,17 @@ public record HostMetrics(
 
     public static HostMetrics of(HostSums s) {
         boolean window = s.windowNs() > 0;
+        // Without any GPU activity (a truncated trace, a CPU-only one) idle and utilization say nothing about the
+        // host: they are not applicable rather than "idle 1.0".
+        boolean gpu = window && (s.busyNs() > 0 || s.kernels() > 0 || s.memops() > 0);
         boolean prep = s.prepNs() > 0;
         return new HostMetrics(
-                window ? ratio(s.idleNs(), s.windowNs()) : null,
+                gpu ? ratio(s.idleNs(), s.windowNs()) : null,
                 window && s.apiCalls() > 0 ? ratio(s.launchNs(), s.windowNs()) : null,
                 prep ? ratio(s.exposedNs(), s.prepNs()) : null,
                 prep && window ? ratio(s.exposedNs(), s.windowNs()) : null,
-                prep && s.idleNs() > 0 ? ratio(s.exposedNs(), s.idleNs()) : null,
-                window ? ratio(Math.min(s.busyNs(), s.windowNs()), s.windowNs()) : null,
+                prep && gpu && s.idleNs() > 0 ? ratio(s.exposedNs(), s.idleNs()) : null,
+                gpu ? ratio(Math.min(s.busyNs(), s.windowNs()), s.windowNs()) : null,
                 s.busyNs() > 0 ? ratio(s.commNs(), s.busyNs()) : null,
                 s.kernels() > 0 ? ratio(s.graphKernels(), s.kernels()) : null);
     }
