@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * What the offline commands read, file by file, and the exit code it makes (docs/analysis.md "Exit codes"):
  * {@value #COMPLETE} every input read to its end with usable data; {@value #PARTIAL} some input read only in part
- * (truncated, or invalid from some point on) but usable data; {@value #NO_DATA} no usable data at all (empty,
+ * (truncated, invalid from some point on, or bad events skipped) but usable data; {@value #NO_DATA} no usable data at all (empty,
  * garbage, not a trace, nothing the command analyses). 1 is an unexpected failure, 2 a usage error.
  */
 final class InputReport {
@@ -46,10 +46,12 @@ final class InputReport {
         }
         f.put("problems", problems);
         files.add(f);
-        complete &= s.complete();
+        boolean lost = s.problems().stream().anyMatch(p -> p.kind().severity() == io.llmprof.events.Severity.DATA_LOSS);
+        f.put("events_lost", lost);
+        complete &= s.complete() && !lost;
     }
 
-    /** Whether every file was read to its end (bad events inside a file are listed, not "in part"). */
+    /** Whether every file was read to its end and no event of it was lost (skipped as bad input). */
     boolean complete() {
         return complete;
     }
@@ -69,7 +71,7 @@ final class InputReport {
         }
         List<String> broken = new ArrayList<>();
         for (Map<String, Object> f : files) {
-            if (!(Boolean) f.get("complete")) {
+            if (!(Boolean) f.get("complete") || (Boolean) f.get("events_lost")) {
                 @SuppressWarnings("unchecked")
                 List<Map<String, Object>> ps = (List<Map<String, Object>>) f.get("problems");
                 broken.add(f.get("file") + (ps.isEmpty() ? "" : " (" + ps.get(0).get("message") + ")"));

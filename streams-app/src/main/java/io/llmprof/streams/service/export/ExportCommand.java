@@ -14,6 +14,7 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -136,28 +137,75 @@ public final class ExportCommand implements Callable<Integer> {
             }
         }
         Files.createDirectories(output);
+        // Written into a fresh directory beside the results and moved into place only once the export succeeded:
+        // a failed or empty export leaves nothing half-written (a 0-byte profiler.db used to stay behind).
+        Path staging = Files.createTempDirectory(output, ".export-");
         Run run = new Run(config);
         String source;
-        try (ExportSink sink = new ExportSink(output)) {
-            run.sink = sink;
-            if (input != null) {
-                source = readFiles(run, err);
-            } else {
-                source = readTopic(run, err);
+        boolean readToEnd = true;
+        try {
+            try (ExportSink sink = new ExportSink(staging)) {
+                run.sink = sink;
+                if (input != null) {
+                    String read;
+                    try {
+                        read = readFiles(run, err);
+                    } catch (IOException e) {
+                        // e.g. a gzip stream that ends early: what was read is kept, the rest is lost
+                        readToEnd = false;
+                        err.println("export: " + input + " could be read only in part: "
+                                + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage()));
+                        read = input + " (read in part, " + run.events + " events)";
+                    }
+                    source = read;
+                } else {
+                    source = readTopic(run, err);
+                }
+                if (run.events == 0) {
+                    err.println("export: " + (input != null ? input : topic)
+                            + " holds no usable service events: nothing written");
+                    return InputExit.NO_DATA;
+                }
+                for (ServiceAnalyzer a : run.analyzers.values()) {
+                    a.finish(sink);
+                }
+                sink.close();
+                summary(out, err, sink, run, source);
+            } catch (UncheckedIOException e) {
+                err.println("export: " + e.getCause().getMessage());
+                return 1;
+            } catch (IllegalStateException e) {
+                err.println("export: " + e.getMessage());
+                return 1;
             }
-            for (ServiceAnalyzer a : run.analyzers.values()) {
-                a.finish(sink);
+            try (var written = Files.list(staging)) {
+                for (Path f : written.toList()) {
+                    Files.move(f, output.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+                }
             }
-            sink.close();
-            summary(out, err, sink, run, source);
-        } catch (UncheckedIOException e) {
-            err.println("export: " + e.getCause().getMessage());
-            return 1;
-        } catch (IllegalStateException e) {
-            err.println("export: " + e.getMessage());
-            return 1;
+        } finally {
+            deleteTree(staging);
         }
-        return 0;
+        return readToEnd && run.problems == 0 ? 0 : InputExit.PARTIAL;
+    }
+
+    /** Exit codes shared with the analyze commands (docs/analysis.md "Exit codes"). */
+    static final class InputExit {
+        static final int PARTIAL = 3;
+        static final int NO_DATA = 4;
+
+        private InputExit() {}
+    }
+
+    private static void deleteTree(Path dir) {
+        try (var all = Files.walk(dir)) {
+            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            // a temporary directory left behind is reported, not fatal
+            System.err.println("export: could not remove " + dir + ": " + e.getMessage());
+        }
     }
 
     private String checkOptions() {
@@ -269,8 +317,8 @@ public final class ExportCommand implements Callable<Integer> {
         return name;
     }
 
-    private static void summary(PrintWriter out, PrintWriter err, ExportSink sink, Run run, String source) {
-        out.println("export: " + source + " -> " + sink.dbFile().getParent());
+    private void summary(PrintWriter out, PrintWriter err, ExportSink sink, Run run, String source) {
+        out.println("export: " + source + " -> " + output);
         out.println("  analyzed instances: " + String.join(", ", run.analyzers.keySet()));
         sink.csvRows().forEach((file, rows) -> out.printf("  %-28s %8d rows%n", file, rows));
         out.printf("  %-28s %8d tables%n", ProfilerDb.FILE, sink.dbRows().size());
