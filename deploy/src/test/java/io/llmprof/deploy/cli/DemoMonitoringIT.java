@@ -63,7 +63,7 @@ class DemoMonitoringIT {
                 }
                 assertThat(names)
                         .containsExactlyInAnyOrder("llmprof-host-overhead", "llmprof-service", "llmprof-pipeline");
-                assertThat(health).hasSize(10).containsOnly("ok");
+                assertThat(health).hasSize(11).containsOnly("ok");
             });
             // Targets appear once service discovery has synced (throttled to every 5 s).
             await().atMost(DEADLINE).untilAsserted(() -> {
