@@ -13,7 +13,6 @@ import io.llmprof.streams.state.proto.GrouperState;
 import io.llmprof.streams.state.proto.HostRollupState;
 import io.llmprof.streams.state.proto.HostRunState;
 import io.llmprof.streams.state.proto.HostTrackerState;
-import io.llmprof.streams.state.proto.IntervalColumns;
 import io.llmprof.streams.state.proto.LatestVerdict;
 import io.llmprof.streams.state.proto.PhaseRoll;
 import io.llmprof.streams.state.proto.StreamGaps;
@@ -31,8 +30,9 @@ import java.util.Set;
 
 /**
  * The state-store form of a run's {@link HostTracker} and {@link HostRollup}: the {@code HostRunState} message of
- * {@code llmprof_state.proto}, field by field. Buffered intervals travel as packed columns with delta-coded starts
- * and correlations, and every string once, in the value's string table. The configuration is not stored: decoding
+ * {@code llmprof_state.proto}, field by field. Buffered intervals travel as self-contained chunks of packed columns
+ * with delta-coded starts and correlations ({@link IntervalChunks}: an unchanged chunk is copied from the value last
+ * written, not encoded again), every other string once, in the value's string table. The configuration is not stored: decoding
  * takes it, so a changed configuration applies from the next event on. Decoded trackers continue exactly where the
  * encoded one stood (same windows, same steps); a decoded rollup's {@link HostRollup#latest()} has no drill-down
  * until its next step.
@@ -197,8 +197,8 @@ public final class HostStateCodec {
                 .setHostEnded(t.hostEnded)
                 .setHostAbsent(t.hostAbsent)
                 .setFinishing(t.finishing)
-                .setGpu(intervals(t.gpu, false, s))
-                .setHost(intervals(t.host, true, s));
+                .addAllGpuChunks(t.gpuChunks.encode(t.gpu, false))
+                .addAllHostChunks(t.hostChunks.encode(t.host, true));
         if (t.device != null) {
             b.setDevice(t.device);
         }
@@ -245,8 +245,8 @@ public final class HostStateCodec {
         t.hostEnded = p.getHostEnded();
         t.hostAbsent = p.getHostAbsent();
         t.finishing = p.getFinishing();
-        readIntervals(p.getGpu(), t.gpu, false, s);
-        readIntervals(p.getHost(), t.host, true, s);
+        IntervalChunks.read(p.getGpuChunksList(), t.gpu, false);
+        IntervalChunks.read(p.getHostChunksList(), t.host, true);
         for (WindowState w : p.getPendingList()) {
             t.pending.add(window(w, s));
         }
@@ -290,62 +290,6 @@ public final class HostStateCodec {
         countMap(p.getNoteNamesList(), p.getNoteCountsList(), t.notes, s);
         readDrill(p.getDrill(), t.drill, s);
         return t;
-    }
-
-    private static IntervalColumns intervals(IntervalBuffer<? extends Interval> buffer, boolean host, Strings s) {
-        IntervalColumns.Builder b = IntervalColumns.newBuilder();
-        long prev = 0;
-        long prevCorr = 0;
-        for (int i = 0; i < buffer.size(); i++) {
-            Interval x = buffer.get(i);
-            b.addStartDelta(x.start - prev).addDuration(x.end - x.start).addFlags(x.flags);
-            boolean hasCorr = x.corr != Interval.NO_CORR;
-            b.addHasCorr(hasCorr);
-            if (hasCorr) {
-                b.addCorrDelta(x.corr - prevCorr);
-                prevCorr = x.corr;
-            }
-            if (host) {
-                b.addName(s.ref(((HostEv) x).name));
-            } else {
-                b.addStream(((GpuOp) x).stream);
-            }
-            prev = x.start;
-        }
-        return b.build();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static void readIntervals(IntervalColumns p, IntervalBuffer<?> buffer, boolean host, Table s) {
-        int n = p.getStartDeltaCount();
-        if (p.getDurationCount() != n
-                || p.getFlagsCount() != n
-                || p.getHasCorrCount() != n
-                || (host ? p.getNameCount() : p.getStreamCount()) != n) {
-            throw new IllegalArgumentException("host tracker state: interval columns of different lengths");
-        }
-        long prev = 0;
-        long prevCorr = 0;
-        int corrAt = 0;
-        for (int i = 0; i < n; i++) {
-            long start = prev + p.getStartDelta(i);
-            long end = start + p.getDuration(i);
-            int flags = p.getFlags(i);
-            long corr = Interval.NO_CORR;
-            if (p.getHasCorr(i)) {
-                if (corrAt >= p.getCorrDeltaCount()) {
-                    throw new IllegalArgumentException("host tracker state: missing correlation of interval " + i);
-                }
-                corr = prevCorr + p.getCorrDelta(corrAt++);
-                prevCorr = corr;
-            }
-            if (host) {
-                ((IntervalBuffer<HostEv>) buffer).add(new HostEv(start, end, corr, flags, s.str(p.getName(i))));
-            } else {
-                ((IntervalBuffer<GpuOp>) buffer).add(new GpuOp(start, end, corr, flags, p.getStream(i)));
-            }
-            prev = start;
-        }
     }
 
     private static WindowState window(Window w, Strings s) {
