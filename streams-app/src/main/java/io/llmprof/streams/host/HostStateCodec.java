@@ -314,13 +314,17 @@ public final class HostStateCodec {
         for (String note : w.notes) {
             b.addNotes(s.ref(note));
         }
-        for (long v : sortedDeltas(w.launched)) {
+        if (w.sortedAt != w.setChanges || w.sortedSets == null) {
+            w.sortedSets = new long[][] {sortedDeltas(w.launched), sortedDeltas(w.unseen), sortedDeltas(w.streams)};
+            w.sortedAt = w.setChanges;
+        }
+        for (long v : w.sortedSets[0]) {
             b.addLaunched(v);
         }
-        for (long v : sortedDeltas(w.unseen)) {
+        for (long v : w.sortedSets[1]) {
             b.addUnseen(v);
         }
-        for (long v : sortedDeltas(w.streams)) {
+        for (long v : w.sortedSets[2]) {
             b.addStreams(v);
         }
         return b.build();

@@ -591,8 +591,7 @@ public final class HostTracker {
         w.resolved = true;
         w.launched.forEach(c -> launchOwner.remove(c, w));
         overflowMarkers.remove(w);
-        w.launched.clear();
-        w.unseen.clear();
+        w.clearLaunches();
         openMarkers.remove(w);
         unresolvedMarkers.remove(w);
     }

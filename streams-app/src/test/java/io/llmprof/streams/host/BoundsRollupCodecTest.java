@@ -239,6 +239,30 @@ class BoundsRollupCodecTest {
         assertThat(d.findings()).extracting(HostDrillDown.Finding::kind).contains("HOST_SYNC", "ALLOC", "COMM");
     }
 
+    /**
+     * The codec keeps the sorted launch sets of each window between values (they are re-sorted only after a
+     * change): a tracker written after every event gives the bytes of one whose windows were never written.
+     */
+    @Test
+    void cachedWindowSetsNeverGoStale() {
+        HostConfig c = HostConfig.defaults().withNumLayers(2);
+        int launchesSeen = 0;
+        for (List<TraceEvent> events : List.of(richTrace(), markerTrace(), decodeLoop())) {
+            HostConfig cfg = events.size() > 200 ? c.withWindowSource("allreduce") : c;
+            HostTracker t = new HostTracker(cfg, "job", "run", "r0");
+            for (TraceEvent e : events) {
+                t.accept(Ev.laneOf(e), e, step -> {});
+                byte[] hot = HostStateCodec.encode(t);
+                for (Window w : t.pending) {
+                    launchesSeen += w.launched.size();
+                    w.sortedAt = -1;
+                }
+                assertThat(HostStateCodec.encode(t)).isEqualTo(hot);
+            }
+        }
+        assertThat(launchesSeen).isPositive();
+    }
+
     @Test
     void badStateIsRefusedWithAReason() throws Exception {
         HostConfig c = HostConfig.defaults();
