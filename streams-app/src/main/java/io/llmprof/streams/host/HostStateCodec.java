@@ -475,22 +475,32 @@ public final class HostStateCodec {
             }
             b.addBigGaps(gb);
         }
+        long prevStart = 0;
+        long prevCorr = 0;
         for (int i = d.ringSize; i >= 1; i--) {
             int at = Math.floorMod(d.ringPos - i, DrillDownState.HOST_RING);
-            b.addRingStart(d.ringStart[at])
-                    .addRingCorr(d.ringCorr[at])
+            b.addRingStart(d.ringStart[at] - prevStart)
+                    .addRingCorr(d.ringCorr[at] - prevCorr)
                     .addRingName(s.ref(d.ringName[at]))
                     .addRingApi(d.ringApi[at]);
+            prevStart = d.ringStart[at];
+            prevCorr = d.ringCorr[at];
         }
         b.setKernels(d.kernels).setGraphKernels(d.graphKernels).setGraphLaunches(d.graphLaunches);
+        long prev = 0;
         for (long v : d.graphCorr.values()) {
-            b.addGraphCorr(v);
+            b.addGraphCorr(v - prev);
+            prev = v;
         }
+        long[] prevKernel = {0, 0};
         for (long[] k : d.pendingKernels) {
-            b.addPendingKernels(k[0]).addPendingKernels(k[1]);
+            b.addPendingKernels(k[0] - prevKernel[0]).addPendingKernels(k[1] - prevKernel[1]);
+            prevKernel = k;
         }
+        prev = 0;
         for (long v : d.d2hCorr.values()) {
-            b.addD2HCorr(v);
+            b.addD2HCorr(v - prev);
+            prev = v;
         }
         for (Map.Entry<String, long[]> e : d.apis.entrySet()) {
             b.addApiNames(s.ref(e.getKey()));
@@ -546,8 +556,8 @@ public final class HostStateCodec {
             throw new IllegalArgumentException("host tracker state: host history of " + n + " events");
         }
         for (int i = 0; i < n; i++) {
-            d.ringStart[i] = p.getRingStart(i);
-            d.ringCorr[i] = p.getRingCorr(i);
+            d.ringStart[i] = (i == 0 ? 0 : d.ringStart[i - 1]) + p.getRingStart(i);
+            d.ringCorr[i] = (i == 0 ? 0 : d.ringCorr[i - 1]) + p.getRingCorr(i);
             d.ringName[i] = s.str(p.getRingName(i));
             d.ringApi[i] = p.getRingApi(i);
         }
@@ -556,15 +566,23 @@ public final class HostStateCodec {
         d.kernels = p.getKernels();
         d.graphKernels = p.getGraphKernels();
         d.graphLaunches = p.getGraphLaunches();
+        long prev = 0;
         for (long v : p.getGraphCorrList()) {
-            d.graphCorr.add(v);
+            prev += v;
+            d.graphCorr.add(prev);
         }
         pairs(p.getPendingKernelsCount(), 2, "pending kernels");
+        long corr = 0;
+        long start = 0;
         for (int i = 0; i < p.getPendingKernelsCount(); i += 2) {
-            d.pendingKernels.add(new long[] {p.getPendingKernels(i), p.getPendingKernels(i + 1)});
+            corr += p.getPendingKernels(i);
+            start += p.getPendingKernels(i + 1);
+            d.pendingKernels.add(new long[] {corr, start});
         }
+        prev = 0;
         for (long v : p.getD2HCorrList()) {
-            d.d2hCorr.add(v);
+            prev += v;
+            d.d2hCorr.add(prev);
         }
         if (p.getApiStatsCount() != 4L * p.getApiNamesCount()) {
             throw new IllegalArgumentException("host tracker state: " + p.getApiStatsCount() + " figures for "
