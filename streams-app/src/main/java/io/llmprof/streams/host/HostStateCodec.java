@@ -14,6 +14,7 @@ import io.llmprof.streams.state.proto.HostRollupState;
 import io.llmprof.streams.state.proto.HostRunState;
 import io.llmprof.streams.state.proto.HostTrackerState;
 import io.llmprof.streams.state.proto.LatestVerdict;
+import io.llmprof.streams.state.proto.LaunchSets;
 import io.llmprof.streams.state.proto.PhaseRoll;
 import io.llmprof.streams.state.proto.StreamGaps;
 import io.llmprof.streams.state.proto.Sums;
@@ -315,18 +316,20 @@ public final class HostStateCodec {
             b.addNotes(s.ref(note));
         }
         if (w.sortedAt != w.setChanges || w.sortedSets == null) {
-            w.sortedSets = new long[][] {sortedDeltas(w.launched), sortedDeltas(w.unseen), sortedDeltas(w.streams)};
+            LaunchSets.Builder sets = LaunchSets.newBuilder();
+            for (long v : sortedDeltas(w.launched)) {
+                sets.addLaunched(v);
+            }
+            for (long v : sortedDeltas(w.unseen)) {
+                sets.addUnseen(v);
+            }
+            for (long v : sortedDeltas(w.streams)) {
+                sets.addStreams(v);
+            }
+            w.sortedSets = sets.build();
             w.sortedAt = w.setChanges;
         }
-        for (long v : w.sortedSets[0]) {
-            b.addLaunched(v);
-        }
-        for (long v : w.sortedSets[1]) {
-            b.addUnseen(v);
-        }
-        for (long v : w.sortedSets[2]) {
-            b.addStreams(v);
-        }
+        b.setSets(w.sortedSets);
         return b.build();
     }
 
@@ -355,9 +358,9 @@ public final class HostStateCodec {
         w.launchOverflow = p.getLaunchOverflow();
         w.gpuEnd = p.getGpuEnd();
         w.collecting = p.getCollecting();
-        undelta(p.getLaunchedList(), w.launched);
-        undelta(p.getUnseenList(), w.unseen);
-        undelta(p.getStreamsList(), w.streams);
+        undelta(p.getSets().getLaunchedList(), w.launched);
+        undelta(p.getSets().getUnseenList(), w.unseen);
+        undelta(p.getSets().getStreamsList(), w.streams);
         return w;
     }
 

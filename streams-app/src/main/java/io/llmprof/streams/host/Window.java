@@ -2,6 +2,7 @@ package io.llmprof.streams.host;
 
 import io.llmprof.events.host.HostStep;
 import io.llmprof.streams.boundary.StepMarker;
+import io.llmprof.streams.state.proto.LaunchSets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -57,8 +58,8 @@ final class Window {
 
     /** Counts changes of launched, unseen and streams, so the codec re-sorts them only after one. */
     int setChanges;
-    /** HostStateCodec's sorted deltas of launched, unseen and streams at {@link #setChanges} {@code sortedAt}. */
-    long[][] sortedSets;
+    /** HostStateCodec's stored form of launched, unseen and streams, built when {@link #setChanges} was sortedAt. */
+    LaunchSets sortedSets;
 
     int sortedAt = -1;
 
