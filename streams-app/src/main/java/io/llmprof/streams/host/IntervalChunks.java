@@ -25,6 +25,9 @@ final class IntervalChunks {
     /** Chunks of the value last written, by the identity of their first interval. */
     private Map<Interval, Chunk> last = new IdentityHashMap<>();
 
+    /** The buffer's {@link IntervalBuffer#reorders()} when {@link #last} was written. */
+    private int lastReorders = -1;
+
     static boolean beginsChunk(Interval x) {
         long z = x.start * 0x9E3779B97F4A7C15L ^ x.corr;
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
@@ -37,11 +40,14 @@ final class IntervalChunks {
         Map<Interval, Chunk> next = new IdentityHashMap<>();
         List<ByteString> out = new ArrayList<>();
         int n = buffer.size();
+        // Only appends and front removals since the last value: a cached chunk whose first interval is still here
+        // still has all its intervals after it, in order, and the interval that followed it.
+        boolean appendOnly = buffer.reorders() == lastReorders;
         int i = 0;
         while (i < n) {
             Interval first = buffer.get(i);
             Chunk cached = last.get(first);
-            if (cached != null && same(cached.items, buffer, i)) {
+            if (cached != null && (appendOnly ? cached.items.length <= n - i : same(cached.items, buffer, i))) {
                 out.add(cached.bytes);
                 next.put(first, cached);
                 i += cached.items.length;
@@ -63,6 +69,7 @@ final class IntervalChunks {
             i = j;
         }
         last = next;
+        lastReorders = buffer.reorders();
         return out;
     }
 

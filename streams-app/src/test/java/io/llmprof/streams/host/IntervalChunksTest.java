@@ -87,6 +87,30 @@ class IntervalChunksTest {
         assertThat(contents(readHost(again))).isEqualTo(contents(b));
     }
 
+    /** A run-long interval at the front blocks pruning from the front: the buffer compacts from the middle. */
+    @Test
+    void aCompactionFromTheMiddleIsEncodedAgain() {
+        IntervalBuffer<HostEv> b = new IntervalBuffer<>();
+        b.add(new HostEv(0, Long.MAX_VALUE, 1, 0, "run-long annotation"));
+        for (int i = 1; i < 3_000; i++) {
+            b.add(new HostEv(i * 1_000L, i * 1_000L + 10, 10 + i, 0, "api" + i % 3));
+        }
+        IntervalChunks cache = new IntervalChunks();
+        List<ByteString> before = cache.encode(b, true);
+        b.prune(2_000_000, x -> {});
+        assertThat(b.size()).isLessThan(2_000).isGreaterThan(0);
+        List<ByteString> after = cache.encode(b, true);
+        assertThat(after).isEqualTo(new IntervalChunks().encode(b, true)).isNotEqualTo(before);
+        assertThat(contents(readHost(after))).isEqualTo(contents(b));
+        // then appends only: every chunk but the growing last one is the one written before
+        b.add(new HostEv(4_000_000, 4_000_010, 5, 0, "api0"));
+        List<ByteString> again = cache.encode(b, true);
+        assertThat(again).isEqualTo(new IntervalChunks().encode(b, true));
+        for (int i = 0; i < again.size() - 1; i++) {
+            assertThat(again.get(i)).isSameAs(after.get(i));
+        }
+    }
+
     @Test
     void aDamagedChunkIsRefused() {
         ByteString bad = IntervalChunk.newBuilder()
