@@ -1,360 +1,248 @@
 package io.llmprof.streams.boundary;
 
-import java.nio.charset.StandardCharsets;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.ProtocolStringList;
+import io.llmprof.streams.state.proto.LongRows;
+import io.llmprof.streams.state.proto.SegmenterStateProto;
+import io.llmprof.streams.state.proto.StepStateProto;
+import io.llmprof.streams.state.proto.StepTrackerStateProto;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
- * Compact binary form of a {@link SegmenterState}, for the state store: written for every GPU-lane batch, so
- * it must be cheap. Numbers are zig-zag varints and the open pass's start times are deltas from the previous
- * row, so a row of five longs takes about ten bytes (JSON takes about 35, and ten times the CPU).
+ * The state-store form of a {@link SegmenterState}: the {@code SegmenterStateProto} message of {@code
+ * llmprof_state.proto}, field by field. Compact rows are packed sint64 with the start column delta-coded, so an
+ * open-pass row of six longs takes about ten bytes.
  *
- * <p>The first byte is the format version; an unknown version is refused, never guessed. Version 2 adds to
- * version 1's layout the family column of open rows, the family names and the step-marker state; a version-1
- * value (written before both) still decodes: its open rows get the family {@code other}, and it has no
- * step-marker state.
+ * <p>Format 3 is the protobuf layout. A value of the hand-written formats 1 and 2 of earlier releases (first byte
+ * 1 or 2; a protobuf value begins with 0x08) still decodes through {@link LegacySegmenterStateCodec}; any other
+ * value is refused with an {@link IllegalArgumentException}, never guessed.
  */
 public final class SegmenterStateCodec {
-    /** Version 2: the layout written by {@link #encode}. */
-    public static final byte VERSION = 2;
-
-    private static final byte VERSION_1 = 1;
+    /** Format 3: the protobuf layout written by {@link #encode}. */
+    public static final int FORMAT = 3;
 
     private SegmenterStateCodec() {}
 
     public static byte[] encode(SegmenterState s) {
-        Writer w = new Writer(64 + 12 * (s.open().size() + s.warmup().size()));
-        w.out[w.pos++] = VERSION;
-        w.string(s.job());
-        w.string(s.run());
-        w.string(s.rank());
-        w.string(s.anchor());
-        w.varint(s.numLayers() == null ? 0 : 1L + s.numLayers());
-        w.flags(s.detecting(), s.seenAny(), s.hasPredecessor());
-        w.varint(s.nextPassIndex());
-        w.varint(s.maxEndNs());
-        w.varint(s.lastStartNs());
-        w.strings(s.warmupNames());
-        w.rows(s.warmup(), Rows.W_START);
-        w.strings(s.categories());
-        w.rows(s.open(), Rows.START);
-        w.varint(s.gapMedians().size());
+        SegmenterStateProto.Builder b = SegmenterStateProto.newBuilder()
+                .setFormat(FORMAT)
+                .setDetecting(s.detecting())
+                .setNextPassIndex(s.nextPassIndex())
+                .setSeenAny(s.seenAny())
+                .setMaxEndNs(s.maxEndNs())
+                .setLastStartNs(s.lastStartNs())
+                .addAllWarmupNames(s.warmupNames())
+                .setWarmup(rows(s.warmup(), LongRows.newBuilder(), Rows.W_START))
+                .addAllCategories(s.categories())
+                .setOpen(rows(s.open(), LongRows.newBuilder(), Rows.START))
+                .setHasPredecessor(s.hasPredecessor())
+                .setRecentComplete(rows(s.recentComplete(), LongRows.newBuilder(), -1))
+                .addAllPendingNotes(s.pendingNotes())
+                .addAllFamilies(s.families())
+                .setSteps(steps(s.steps()));
+        if (s.job() != null) {
+            b.setJob(s.job());
+        }
+        if (s.run() != null) {
+            b.setRun(s.run());
+        }
+        if (s.rank() != null) {
+            b.setRank(s.rank());
+        }
+        if (s.anchor() != null) {
+            b.setAnchor(s.anchor());
+        }
+        if (s.numLayers() != null) {
+            b.setNumLayers(s.numLayers());
+        }
         for (long m : s.gapMedians()) {
-            w.varint(m);
+            b.addGapMedians(m);
         }
-        w.rows(s.recentComplete(), -1);
-        w.strings(s.pendingNotes());
-        w.strings(s.families());
-        steps(w, s.steps());
-        return Arrays.copyOf(w.out, w.pos);
+        return b.build().toByteArray();
     }
 
-    private static void steps(Writer w, StepState st) {
+    private static StepStateProto steps(StepState st) {
         StepTrackerState t = st.tracker();
-        w.flags(t.hostSeen(), t.hostEnded(), t.gpuEnded());
-        w.flags(t.markersSeen(), t.launchSeen(), st.awaitingHost());
-        w.varint(t.hostWatermarkNs());
-        w.varint(t.gpuWatermarkNs());
-        w.varint(t.minLaunch());
-        w.varint(t.maxLaunch());
-        w.varint(t.nextId());
-        w.varint(t.lastResolvedStep());
-        w.varint(t.droppedHi());
-        w.rows(t.hostMarkers(), StepTracker.H_START);
-        w.strings(t.hostTexts());
-        w.rows(t.gpuSteps(), StepTracker.G_START);
-        w.strings(t.gpuTexts());
-        w.varint(st.traceStartNs());
-        w.strings(st.pendingNames());
-        w.rows(st.pending(), 2);
-        w.varint(st.openStep());
-        w.string(st.openStepText());
-        w.longs(st.warmupStepIds());
-        w.strings(st.warmupStepTexts());
-        w.longs(st.noteCounts());
+        StepTrackerStateProto tracker = StepTrackerStateProto.newBuilder()
+                .setHostSeen(t.hostSeen())
+                .setHostEnded(t.hostEnded())
+                .setGpuEnded(t.gpuEnded())
+                .setMarkersSeen(t.markersSeen())
+                .setHostWatermarkNs(t.hostWatermarkNs())
+                .setGpuWatermarkNs(t.gpuWatermarkNs())
+                .setLaunchSeen(t.launchSeen())
+                .setMinLaunch(t.minLaunch())
+                .setMaxLaunch(t.maxLaunch())
+                .setNextId(t.nextId())
+                .setLastResolvedStep(t.lastResolvedStep())
+                .setDroppedHi(t.droppedHi())
+                .setHostMarkers(rows(t.hostMarkers(), LongRows.newBuilder(), StepTracker.H_START))
+                .addAllHostTexts(t.hostTexts())
+                .setGpuSteps(rows(t.gpuSteps(), LongRows.newBuilder(), StepTracker.G_START))
+                .addAllGpuTexts(t.gpuTexts())
+                .build();
+        StepStateProto.Builder b = StepStateProto.newBuilder()
+                .setTracker(tracker)
+                .setTraceStartNs(st.traceStartNs())
+                .addAllPendingNames(st.pendingNames())
+                .setPending(rows(st.pending(), LongRows.newBuilder(), Rows.W_START))
+                .setOpenStep(st.openStep())
+                .addAllWarmupStepTexts(st.warmupStepTexts())
+                .setAwaitingHost(st.awaitingHost());
+        if (st.openStepText() != null) {
+            b.setOpenStepText(st.openStepText());
+        }
+        for (long id : st.warmupStepIds()) {
+            b.addWarmupStepIds(id);
+        }
+        for (long c : st.noteCounts()) {
+            b.addNoteCounts(c);
+        }
+        return b.build();
     }
 
-    private static StepState steps(Reader r) {
-        int f1 = r.in[r.pos++];
-        int f2 = r.in[r.pos++];
-        long hostWatermark = r.varint();
-        long gpuWatermark = r.varint();
-        long minLaunch = r.varint();
-        long maxLaunch = r.varint();
-        long nextId = r.varint();
-        long lastResolved = r.varint();
-        long droppedHi = r.varint();
-        List<long[]> host = r.rows(StepTracker.H_START);
-        List<String> hostTexts = r.strings();
-        List<long[]> gpu = r.rows(StepTracker.G_START);
-        List<String> gpuTexts = r.strings();
-        StepTrackerState t = new StepTrackerState(
-                (f1 & 1) != 0,
-                (f1 & 2) != 0,
-                (f1 & 4) != 0,
-                (f2 & 1) != 0,
-                hostWatermark,
-                gpuWatermark,
-                (f2 & 2) != 0,
-                minLaunch,
-                maxLaunch,
-                nextId,
-                lastResolved,
-                droppedHi,
-                host,
-                hostTexts,
-                gpu,
-                gpuTexts);
-        long traceStart = r.varint();
-        List<String> pendingNames = r.strings();
-        List<long[]> pending = r.rows(2);
-        long openStep = r.varint();
-        String openStepText = r.string();
-        List<Long> warmupIds = r.longs();
-        List<String> warmupTexts = r.strings();
-        List<Long> counts = r.longs();
-        return new StepState(
-                t,
-                traceStart,
-                pendingNames,
-                pending,
-                openStep,
-                openStepText,
-                warmupIds,
-                warmupTexts,
-                counts,
-                (f2 & 4) != 0);
-    }
-
-    /** @throws IllegalArgumentException when {@code bytes} is not a state this version wrote */
+    /** @throws IllegalArgumentException when {@code bytes} is not a segmenter state of a known format */
     public static SegmenterState decode(byte[] bytes) {
-        if (bytes.length == 0 || (bytes[0] != VERSION && bytes[0] != VERSION_1)) {
-            throw new IllegalArgumentException("not a segmenter state of format version " + VERSION_1 + " or " + VERSION
-                    + " (first byte " + (bytes.length == 0 ? "missing" : String.valueOf(bytes[0])) + ")");
+        if (bytes.length > 0 && (bytes[0] == 1 || bytes[0] == LegacySegmenterStateCodec.VERSION)) {
+            return LegacySegmenterStateCodec.decode(bytes);
         }
-        Reader r = new Reader(bytes, 1);
+        SegmenterStateProto p;
         try {
-            String job = r.string();
-            String run = r.string();
-            String rank = r.string();
-            String anchor = r.string();
-            long layers = r.varint();
-            int flags = r.in[r.pos++];
-            long nextPassIndex = r.varint();
-            long maxEndNs = r.varint();
-            long lastStartNs = r.varint();
-            List<String> warmupNames = r.strings();
-            List<long[]> warmup = r.rows(Rows.W_START);
-            List<String> categories = r.strings();
-            List<long[]> open = r.rows(Rows.START);
-            int medians = r.count();
-            List<Long> gapMedians = new ArrayList<>(medians);
-            for (int i = 0; i < medians; i++) {
-                gapMedians.add(r.varint());
-            }
-            List<long[]> recentComplete = r.rows(-1);
-            List<String> pendingNotes = r.strings();
-            List<String> families;
-            if (bytes[0] == VERSION_1) {
-                families = List.of(io.llmprof.events.KernelFamily.OTHER);
-                open = open.stream()
-                        .map(row -> Arrays.copyOf(row, Rows.FAMILY + 1))
-                        .toList();
-            } else {
-                families = r.strings();
-            }
-            StepState steps = bytes[0] == VERSION_1 ? StepState.EMPTY : steps(r);
-            if (r.pos != bytes.length) {
-                throw new IllegalArgumentException((bytes.length - r.pos) + " trailing bytes");
-            }
+            p = SegmenterStateProto.parseFrom(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException(
+                    "truncated or corrupt segmenter state (" + bytes.length + " bytes): " + e.getMessage(), e);
+        }
+        if (p.getFormat() != FORMAT) {
+            throw new IllegalArgumentException("not a segmenter state of format 1, 2 or " + FORMAT + " (format "
+                    + p.getFormat() + ", " + bytes.length + " bytes)");
+        }
+        try {
             return new SegmenterState(
-                    job,
-                    run,
-                    rank,
-                    anchor,
-                    layers == 0 ? null : Math.toIntExact(layers - 1),
-                    (flags & 1) != 0,
-                    nextPassIndex,
-                    (flags & 2) != 0,
-                    maxEndNs,
-                    lastStartNs,
-                    warmupNames,
-                    warmup,
-                    categories,
-                    open,
-                    (flags & 4) != 0,
-                    gapMedians,
-                    recentComplete,
-                    pendingNotes,
-                    families,
-                    steps);
-        } catch (ArrayIndexOutOfBoundsException | ArithmeticException e) {
-            throw new IllegalArgumentException("truncated or corrupt segmenter state (" + bytes.length + " bytes)", e);
+                    p.hasJob() ? p.getJob() : null,
+                    p.hasRun() ? p.getRun() : null,
+                    p.hasRank() ? p.getRank() : null,
+                    p.hasAnchor() ? p.getAnchor() : null,
+                    p.hasNumLayers() ? p.getNumLayers() : null,
+                    p.getDetecting(),
+                    p.getNextPassIndex(),
+                    p.getSeenAny(),
+                    p.getMaxEndNs(),
+                    p.getLastStartNs(),
+                    strings(p.getWarmupNamesList()),
+                    rows(p.getWarmup(), Rows.W_START),
+                    strings(p.getCategoriesList()),
+                    rows(p.getOpen(), Rows.START),
+                    p.getHasPredecessor(),
+                    p.getGapMediansList(),
+                    rows(p.getRecentComplete(), -1),
+                    strings(p.getPendingNotesList()),
+                    strings(p.getFamiliesList()),
+                    steps(p.getSteps()));
+        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+            throw new IllegalArgumentException("inconsistent segmenter state: " + e.getMessage(), e);
         }
     }
 
-    private static final class Writer {
-        byte[] out;
-        int pos;
+    private static StepState steps(StepStateProto p) {
+        StepTrackerStateProto t = p.getTracker();
+        StepTrackerState tracker = new StepTrackerState(
+                t.getHostSeen(),
+                t.getHostEnded(),
+                t.getGpuEnded(),
+                t.getMarkersSeen(),
+                t.getHostWatermarkNs(),
+                t.getGpuWatermarkNs(),
+                t.getLaunchSeen(),
+                t.getMinLaunch(),
+                t.getMaxLaunch(),
+                t.getNextId(),
+                t.getLastResolvedStep(),
+                t.getDroppedHi(),
+                rows(t.getHostMarkers(), StepTracker.H_START),
+                strings(t.getHostTextsList()),
+                rows(t.getGpuSteps(), StepTracker.G_START),
+                strings(t.getGpuTextsList()));
+        return new StepState(
+                tracker,
+                p.getTraceStartNs(),
+                strings(p.getPendingNamesList()),
+                rows(p.getPending(), Rows.W_START),
+                p.getOpenStep(),
+                p.hasOpenStepText() ? p.getOpenStepText() : null,
+                p.getWarmupStepIdsList(),
+                strings(p.getWarmupStepTextsList()),
+                p.getNoteCountsList(),
+                p.getAwaitingHost());
+    }
 
-        Writer(int capacity) {
-            out = new byte[capacity];
+    private static List<String> strings(ProtocolStringList list) {
+        return list;
+    }
+
+    /** Rows of any width, row-major; column {@code deltaColumn} (if >= 0) as the difference from the previous row's. */
+    static LongRows rows(List<long[]> rows, LongRows.Builder b, int deltaColumn) {
+        int n = rows.size();
+        b.setCount(n);
+        if (n == 0) {
+            return b.build();
         }
-
-        private void ensure(int n) {
-            if (pos + n > out.length) {
-                out = Arrays.copyOf(out, Math.max(out.length * 2, pos + n));
-            }
+        int width = rows.get(0).length;
+        boolean uniform = true;
+        for (long[] row : rows) {
+            uniform &= row.length == width;
         }
-
-        void flags(boolean a, boolean b, boolean c) {
-            ensure(1);
-            out[pos++] = (byte) ((a ? 1 : 0) | (b ? 2 : 0) | (c ? 4 : 0));
-        }
-
-        void varint(long v) {
-            ensure(10);
-            long z = (v << 1) ^ (v >> 63); // zig-zag: small negatives stay short
-            while ((z & ~0x7FL) != 0) {
-                out[pos++] = (byte) ((z & 0x7F) | 0x80);
-                z >>>= 7;
-            }
-            out[pos++] = (byte) z;
-        }
-
-        /** Null as length 0, otherwise 1 + the UTF-8 length. */
-        void string(String s) {
-            if (s == null) {
-                varint(0);
-                return;
-            }
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            varint(1L + b.length);
-            ensure(b.length);
-            System.arraycopy(b, 0, out, pos, b.length);
-            pos += b.length;
-        }
-
-        void longs(List<Long> list) {
-            varint(list.size());
-            for (long v : list) {
-                varint(v);
-            }
-        }
-
-        void strings(List<String> list) {
-            varint(list.size());
-            for (String s : list) {
-                string(s);
-            }
-        }
-
-        /** Rows of any width; column {@code deltaColumn} (if >= 0) as the difference from the previous row's. */
-        void rows(List<long[]> rows, int deltaColumn) {
-            varint(rows.size());
-            long prev = 0;
+        if (uniform) {
+            b.setWidth(width);
+        } else {
             for (long[] row : rows) {
-                varint(row.length);
-                for (int i = 0; i < row.length; i++) {
-                    if (i == deltaColumn) {
-                        varint(row[i] - prev);
-                        prev = row[i];
-                    } else {
-                        varint(row[i]);
-                    }
+                b.addWidths(row.length);
+            }
+        }
+        long prev = 0;
+        for (long[] row : rows) {
+            for (int i = 0; i < row.length; i++) {
+                if (i == deltaColumn) {
+                    b.addValues(row[i] - prev);
+                    prev = row[i];
+                } else {
+                    b.addValues(row[i]);
                 }
             }
         }
+        return b.build();
     }
 
-    private static final class Reader {
-        final byte[] in;
-        int pos;
-
-        Reader(byte[] in, int pos) {
-            this.in = in;
-            this.pos = pos;
+    static List<long[]> rows(LongRows p, int deltaColumn) {
+        int n = p.getCount();
+        boolean uniform = p.getWidthsCount() == 0;
+        if (!uniform && p.getWidthsCount() != n) {
+            throw new IllegalArgumentException(n + " rows with " + p.getWidthsCount() + " widths");
         }
-
-        long varint() {
-            long z = 0;
-            int shift = 0;
-            while (true) {
-                byte b = in[pos++];
-                z |= (long) (b & 0x7F) << shift;
-                if (b >= 0) {
-                    break;
+        List<long[]> out = new ArrayList<>(n);
+        int at = 0;
+        long prev = 0;
+        for (int r = 0; r < n; r++) {
+            int width = uniform ? p.getWidth() : p.getWidths(r);
+            if (width < 0 || width > p.getValuesCount() - at) {
+                throw new IllegalArgumentException(
+                        "row " + r + " of width " + width + " runs past " + p.getValuesCount() + " values");
+            }
+            long[] row = new long[width];
+            for (int i = 0; i < width; i++) {
+                long v = p.getValues(at++);
+                if (i == deltaColumn) {
+                    v += prev;
+                    prev = v;
                 }
-                shift += 7;
-                if (shift > 63) {
-                    throw new IllegalArgumentException("varint too long at byte " + pos);
-                }
+                row[i] = v;
             }
-            return (z >>> 1) ^ -(z & 1);
+            out.add(row);
         }
-
-        int count() {
-            long n = varint();
-            if (n < 0 || n > in.length - pos) {
-                throw new IllegalArgumentException("bad count " + n + " at byte " + pos);
-            }
-            return (int) n;
+        if (at != p.getValuesCount()) {
+            throw new IllegalArgumentException((p.getValuesCount() - at) + " values past the last row");
         }
-
-        String string() {
-            long n = varint();
-            if (n == 0) {
-                return null;
-            }
-            n--;
-            if (n < 0 || n > in.length - pos) {
-                throw new IllegalArgumentException("string of " + n + " bytes past the end at byte " + pos);
-            }
-            String s = new String(in, pos, (int) n, StandardCharsets.UTF_8);
-            pos += (int) n;
-            return s;
-        }
-
-        List<Long> longs() {
-            int n = count();
-            List<Long> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                list.add(varint());
-            }
-            return list;
-        }
-
-        List<String> strings() {
-            int n = count();
-            List<String> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                String s = string();
-                if (s == null) {
-                    throw new IllegalArgumentException("null in a list of strings at byte " + pos);
-                }
-                list.add(s);
-            }
-            return list;
-        }
-
-        List<long[]> rows(int deltaColumn) {
-            int n = count();
-            List<long[]> rows = new ArrayList<>(n);
-            long prev = 0;
-            for (int r = 0; r < n; r++) {
-                long[] row = new long[count()];
-                for (int i = 0; i < row.length; i++) {
-                    long v = varint();
-                    if (i == deltaColumn) {
-                        v += prev;
-                        prev = v;
-                    }
-                    row[i] = v;
-                }
-                rows.add(row);
-            }
-            return rows;
-        }
+        return out;
     }
 }

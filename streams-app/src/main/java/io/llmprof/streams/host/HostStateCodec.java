@@ -1,123 +1,257 @@
 package io.llmprof.streams.host;
 
+import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholds;
 import io.llmprof.events.host.HostVerdict;
-import java.io.ByteArrayInputStream;
-import java.io.DataInputStream;
+import io.llmprof.streams.state.proto.GrouperState;
+import io.llmprof.streams.state.proto.HostRollupState;
+import io.llmprof.streams.state.proto.HostRunState;
+import io.llmprof.streams.state.proto.HostTrackerState;
+import io.llmprof.streams.state.proto.LatestVerdict;
+import io.llmprof.streams.state.proto.LaunchSets;
+import io.llmprof.streams.state.proto.PhaseRoll;
+import io.llmprof.streams.state.proto.Sums;
+import io.llmprof.streams.state.proto.WindowState;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Compact binary form of a {@link HostTracker} or {@link HostRollup}, for the state store. The first byte is
- * the format version; an unknown version is refused, never guessed. Numbers are zig-zag varints, buffered
- * intervals store their start as a delta from the previous one, and each distinct string is written once per
- * value (later uses are back-references). The configuration is not stored: decoding takes it, so a changed
- * configuration applies from the next event on. Decoded trackers continue exactly where the encoded one stood
- * (same windows, same steps); a decoded rollup's {@link HostRollup#latest()} has no drill-down until its next
- * step. (Two {@code decode(HostConfig, byte[])} overloads cannot differ by return type alone, hence {@link
- * #decodeTracker} and {@link #decodeRollup}.)
+ * The state-store form of a run's {@link HostTracker} and {@link HostRollup}: the {@code HostRunState} message of
+ * {@code llmprof_state.proto}, field by field. Buffered intervals travel as self-contained chunks of packed columns
+ * with delta-coded starts and correlations ({@link IntervalChunks}: an unchanged chunk is copied from the value last
+ * written, not encoded again), every other string once, in the value's string table. The configuration is not stored: decoding
+ * takes it, so a changed configuration applies from the next event on. Decoded trackers continue exactly where the
+ * encoded one stood (same windows, same steps); a decoded rollup's {@link HostRollup#latest()} has no drill-down
+ * until its next step.
+ *
+ * <p>Format 3 is the protobuf layout. The hand-written values of earlier releases (first byte 1 or 2) and any
+ * other format are refused with an {@link IllegalArgumentException}; the host processor then resets that run's
+ * host state with an anomaly. (Two {@code decode(HostConfig, byte[])} overloads cannot differ by return type
+ * alone, hence {@link #decodeTracker} and {@link #decodeRollup}.)
  */
 public final class HostStateCodec {
-    /** Version 1: the layout written by the encoders below. */
-    public static final byte VERSION = 2;
-
-    private static final byte TRACKER = 'T';
-    private static final byte ROLLUP = 'R';
+    /** Format 3: the protobuf layout written by the encoders below. */
+    public static final int FORMAT = 3;
 
     private HostStateCodec() {}
 
+    /** A run's stored host state: the tracker (null once the run finished), the rollup, and which lanes ended. */
+    public record Run(long lastRecordMs, boolean gpuEnded, boolean hostEnded, HostTracker tracker, HostRollup rollup) {}
+
+    /** What the punctuation needs of a stored run, read without decoding its tracker. */
+    public record Head(long lastRecordMs, boolean open, boolean gpuEnded) {}
+
+    public static byte[] encode(Run run) {
+        Strings strings = new Strings();
+        HostRunState.Builder b = HostRunState.newBuilder()
+                .setFormat(FORMAT)
+                .setLastRecordMs(run.lastRecordMs())
+                .setGpuEnded(run.gpuEnded())
+                .setHostEnded(run.hostEnded());
+        if (run.tracker() != null) {
+            b.setTracker(tracker(run.tracker(), strings));
+        }
+        if (run.rollup() != null) {
+            b.setRollup(rollup(run.rollup(), strings));
+        }
+        return b.addAllStrings(strings.list).build().toByteArray();
+    }
+
+    public static Run decodeRun(HostConfig c, byte[] b) {
+        HostRunState p = parse(b, "host run");
+        if (!p.hasRollup()) {
+            throw new IllegalArgumentException("host run state: no rollup");
+        }
+        Table t = new Table(p);
+        return new Run(
+                p.getLastRecordMs(),
+                p.getGpuEnded(),
+                p.getHostEnded(),
+                p.hasTracker() ? tracker(c, p.getTracker(), t) : null,
+                rollup(c, p.getRollup(), t));
+    }
+
+    /** The head fields, which protobuf writes first (field order): the tracker and the rest are skipped unread. */
+    public static Head head(byte[] b) {
+        CodedInputStream in = CodedInputStream.newInstance(b);
+        int format = 0;
+        long last = 0;
+        boolean gpuEnded = false;
+        boolean open = false;
+        try {
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                int field = WireFormat.getTagFieldNumber(tag);
+                if (field == HostRunState.FORMAT_FIELD_NUMBER) {
+                    format = in.readUInt32();
+                } else if (field == HostRunState.LAST_RECORD_MS_FIELD_NUMBER) {
+                    last = in.readSInt64();
+                } else if (field == HostRunState.GPU_ENDED_FIELD_NUMBER) {
+                    gpuEnded = in.readBool();
+                } else if (field == HostRunState.TRACKER_FIELD_NUMBER) {
+                    open = true;
+                    break;
+                } else if (field > HostRunState.TRACKER_FIELD_NUMBER) {
+                    break;
+                } else if (!in.skipField(tag)) {
+                    break;
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("host run state is truncated or corrupt: " + e.getMessage(), e);
+        }
+        checkFormat(format, b, "host run");
+        return new Head(last, open, gpuEnded);
+    }
+
     public static byte[] encode(HostTracker t) {
-        Out o = new Out();
-        o.raw(VERSION);
-        o.raw(TRACKER);
-        o.str(t.job);
-        o.str(t.run);
-        o.str(t.rank);
-        o.nullableLong(t.device == null ? null : (long) t.device);
-        o.num(t.otherDeviceEvents);
-        o.num(t.gpuClock);
-        o.num(t.hostClock);
-        o.num(t.gpuEvents);
-        o.num(t.hostEvents);
-        o.num(t.kernelsSeen);
-        o.num(t.gpuMaxCorr);
-        o.bool(t.gpuEnded);
-        o.bool(t.hostEnded);
-        o.bool(t.hostAbsent);
-        o.bool(t.finishing);
-        writeIntervals(o, t.gpu, false);
-        writeIntervals(o, t.host, true);
-        o.num(t.pending.size());
-        for (Window w : t.pending) {
-            writeWindow(o, w);
-        }
-        o.num(t.openMarkers.size());
-        for (Window w : t.openMarkers) {
-            o.num(t.pending.indexOf(w));
-        }
-        o.num(t.streamMaxCorr.size());
-        t.streamMaxCorr.forEach((k, v) -> {
-            o.num(k);
-            o.num(v);
-        });
-        o.num(t.bestLevel);
-        o.bool(t.noPasses);
-        o.bool(t.passSeen);
-        o.num(t.lastPassEnd);
-        o.bool(t.grouperActive);
-        o.bool(t.arEnabled);
-        o.num(t.arGroups);
-        writeGrouper(o, t.grouper);
-        o.num(t.nextIndex);
-        o.bool(t.anyEmitted);
-        o.num(t.lastEmittedStart);
-        o.num(t.lastEmittedEnd);
-        o.num(t.lastEmittedLevel);
-        o.num(t.prunedTo);
-        o.num(t.gpuPrunedTo);
-        o.num(t.releasedIntervals);
-        o.num(t.droppedWindows);
-        o.num(t.closedEarly);
-        o.countMap(t.notes);
-        writeDrill(o, t.drill);
-        return o.bytes();
+        Strings strings = new Strings();
+        HostTrackerState tracker = tracker(t, strings);
+        return HostRunState.newBuilder()
+                .setFormat(FORMAT)
+                .setTracker(tracker)
+                .addAllStrings(strings.list)
+                .build()
+                .toByteArray();
     }
 
     public static HostTracker decodeTracker(HostConfig c, byte[] b) {
-        In in = new In(b, TRACKER, "host tracker");
-        HostTracker t = new HostTracker(c, in.str(), in.str(), in.str());
-        Long device = in.nullableLong();
-        t.device = device == null ? null : device.intValue();
-        t.otherDeviceEvents = in.num();
-        t.gpuClock = in.num();
-        t.hostClock = in.num();
-        t.gpuEvents = in.num();
-        t.hostEvents = in.num();
-        t.kernelsSeen = in.num();
-        t.gpuMaxCorr = in.num();
-        t.gpuEnded = in.bool();
-        t.hostEnded = in.bool();
-        t.hostAbsent = in.bool();
-        t.finishing = in.bool();
-        readIntervals(in, t.gpu, false);
-        readIntervals(in, t.host, true);
-        int n = in.count();
-        for (int i = 0; i < n; i++) {
-            t.pending.add(readWindow(in));
+        HostRunState p = parse(b, "host tracker");
+        if (!p.hasTracker()) {
+            throw new IllegalArgumentException("host tracker state: this is not a host tracker value");
         }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            t.openMarkers.add(t.pending.get(in.count()));
+        return tracker(c, p.getTracker(), new Table(p));
+    }
+
+    public static byte[] encode(HostRollup r) {
+        Strings strings = new Strings();
+        HostRollupState rollup = rollup(r, strings);
+        return HostRunState.newBuilder()
+                .setFormat(FORMAT)
+                .setRollup(rollup)
+                .addAllStrings(strings.list)
+                .build()
+                .toByteArray();
+    }
+
+    public static HostRollup decodeRollup(HostConfig c, byte[] b) {
+        HostRunState p = parse(b, "host rollup");
+        if (!p.hasRollup()) {
+            throw new IllegalArgumentException("host rollup state: this is not a host rollup value");
+        }
+        return rollup(c, p.getRollup(), new Table(p));
+    }
+
+    private static HostRunState parse(byte[] b, String what) {
+        if (b == null || b.length == 0) {
+            throw new IllegalArgumentException(what + " state: " + (b == null ? "null" : "0 bytes"));
+        }
+        if (b[0] == 1 || b[0] == 2) {
+            throw new IllegalArgumentException(what + " state: unknown format version " + b[0]
+                    + " (the hand-written layout of earlier releases; this build reads format " + FORMAT + ")");
+        }
+        HostRunState p;
+        try {
+            p = HostRunState.parseFrom(b);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException(what + " state is truncated or corrupt: " + e.getMessage(), e);
+        }
+        checkFormat(p.getFormat(), b, what);
+        return p;
+    }
+
+    private static void checkFormat(int format, byte[] b, String what) {
+        if (format != FORMAT) {
+            throw new IllegalArgumentException(what + " state: unknown format version " + format + " (" + b.length
+                    + " bytes; this build reads format " + FORMAT + ")");
+        }
+    }
+
+    // ---- tracker
+
+    private static HostTrackerState tracker(HostTracker t, Strings s) {
+        HostTrackerState.Builder b = HostTrackerState.newBuilder()
+                .setJob(s.ref(t.job))
+                .setRun(s.ref(t.run))
+                .setRank(s.ref(t.rank))
+                .setOtherDeviceEvents(t.otherDeviceEvents)
+                .setGpuClock(t.gpuClock)
+                .setHostClock(t.hostClock)
+                .setGpuEvents(t.gpuEvents)
+                .setHostEvents(t.hostEvents)
+                .setKernelsSeen(t.kernelsSeen)
+                .setGpuMaxCorr(t.gpuMaxCorr)
+                .setGpuEnded(t.gpuEnded)
+                .setHostEnded(t.hostEnded)
+                .setHostAbsent(t.hostAbsent)
+                .setFinishing(t.finishing)
+                .addAllGpuChunks(t.gpuChunks.encode(t.gpu, false))
+                .addAllHostChunks(t.hostChunks.encode(t.host, true));
+        if (t.device != null) {
+            b.setDevice(t.device);
+        }
+        for (Window w : t.pending) {
+            b.addPending(window(w, s));
+        }
+        for (Window w : t.openMarkers) {
+            b.addOpenMarkers(t.pending.indexOf(w));
+        }
+        t.streamMaxCorr.forEach((k, v) -> b.addStreamMaxCorr(k).addStreamMaxCorr(v));
+        b.setBestLevel(t.bestLevel)
+                .setNoPasses(t.noPasses)
+                .setPassSeen(t.passSeen)
+                .setLastPassEnd(t.lastPassEnd)
+                .setGrouperActive(t.grouperActive)
+                .setArEnabled(t.arEnabled)
+                .setArGroups(t.arGroups)
+                .setGrouper(grouper(t.grouper))
+                .setNextIndex(t.nextIndex)
+                .setAnyEmitted(t.anyEmitted)
+                .setLastEmittedStart(t.lastEmittedStart)
+                .setLastEmittedEnd(t.lastEmittedEnd)
+                .setLastEmittedLevel(t.lastEmittedLevel)
+                .setPrunedTo(t.prunedTo)
+                .setGpuPrunedTo(t.gpuPrunedTo)
+                .setReleasedIntervals(t.releasedIntervals)
+                .setDroppedWindows(t.droppedWindows)
+                .setClosedEarly(t.closedEarly);
+        t.notes.forEach((k, v) -> b.addNoteNames(s.ref(k)).addNoteCounts(v));
+        return b.setDrill(DrillDownCodec.write(t.drill, s)).build();
+    }
+
+    private static HostTracker tracker(HostConfig c, HostTrackerState p, Table s) {
+        HostTracker t = new HostTracker(c, s.str(p.getJob()), s.str(p.getRun()), s.str(p.getRank()));
+        t.device = p.hasDevice() ? p.getDevice() : null;
+        t.otherDeviceEvents = p.getOtherDeviceEvents();
+        t.gpuClock = p.getGpuClock();
+        t.hostClock = p.getHostClock();
+        t.gpuEvents = p.getGpuEvents();
+        t.hostEvents = p.getHostEvents();
+        t.kernelsSeen = p.getKernelsSeen();
+        t.gpuMaxCorr = p.getGpuMaxCorr();
+        t.gpuEnded = p.getGpuEnded();
+        t.hostEnded = p.getHostEnded();
+        t.hostAbsent = p.getHostAbsent();
+        t.finishing = p.getFinishing();
+        IntervalChunks.read(p.getGpuChunksList(), t.gpu, false);
+        IntervalChunks.read(p.getHostChunksList(), t.host, true);
+        for (WindowState w : p.getPendingList()) {
+            t.pending.add(window(w, s));
+        }
+        for (int i : p.getOpenMarkersList()) {
+            if (i < 0 || i >= t.pending.size()) {
+                throw new IllegalArgumentException(
+                        "host tracker state: open marker " + i + " of " + t.pending.size() + " pending windows");
+            }
+            t.openMarkers.add(t.pending.get(i));
         }
         for (Window w : t.pending) {
             if (w.marker && !w.resolved) {
@@ -127,711 +261,361 @@ public final class HostStateCodec {
                 }
             }
         }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            t.streamMaxCorr.put(in.num(), in.num());
+        pairs(p.getStreamMaxCorrCount(), 2, "stream correlations");
+        for (int i = 0; i < p.getStreamMaxCorrCount(); i += 2) {
+            t.streamMaxCorr.put(p.getStreamMaxCorr(i), p.getStreamMaxCorr(i + 1));
         }
-        t.bestLevel = (int) in.num();
-        t.noPasses = in.bool();
-        t.passSeen = in.bool();
-        t.lastPassEnd = in.num();
-        t.grouperActive = in.bool();
-        t.arEnabled = in.bool();
-        t.arGroups = in.num();
-        t.grouper = readGrouper(in);
-        t.nextIndex = in.num();
-        t.anyEmitted = in.bool();
-        t.lastEmittedStart = in.num();
-        t.lastEmittedEnd = in.num();
-        t.lastEmittedLevel = (int) in.num();
-        t.prunedTo = in.num();
-        t.gpuPrunedTo = in.num();
-        t.releasedIntervals = in.num();
-        t.droppedWindows = in.num();
-        t.closedEarly = in.num();
-        in.countMap(t.notes);
-        readDrill(in, t.drill);
-        in.end();
+        t.bestLevel = p.getBestLevel();
+        t.noPasses = p.getNoPasses();
+        t.passSeen = p.getPassSeen();
+        t.lastPassEnd = p.getLastPassEnd();
+        t.grouperActive = p.getGrouperActive();
+        t.arEnabled = p.getArEnabled();
+        t.arGroups = p.getArGroups();
+        t.grouper = grouper(p.getGrouper());
+        t.nextIndex = p.getNextIndex();
+        t.anyEmitted = p.getAnyEmitted();
+        t.lastEmittedStart = p.getLastEmittedStart();
+        t.lastEmittedEnd = p.getLastEmittedEnd();
+        t.lastEmittedLevel = p.getLastEmittedLevel();
+        t.prunedTo = p.getPrunedTo();
+        t.gpuPrunedTo = p.getGpuPrunedTo();
+        t.releasedIntervals = p.getReleasedIntervals();
+        t.droppedWindows = p.getDroppedWindows();
+        t.closedEarly = p.getClosedEarly();
+        countMap(p.getNoteNamesList(), p.getNoteCountsList(), t.notes, s);
+        DrillDownCodec.read(p.getDrill(), t.drill, s);
         return t;
     }
 
-    public static byte[] encode(HostRollup r) {
-        Out o = new Out();
-        o.raw(VERSION);
-        o.raw(ROLLUP);
-        o.num(r.phases.size());
-        for (Map.Entry<String, HostRollup.PhaseSums> e : r.phases.entrySet()) {
-            HostRollup.PhaseSums p = e.getValue();
-            o.str(e.getKey());
-            o.bool(p.any);
-            o.num(p.firstIndex);
-            o.num(p.lastIndex);
-            o.sums(p.sum);
-            o.num(p.steps.size());
-            var idx = p.indexes.iterator();
-            for (HostSums s : p.steps) {
-                o.num(idx.next());
-                o.sums(s);
+    private static WindowState window(Window w, Strings s) {
+        WindowState.Builder b = WindowState.newBuilder()
+                .setLevel(w.level)
+                .setSource(s.ref(w.source))
+                .setLabel(s.ref(w.label))
+                .setPhase(s.ref(w.phase))
+                .setStart(w.start)
+                .setHostEnd(w.hostEnd)
+                .setEnd(w.end)
+                .setResolved(w.resolved)
+                .setIncomplete(w.incomplete)
+                .setMinCorr(w.minCorr)
+                .setMaxCorr(w.maxCorr)
+                .setLaunchOverflow(w.launchOverflow)
+                .setGpuEnd(w.gpuEnd)
+                .setCollecting(w.collecting);
+        if (w.stepNumber != null) {
+            b.setStepNumber(w.stepNumber);
+        }
+        for (String note : w.notes) {
+            b.addNotes(s.ref(note));
+        }
+        if (w.sortedAt != w.setChanges || w.sortedSets == null) {
+            LaunchSets.Builder sets = LaunchSets.newBuilder();
+            for (long v : sortedDeltas(w.launched)) {
+                sets.addLaunched(v);
             }
+            for (long v : sortedDeltas(w.unseen)) {
+                sets.addUnseen(v);
+            }
+            for (long v : sortedDeltas(w.streams)) {
+                sets.addStreams(v);
+            }
+            w.sortedSets = sets.build();
+            w.sortedAt = w.setChanges;
         }
-        o.num(r.latest.size());
-        for (HostVerdict v : r.latest.values()) {
-            o.str(v.phase());
-            o.str(v.job());
-            o.str(v.run());
-            o.str(v.rank());
-        }
-        return o.bytes();
+        b.setSets(w.sortedSets);
+        return b.build();
     }
 
-    public static HostRollup decodeRollup(HostConfig c, byte[] b) {
-        In in = new In(b, ROLLUP, "host rollup");
-        HostRollup r = new HostRollup(c);
-        int n = in.count();
-        for (int i = 0; i < n; i++) {
-            String phase = in.str();
-            HostRollup.PhaseSums p = new HostRollup.PhaseSums();
-            p.any = in.bool();
-            p.firstIndex = in.num();
-            p.lastIndex = in.num();
-            p.sum = in.sums();
-            int steps = in.count();
-            for (int k = 0; k < steps; k++) {
-                p.indexes.add(in.num());
-                p.steps.add(in.sums());
-            }
-            r.phases.put(phase, p);
+    private static Window window(WindowState p, Table s) {
+        String source = s.str(p.getSource());
+        String label = s.str(p.getLabel());
+        if (source == null || label == null) {
+            throw new IllegalArgumentException("host tracker state: window without a source or label");
         }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            String phase = in.str();
-            String job = in.str();
-            String run = in.str();
-            String rank = in.str();
-            HostRollup.PhaseSums p = r.phases.get(phase);
-            if (p == null) {
-                throw new IllegalArgumentException("host rollup state: verdict of unknown phase " + phase);
-            }
-            HostThresholds t = c.thresholds().forPhase(phase);
-            r.latest.put(
-                    phase,
-                    new HostVerdict(
-                            job,
-                            run,
-                            rank,
-                            phase,
-                            p.firstIndex,
-                            p.lastIndex,
-                            p.sum,
-                            t,
-                            HostAssessment.assess(p.sum, t),
-                            null));
+        Window w = new Window(
+                p.getLevel(),
+                source,
+                label,
+                p.hasStepNumber() ? p.getStepNumber() : null,
+                s.str(p.getPhase()),
+                p.getStart(),
+                p.getHostEnd());
+        w.end = p.getEnd();
+        w.resolved = p.getResolved();
+        w.incomplete = p.getIncomplete();
+        for (int note : p.getNotesList()) {
+            w.notes.add(s.str(note));
         }
-        in.end();
-        return r;
+        w.minCorr = p.getMinCorr();
+        w.maxCorr = p.getMaxCorr();
+        w.launchOverflow = p.getLaunchOverflow();
+        w.gpuEnd = p.getGpuEnd();
+        w.collecting = p.getCollecting();
+        undelta(p.getSets().getLaunchedList(), w.launched);
+        undelta(p.getSets().getUnseenList(), w.unseen);
+        undelta(p.getSets().getStreamsList(), w.streams);
+        return w;
     }
 
-    // ---- parts
-
-    private static void writeIntervals(Out o, IntervalBuffer<? extends Interval> b, boolean host) {
-        o.num(b.size());
-        long prev = 0;
-        for (int i = 0; i < b.size(); i++) {
-            Interval x = b.get(i);
-            o.num(x.start - prev);
-            o.num(x.end - x.start);
-            o.num(x.flags);
-            o.bool(x.corr != Interval.NO_CORR);
-            if (x.corr != Interval.NO_CORR) {
-                o.num(x.corr);
-            }
-            if (host) {
-                o.str(((HostEv) x).name);
-            } else {
-                o.num(((GpuOp) x).stream);
-            }
-            prev = x.start;
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static void readIntervals(In in, IntervalBuffer<?> b, boolean host) {
-        int n = in.count();
-        long prev = 0;
-        for (int i = 0; i < n; i++) {
-            long start = prev + in.num();
-            long end = start + in.num();
-            int flags = (int) in.num();
-            long corr = in.bool() ? in.num() : Interval.NO_CORR;
-            if (host) {
-                ((IntervalBuffer<HostEv>) b).add(new HostEv(start, end, corr, flags, in.str()));
-            } else {
-                ((IntervalBuffer<GpuOp>) b).add(new GpuOp(start, end, corr, flags, in.num()));
-            }
-            prev = start;
-        }
-    }
-
-    private static void writeWindow(Out o, Window w) {
-        o.num(w.level);
-        o.str(w.source);
-        o.str(w.label);
-        o.nullableLong(w.stepNumber);
-        o.str(w.phase);
-        o.num(w.start);
-        o.num(w.hostEnd);
-        o.num(w.end);
-        o.bool(w.resolved);
-        o.bool(w.incomplete);
-        o.strings(w.notes);
-        o.num(w.minCorr);
-        o.num(w.maxCorr);
-        o.bool(w.launchOverflow);
-        o.num(w.gpuEnd);
-        o.bool(w.collecting);
-        sortedLongs(o, w.launched);
-        sortedLongs(o, w.unseen);
-        sortedLongs(o, w.streams);
-    }
-
-    private static void sortedLongs(Out o, Set<Long> v) {
+    /** The set sorted, as deltas from the previous value: stable bytes whatever the set's iteration order. */
+    private static long[] sortedDeltas(Set<Long> v) {
         long[] sorted = new long[v.size()];
         int i = 0;
         for (Long x : v) {
             sorted[i++] = x;
         }
         Arrays.sort(sorted);
-        o.num(sorted.length);
         long prev = 0;
-        for (long c : sorted) {
-            o.num(c - prev);
+        for (int k = 0; k < sorted.length; k++) {
+            long c = sorted[k];
+            sorted[k] = c - prev;
             prev = c;
         }
+        return sorted;
     }
 
-    private static void sortedLongs(In in, Set<Long> into) {
-        int n = in.count();
+    private static void undelta(List<Long> deltas, Set<Long> into) {
         long prev = 0;
-        for (int i = 0; i < n; i++) {
-            prev += in.num();
+        for (long d : deltas) {
+            prev += d;
             into.add(prev);
         }
     }
 
-    private static Window readWindow(In in) {
-        int level = (int) in.num();
-        String source = in.str();
-        String label = in.str();
-        Long stepNumber = in.nullableLong();
-        String phase = in.str();
-        long start = in.num();
-        long hostEnd = in.num();
-        Window w = new Window(level, source, label, stepNumber, phase, start, hostEnd);
-        w.end = in.num();
-        w.resolved = in.bool();
-        w.incomplete = in.bool();
-        w.notes.addAll(in.strings());
-        w.minCorr = in.num();
-        w.maxCorr = in.num();
-        w.launchOverflow = in.bool();
-        w.gpuEnd = in.num();
-        w.collecting = in.bool();
-        sortedLongs(in, w.launched);
-        sortedLongs(in, w.unseen);
-        sortedLongs(in, w.streams);
-        return w;
-    }
-
-    private static void writeGrouper(Out o, AllReduceGrouper g) {
-        o.num(g.busyEnd);
-        o.num(g.groupStart);
-        o.bool(g.anyOp);
-        o.num(g.arCount);
-        o.num(g.lastArEnd);
-        o.num(g.bestIdleStart);
-        o.num(g.bestIdleEnd);
-        o.num(g.groupFirstAr);
-        o.num(g.ringSize);
-        o.num(g.ringPos);
+    private static GrouperState grouper(AllReduceGrouper g) {
+        GrouperState.Builder b = GrouperState.newBuilder()
+                .setBusyEnd(g.busyEnd)
+                .setGroupStart(g.groupStart)
+                .setAnyOp(g.anyOp)
+                .setArCount(g.arCount)
+                .setLastArEnd(g.lastArEnd)
+                .setBestIdleStart(g.bestIdleStart)
+                .setBestIdleEnd(g.bestIdleEnd)
+                .setGroupFirstAr(g.groupFirstAr)
+                .setRingPos(g.ringPos)
+                .setWarm(g.warm)
+                .setFlushed(g.flushed)
+                .setGapLimit(g.gapLimit)
+                .setIdleLimit(g.idleLimit)
+                .setSinceMedians(g.sinceMedians)
+                .setDroppedCandidates(g.droppedCandidates);
         for (int i = 0; i < g.ringSize; i++) {
-            o.num(g.gaps[i]);
-            o.num(g.idles[i]);
+            b.addGaps(g.gaps[i]).addIdles(g.idles[i]);
         }
-        o.bool(g.warm);
-        o.bool(g.flushed);
-        o.num(g.gapLimit);
-        o.num(g.idleLimit);
-        o.num(g.sinceMedians);
-        o.num(g.droppedCandidates);
-        o.num(g.pending.size());
         for (AllReduceGrouper.Gap p : g.pending) {
-            o.num(p.gapNs());
-            o.num(p.idleStart());
-            o.num(p.idleEnd());
-            o.num(p.arOrdinal());
+            b.addPending(p.gapNs())
+                    .addPending(p.idleStart())
+                    .addPending(p.idleEnd())
+                    .addPending(p.arOrdinal());
         }
-        o.num(g.candidates.size());
         for (AllReduceGrouper.Candidate c : g.candidates) {
-            o.num(c.start());
-            o.num(c.end());
-            o.num(c.collectives());
+            b.addCandidates(c.start()).addCandidates(c.end()).addCandidates(c.collectives());
         }
+        return b.build();
     }
 
-    private static AllReduceGrouper readGrouper(In in) {
+    private static AllReduceGrouper grouper(GrouperState p) {
         AllReduceGrouper g = new AllReduceGrouper();
-        g.busyEnd = in.num();
-        g.groupStart = in.num();
-        g.anyOp = in.bool();
-        g.arCount = in.num();
-        g.lastArEnd = in.num();
-        g.bestIdleStart = in.num();
-        g.bestIdleEnd = in.num();
-        g.groupFirstAr = in.num();
-        g.ringSize = in.count();
-        g.ringPos = in.count();
-        if (g.ringSize > AllReduceGrouper.RING || g.ringPos >= AllReduceGrouper.RING) {
+        g.busyEnd = p.getBusyEnd();
+        g.groupStart = p.getGroupStart();
+        g.anyOp = p.getAnyOp();
+        g.arCount = p.getArCount();
+        g.lastArEnd = p.getLastArEnd();
+        g.bestIdleStart = p.getBestIdleStart();
+        g.bestIdleEnd = p.getBestIdleEnd();
+        g.groupFirstAr = p.getGroupFirstAr();
+        g.ringSize = p.getGapsCount();
+        g.ringPos = p.getRingPos();
+        if (g.ringSize > AllReduceGrouper.RING
+                || g.ringPos >= AllReduceGrouper.RING
+                || p.getIdlesCount() != g.ringSize) {
             throw new IllegalArgumentException("host tracker state: all-reduce ring " + g.ringSize + "/" + g.ringPos);
         }
         for (int i = 0; i < g.ringSize; i++) {
-            g.gaps[i] = in.num();
-            g.idles[i] = in.num();
+            g.gaps[i] = p.getGaps(i);
+            g.idles[i] = p.getIdles(i);
         }
-        g.warm = in.bool();
-        g.flushed = in.bool();
-        g.gapLimit = in.num();
-        g.idleLimit = in.num();
-        g.sinceMedians = (int) in.num();
-        g.droppedCandidates = in.num();
-        int n = in.count();
-        for (int i = 0; i < n; i++) {
-            g.pending.add(new AllReduceGrouper.Gap(in.num(), in.num(), in.num(), in.num()));
+        g.warm = p.getWarm();
+        g.flushed = p.getFlushed();
+        g.gapLimit = p.getGapLimit();
+        g.idleLimit = p.getIdleLimit();
+        g.sinceMedians = p.getSinceMedians();
+        g.droppedCandidates = p.getDroppedCandidates();
+        pairs(p.getPendingCount(), 4, "all-reduce gaps");
+        for (int i = 0; i < p.getPendingCount(); i += 4) {
+            g.pending.add(new AllReduceGrouper.Gap(
+                    p.getPending(i), p.getPending(i + 1), p.getPending(i + 2), p.getPending(i + 3)));
         }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            g.candidates.add(new AllReduceGrouper.Candidate(in.num(), in.num(), in.num()));
+        pairs(p.getCandidatesCount(), 3, "all-reduce candidates");
+        for (int i = 0; i < p.getCandidatesCount(); i += 3) {
+            g.candidates.add(
+                    new AllReduceGrouper.Candidate(p.getCandidates(i), p.getCandidates(i + 1), p.getCandidates(i + 2)));
         }
         return g;
     }
 
-    private static void writeDrill(Out o, DrillDownState d) {
-        o.num(d.streams.size());
-        for (DrillDownState.StreamState s : d.streams.values()) {
-            writeStream(o, s);
-        }
-        o.bool(d.others != null);
-        if (d.others != null) {
-            writeStream(o, d.others);
-        }
-        o.num(d.bigGaps.size());
-        for (DrillDownState.BigGap g : d.bigGaps) {
-            o.num(g.start);
-            o.num(g.end);
-            o.nullableLong(g.stepIndex);
-        }
-        o.num(d.ringSize);
-        for (int i = d.ringSize; i >= 1; i--) {
-            int at = Math.floorMod(d.ringPos - i, DrillDownState.HOST_RING);
-            o.num(d.ringStart[at]);
-            o.num(d.ringCorr[at]);
-            o.str(d.ringName[at]);
-            o.bool(d.ringApi[at]);
-        }
-        o.num(d.kernels);
-        o.num(d.graphKernels);
-        o.num(d.graphLaunches);
-        o.longs(d.graphCorr.values());
-        o.num(d.pendingKernels.size());
-        for (long[] k : d.pendingKernels) {
-            o.num(k[0]);
-            o.num(k[1]);
-        }
-        o.longs(d.d2hCorr.values());
-        o.num(d.apis.size());
-        for (Map.Entry<String, long[]> e : d.apis.entrySet()) {
-            o.str(e.getKey());
-            for (long v : e.getValue()) {
-                o.num(v);
+    // ---- rollup
+
+    private static HostRollupState rollup(HostRollup r, Strings s) {
+        HostRollupState.Builder b = HostRollupState.newBuilder();
+        for (Map.Entry<String, HostRollup.PhaseSums> e : r.phases.entrySet()) {
+            HostRollup.PhaseSums p = e.getValue();
+            PhaseRoll.Builder pb = PhaseRoll.newBuilder()
+                    .setPhase(s.ref(e.getKey()))
+                    .setAny(p.any)
+                    .setFirstIndex(p.firstIndex)
+                    .setLastIndex(p.lastIndex)
+                    .setSum(sums(p.sum));
+            for (long i : p.indexes) {
+                pb.addIndexes(i);
             }
+            for (HostSums step : p.steps) {
+                pb.addSteps(sums(step));
+            }
+            b.addPhases(pb);
         }
-        o.num(d.windows);
-        o.num(d.steadyWindows);
-        o.sums(d.total);
-        o.sums(d.steady);
-        o.num(d.steadySync);
-        o.num(d.steadyD2h);
-        o.num(d.steadyAlloc);
-        o.num(d.steadyAllocWindows);
-        o.num(d.steadySyncIdleWindows);
-        o.num(d.steadyGraphWindows);
-        o.num(d.steadyBrokenWindows);
-        o.num(d.steadyEagerBetween);
-        o.countMap(d.hotNames);
+        for (HostVerdict v : r.latest.values()) {
+            b.addLatest(LatestVerdict.newBuilder()
+                    .setPhase(s.ref(v.phase()))
+                    .setJob(s.ref(v.job()))
+                    .setRun(s.ref(v.run()))
+                    .setRank(s.ref(v.rank())));
+        }
+        return b.build();
     }
 
-    private static void readDrill(In in, DrillDownState d) {
-        int n = in.count();
-        for (int i = 0; i < n; i++) {
-            DrillDownState.StreamState s = readStream(in);
-            d.streams.put(new DrillDownState.StreamKey(s.device, s.stream), s);
+    private static HostRollup rollup(HostConfig c, HostRollupState p, Table s) {
+        HostRollup r = new HostRollup(c);
+        for (PhaseRoll pr : p.getPhasesList()) {
+            HostRollup.PhaseSums ps = new HostRollup.PhaseSums();
+            ps.any = pr.getAny();
+            ps.firstIndex = pr.getFirstIndex();
+            ps.lastIndex = pr.getLastIndex();
+            ps.sum = sums(pr.getSum());
+            if (pr.getIndexesCount() != pr.getStepsCount()) {
+                throw new IllegalArgumentException(
+                        "host rollup state: " + pr.getIndexesCount() + " indexes for " + pr.getStepsCount() + " steps");
+            }
+            for (int i = 0; i < pr.getStepsCount(); i++) {
+                ps.indexes.add(pr.getIndexes(i));
+                ps.steps.add(sums(pr.getSteps(i)));
+            }
+            r.phases.put(s.str(pr.getPhase()), ps);
         }
-        if (in.bool()) {
-            d.others = readStream(in);
+        for (LatestVerdict lv : p.getLatestList()) {
+            String phase = s.str(lv.getPhase());
+            HostRollup.PhaseSums ps = r.phases.get(phase);
+            if (ps == null) {
+                throw new IllegalArgumentException("host rollup state: verdict of unknown phase " + phase);
+            }
+            HostThresholds t = c.thresholds().forPhase(phase);
+            r.latest.put(
+                    phase,
+                    new HostVerdict(
+                            s.str(lv.getJob()),
+                            s.str(lv.getRun()),
+                            s.str(lv.getRank()),
+                            phase,
+                            ps.firstIndex,
+                            ps.lastIndex,
+                            ps.sum,
+                            t,
+                            HostAssessment.assess(ps.sum, t),
+                            null));
         }
-        List<DrillDownState.Top> unresolved = new ArrayList<>();
-        for (DrillDownState.StreamState s : d.streams.values()) {
-            s.top.stream().filter(t -> !t.resolved).forEach(unresolved::add);
-        }
-        if (d.others != null) {
-            d.others.top.stream().filter(t -> !t.resolved).forEach(unresolved::add);
-        }
-        unresolved.sort(Comparator.comparingLong(t -> t.end));
-        d.unresolved.addAll(unresolved);
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            DrillDownState.BigGap g = new DrillDownState.BigGap();
-            g.start = in.num();
-            g.end = in.num();
-            g.stepIndex = in.nullableLong();
-            d.bigGaps.add(g);
-        }
-        n = in.count();
-        if (n > DrillDownState.HOST_RING) {
-            throw new IllegalArgumentException("host tracker state: host history of " + n + " events");
-        }
-        for (int i = 0; i < n; i++) {
-            d.ringStart[i] = in.num();
-            d.ringCorr[i] = in.num();
-            d.ringName[i] = in.str();
-            d.ringApi[i] = in.bool();
-        }
-        d.ringSize = n;
-        d.ringPos = n % DrillDownState.HOST_RING;
-        d.kernels = in.num();
-        d.graphKernels = in.num();
-        d.graphLaunches = in.num();
-        for (long v : in.longs()) {
-            d.graphCorr.add(v);
-        }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            d.pendingKernels.add(new long[] {in.num(), in.num()});
-        }
-        for (long v : in.longs()) {
-            d.d2hCorr.add(v);
-        }
-        n = in.count();
-        for (int i = 0; i < n; i++) {
-            String name = in.str();
-            d.apis.put(name, new long[] {in.num(), in.num(), in.num(), in.num()});
-        }
-        d.windows = in.num();
-        d.steadyWindows = in.num();
-        d.total = in.sums();
-        d.steady = in.sums();
-        d.steadySync = in.num();
-        d.steadyD2h = in.num();
-        d.steadyAlloc = in.num();
-        d.steadyAllocWindows = in.num();
-        d.steadySyncIdleWindows = in.num();
-        d.steadyGraphWindows = in.num();
-        d.steadyBrokenWindows = in.num();
-        d.steadyEagerBetween = in.num();
-        in.countMap(d.hotNames);
-    }
-
-    private static void writeStream(Out o, DrillDownState.StreamState s) {
-        o.nullableLong(s.device == null ? null : (long) s.device);
-        o.nullableLong(s.stream);
-        o.num(s.lastEnd);
-        o.str(s.lastName);
-        for (long c : s.counts) {
-            o.num(c);
-        }
-        o.num(s.totalNs);
-        o.bool(s.reported);
-        o.num(s.top.size());
-        for (DrillDownState.Top t : s.top) {
-            o.num(t.start);
-            o.num(t.end);
-            o.num(t.afterCorr);
-            o.str(t.before);
-            o.str(t.after);
-            o.str(t.preceding);
-            o.str(t.precedingKind);
-            o.nullableLong(t.stepIndex);
-            o.bool(t.resolved);
-        }
-    }
-
-    private static DrillDownState.StreamState readStream(In in) {
-        Long device = in.nullableLong();
-        Long stream = in.nullableLong();
-        DrillDownState.StreamState s =
-                new DrillDownState.StreamState(device == null ? null : device.intValue(), stream);
-        s.lastEnd = in.num();
-        s.lastName = in.str();
-        for (int i = 0; i < s.counts.length; i++) {
-            s.counts[i] = in.num();
-        }
-        s.totalNs = in.num();
-        s.reported = in.bool();
-        int n = in.count();
-        for (int i = 0; i < n; i++) {
-            DrillDownState.Top t = new DrillDownState.Top();
-            t.start = in.num();
-            t.end = in.num();
-            t.afterCorr = in.num();
-            t.before = in.str();
-            t.after = in.str();
-            t.preceding = in.str();
-            t.precedingKind = in.str();
-            t.stepIndex = in.nullableLong();
-            t.resolved = in.bool();
-            s.top.add(t);
-        }
-        return s;
+        return r;
     }
 
     // ---- primitives
 
-    /** Writer: zig-zag varints, strings written once then referenced. */
-    static final class Out {
-        /**
-         * Unsynchronized growable buffer: a tracker is encoded for every record in the live topology, and
-         * ByteArrayOutputStream's synchronized write(int) was a quarter of the topology's CPU (JFR).
-         */
-        private static final class Buf {
-            private byte[] a = new byte[4096];
-            private int n;
+    static Sums sums(HostSums s) {
+        return Sums.newBuilder()
+                .setSteps(s.steps())
+                .setWindowNs(s.windowNs())
+                .setBusyNs(s.busyNs())
+                .setLaunchNs(s.launchNs())
+                .setLaunchCalls(s.launchCalls())
+                .setApiCalls(s.apiCalls())
+                .setPrepNs(s.prepNs())
+                .setExposedNs(s.exposedNs())
+                .setCommNs(s.commNs())
+                .setKernels(s.kernels())
+                .setGraphKernels(s.graphKernels())
+                .setMemops(s.memops())
+                .build();
+    }
 
-            void write(int b) {
-                if (n == a.length) {
-                    a = Arrays.copyOf(a, a.length * 2);
-                }
-                a[n++] = (byte) b;
-            }
+    static HostSums sums(Sums p) {
+        return new HostSums(
+                p.getSteps(),
+                p.getWindowNs(),
+                p.getBusyNs(),
+                p.getLaunchNs(),
+                p.getLaunchCalls(),
+                p.getApiCalls(),
+                p.getPrepNs(),
+                p.getExposedNs(),
+                p.getCommNs(),
+                p.getKernels(),
+                p.getGraphKernels(),
+                p.getMemops());
+    }
 
-            void write(byte[] b, int off, int len) {
-                if (n + len > a.length) {
-                    a = Arrays.copyOf(a, Math.max(a.length * 2, n + len));
-                }
-                System.arraycopy(b, off, a, n, len);
-                n += len;
-            }
-
-            byte[] toByteArray() {
-                return Arrays.copyOf(a, n);
-            }
+    static void countMap(List<Integer> names, List<Long> counts, Map<String, Long> into, Table s) {
+        if (names.size() != counts.size()) {
+            throw new IllegalArgumentException(
+                    "host tracker state: " + names.size() + " names for " + counts.size() + " counts");
         }
-
-        private final Buf buf = new Buf();
-        private final Map<String, Integer> strings = new HashMap<>();
-
-        void raw(byte b) {
-            buf.write(b);
-        }
-
-        void num(long v) {
-            long z = (v << 1) ^ (v >> 63);
-            while ((z & ~0x7FL) != 0) {
-                buf.write((int) ((z & 0x7F) | 0x80));
-                z >>>= 7;
-            }
-            buf.write((int) z);
-        }
-
-        void bool(boolean b) {
-            buf.write(b ? 1 : 0);
-        }
-
-        void nullableLong(Long v) {
-            bool(v != null);
-            if (v != null) {
-                num(v);
-            }
-        }
-
-        /** 0 = null, 1 = a new string follows, k >= 2 = the (k-2)th string written. */
-        void str(String s) {
-            if (s == null) {
-                num(0);
-                return;
-            }
-            Integer id = strings.get(s);
-            if (id != null) {
-                num(id + 2L);
-                return;
-            }
-            strings.put(s, strings.size());
-            num(1);
-            byte[] b = s.getBytes(StandardCharsets.UTF_8);
-            num(b.length);
-            buf.write(b, 0, b.length);
-        }
-
-        void strings(List<String> v) {
-            num(v.size());
-            v.forEach(this::str);
-        }
-
-        void longs(long[] v) {
-            num(v.length);
-            for (long x : v) {
-                num(x);
-            }
-        }
-
-        void countMap(Map<String, Long> m) {
-            num(m.size());
-            m.forEach((k, v) -> {
-                str(k);
-                num(v);
-            });
-        }
-
-        void sums(HostSums s) {
-            num(s.steps());
-            num(s.windowNs());
-            num(s.busyNs());
-            num(s.launchNs());
-            num(s.launchCalls());
-            num(s.apiCalls());
-            num(s.prepNs());
-            num(s.exposedNs());
-            num(s.commNs());
-            num(s.kernels());
-            num(s.graphKernels());
-            num(s.memops());
-        }
-
-        byte[] bytes() {
-            return buf.toByteArray();
+        for (int i = 0; i < names.size(); i++) {
+            into.put(s.str(names.get(i)), counts.get(i));
         }
     }
 
-    /** Reader of {@link Out}'s layout; malformed input throws IllegalArgumentException naming the state. */
-    static final class In {
-        private final DataInputStream in;
-        private final String what;
-        private final List<String> strings = new ArrayList<>();
+    static void pairs(int count, int width, String what) {
+        if (count % width != 0) {
+            throw new IllegalArgumentException(
+                    "host tracker state: " + count + " values of " + what + ", not a multiple of " + width);
+        }
+    }
 
-        In(byte[] b, byte kind, String what) {
-            this.what = what;
-            if (b == null || b.length < 2) {
-                throw new IllegalArgumentException(what + " state: " + (b == null ? "null" : b.length + " bytes"));
+    /** The string table being written: each distinct string once; a reference is 1 + its index, 0 for null. */
+    static final class Strings {
+        final List<String> list = new ArrayList<>();
+        private final Map<String, Integer> index = new HashMap<>();
+
+        int ref(String s) {
+            if (s == null) {
+                return 0;
             }
-            if (b[0] != VERSION) {
-                throw new IllegalArgumentException(
-                        what + " state: unknown format version " + b[0] + " (this build reads " + VERSION + ")");
+            Integer i = index.get(s);
+            if (i == null) {
+                i = list.size();
+                index.put(s, i);
+                list.add(s);
             }
-            if (b[1] != kind) {
-                throw new IllegalArgumentException(what + " state: this is not a " + what + " value");
-            }
-            this.in = new DataInputStream(new ByteArrayInputStream(b, 2, b.length - 2));
+            return i + 1;
+        }
+    }
+
+    /** The string table of a value being read. */
+    static final class Table {
+        private final List<String> strings;
+
+        Table(HostRunState p) {
+            this.strings = p.getStringsList();
         }
 
-        private int read() {
-            try {
-                return in.readUnsignedByte();
-            } catch (IOException e) {
-                throw new IllegalArgumentException(what + " state is truncated", e);
-            }
-        }
-
-        long num() {
-            long z = 0;
-            int shift = 0;
-            while (true) {
-                int b = read();
-                z |= (long) (b & 0x7F) << shift;
-                if ((b & 0x80) == 0) {
-                    break;
-                }
-                shift += 7;
-                if (shift > 63) {
-                    throw new IllegalArgumentException(what + " state: malformed number");
-                }
-            }
-            return (z >>> 1) ^ -(z & 1);
-        }
-
-        int count() {
-            long n = num();
-            if (n < 0 || n > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException(what + " state: bad count " + n);
-            }
-            return (int) n;
-        }
-
-        boolean bool() {
-            return read() != 0;
-        }
-
-        Long nullableLong() {
-            return bool() ? num() : null;
-        }
-
-        String str() {
-            long k = num();
-            if (k == 0) {
+        String str(int ref) {
+            if (ref == 0) {
                 return null;
             }
-            if (k == 1) {
-                int len = count();
-                byte[] b = new byte[len];
-                try {
-                    in.readFully(b);
-                } catch (IOException e) {
-                    throw new IllegalArgumentException(what + " state is truncated", e);
-                }
-                String s = new String(b, StandardCharsets.UTF_8);
-                strings.add(s);
-                return s;
+            if (ref < 0 || ref > strings.size()) {
+                throw new IllegalArgumentException(
+                        "host state: string reference " + ref + " outside its table of " + strings.size());
             }
-            if (k - 2 >= strings.size()) {
-                throw new IllegalArgumentException(what + " state: bad string reference " + k);
-            }
-            return strings.get((int) (k - 2));
-        }
-
-        List<String> strings() {
-            int n = count();
-            List<String> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                out.add(str());
-            }
-            return out;
-        }
-
-        long[] longs() {
-            int n = count();
-            long[] v = new long[n];
-            for (int i = 0; i < n; i++) {
-                v[i] = num();
-            }
-            return v;
-        }
-
-        void countMap(Map<String, Long> into) {
-            int n = count();
-            for (int i = 0; i < n; i++) {
-                into.put(str(), num());
-            }
-        }
-
-        HostSums sums() {
-            return new HostSums(num(), num(), num(), num(), num(), num(), num(), num(), num(), num(), num(), num());
-        }
-
-        void end() {
-            try {
-                if (in.available() > 0) {
-                    throw new IllegalArgumentException(what + " state: " + in.available() + " trailing bytes");
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            return strings.get(ref - 1);
         }
     }
 }

@@ -108,6 +108,10 @@ public final class HostTracker {
     boolean finishing;
     final IntervalBuffer<GpuOp> gpu = new IntervalBuffer<>();
     final IntervalBuffer<HostEv> host = new IntervalBuffer<>();
+    /** HostStateCodec's chunks of the buffers as last written: a cache, not state. */
+    final IntervalChunks gpuChunks = new IntervalChunks();
+
+    final IntervalChunks hostChunks = new IntervalChunks();
     /** Pending windows by start (ties: arrival order). */
     final List<Window> pending = new ArrayList<>();
     /** Marker windows whose host range the host lane has not passed: they collect launches. */
@@ -587,8 +591,7 @@ public final class HostTracker {
         w.resolved = true;
         w.launched.forEach(c -> launchOwner.remove(c, w));
         overflowMarkers.remove(w);
-        w.launched.clear();
-        w.unseen.clear();
+        w.clearLaunches();
         openMarkers.remove(w);
         unresolvedMarkers.remove(w);
     }

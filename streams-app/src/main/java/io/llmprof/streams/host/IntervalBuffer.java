@@ -13,6 +13,15 @@ final class IntervalBuffer<T extends Interval> {
     private int head;
     private int size;
     private int compactedAt = 256;
+    /**
+     * Counts changes other than appending at the end and removing from the front (a late interval inserted in
+     * place, a compaction): while it stands still, intervals that stay keep their order and neighbours.
+     */
+    private int reorders;
+
+    int reorders() {
+        return reorders;
+    }
 
     int size() {
         return size;
@@ -57,6 +66,9 @@ final class IntervalBuffer<T extends Interval> {
         while (pos > 0 && get(pos - 1).start > t.start) {
             pos--;
         }
+        if (pos < size) {
+            reorders++;
+        }
         for (int i = size; i > pos; i--) {
             items[(head + i) & (items.length - 1)] = items[(head + i - 1) & (items.length - 1)];
         }
@@ -99,6 +111,7 @@ final class IntervalBuffer<T extends Interval> {
             items = next;
             head = 0;
             size = kept;
+            reorders++;
             compactedAt = Math.max(256, kept);
         }
         return maxEnd;

@@ -2,6 +2,7 @@ package io.llmprof.streams.host;
 
 import io.llmprof.events.host.HostStep;
 import io.llmprof.streams.boundary.StepMarker;
+import io.llmprof.streams.state.proto.LaunchSets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -55,6 +56,13 @@ final class Window {
     /** Streams that ran this window's work. */
     final Set<Long> streams = new HashSet<>(0);
 
+    /** Counts changes of launched, unseen and streams, so the codec re-sorts them only after one. */
+    int setChanges;
+    /** HostStateCodec's stored form of launched, unseen and streams, built when {@link #setChanges} was sortedAt. */
+    LaunchSets sortedSets;
+
+    int sortedAt = -1;
+
     long minCorr = Long.MAX_VALUE;
     long maxCorr = Long.MIN_VALUE;
     boolean launchOverflow;
@@ -85,6 +93,7 @@ final class Window {
         minCorr = Math.min(minCorr, corr);
         maxCorr = Math.max(maxCorr, corr);
         if (!launchOverflow) {
+            setChanges++;
             launched.add(corr);
             if (kernelLaunch) {
                 unseen.add(corr);
@@ -109,8 +118,16 @@ final class Window {
     /** One of this window's launched operations ran. */
     void ran(GpuOp op) {
         gpuEnd = Math.max(gpuEnd, op.end);
+        setChanges++;
         unseen.remove(op.corr);
         streams.add(op.stream);
+    }
+
+    /** The window resolved: its launches are no longer needed. */
+    void clearLaunches() {
+        setChanges++;
+        launched.clear();
+        unseen.clear();
     }
 
     boolean hasLaunches() {

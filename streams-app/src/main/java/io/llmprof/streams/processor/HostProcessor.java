@@ -12,13 +12,6 @@ import io.llmprof.streams.host.HostRollup;
 import io.llmprof.streams.host.HostStateCodec;
 import io.llmprof.streams.host.HostTracker;
 import io.llmprof.streams.metrics.StreamsMeters;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,7 +31,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Host-overhead analysis, live: the segmenter's child. Per (job, rank, run) one {@link HostTracker} (step
  * windows, M1..M5 sums, drill-down) and one {@link HostRollup} (rolling verdicts per phase), kept in one store
- * entry in {@link HostStateCodec}'s binary form. Every {@link HostFeed} goes through the tracker; each step it
+ * entry in {@link HostStateCodec}'s protobuf form. Every {@link HostFeed} goes through the tracker; each step it
  * closes goes to {@code llmprof.host-steps}, and the newest verdict of each phase it touched (the {@code all}
  * one with the drill-down) to {@code llmprof.host-verdicts}.
  *
@@ -57,12 +50,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class HostProcessor implements Processor<String, Object, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(HostProcessor.class);
-    /**
-     * Version of the stored form. 2 added the lane ends; an entry of another version (1 never left development)
-     * is unreadable: its run's host state is reset with an anomaly, as for any failure.
-     */
-    private static final byte FORMAT = 2;
-
     static final int LIVE_RUNS = 64;
 
     /** Names of the children this processor forwards to. */
@@ -261,9 +248,9 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         try (KeyValueIterator<RunKey, byte[]> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<RunKey, byte[]> entry = it.next();
-                Head head;
+                HostStateCodec.Head head;
                 try {
-                    head = head(entry.value);
+                    head = HostStateCodec.head(entry.value);
                 } catch (RuntimeException e) {
                     LOG.warn("unreadable host state of {} run {}; dropped", entry.key.rankKey(), entry.key.run(), e);
                     unreadable.add(entry.key);
@@ -295,21 +282,6 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             }
             closeWithoutHostEnd(key, run, streamTimeMs);
         }
-    }
-
-    /** The head of a stored run: enough to decide whether the punctuation must act on it. */
-    private record Head(long lastRecordMs, boolean open, boolean gpuEnded) {}
-
-    private static Head head(byte[] data) {
-        ByteBuffer in = ByteBuffer.wrap(data); // big-endian, as DataOutputStream wrote it
-        byte format = in.get();
-        if (format != FORMAT) {
-            throw new IllegalArgumentException("unknown host state format " + format);
-        }
-        long last = in.getLong();
-        boolean gpuEnded = in.get() != 0;
-        in.get(); // hostEnded
-        return new Head(last, in.getInt() >= 0, gpuEnded);
     }
 
     private void closeWithoutHostEnd(RunKey key, RunHost run, long streamTimeMs) {
@@ -368,47 +340,19 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         context.forward(new Record<>(key, value, timestampMs), child);
     }
 
-    private byte[] encode(RunHost run) {
-        try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeByte(FORMAT);
-            out.writeLong(run.lastRecordMs);
-            out.writeBoolean(run.gpuEnded);
-            out.writeBoolean(run.hostEnded);
-            byte[] tracker = run.tracker == null ? null : HostStateCodec.encode(run.tracker);
-            out.writeInt(tracker == null ? -1 : tracker.length);
-            if (tracker != null) {
-                out.write(tracker);
-            }
-            byte[] rollup = HostStateCodec.encode(run.rollup);
-            out.writeInt(rollup.length);
-            out.write(rollup);
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static byte[] encode(RunHost run) {
+        return HostStateCodec.encode(
+                new HostStateCodec.Run(run.lastRecordMs, run.gpuEnded, run.hostEnded, run.tracker, run.rollup));
     }
 
     private RunHost decode(byte[] data) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
-            byte format = in.readByte();
-            if (format != FORMAT) {
-                throw new IllegalArgumentException("unknown host state format " + format);
-            }
-            RunHost run = new RunHost();
-            run.lastRecordMs = in.readLong();
-            run.gpuEnded = in.readBoolean();
-            run.hostEnded = in.readBoolean();
-            int trackerLength = in.readInt();
-            if (trackerLength >= 0) {
-                run.tracker = HostStateCodec.decodeTracker(config, in.readNBytes(trackerLength));
-            }
-            run.rollup = HostStateCodec.decodeRollup(config, in.readNBytes(in.readInt()));
-            return run;
-        } catch (IOException e) {
-            throw new IllegalArgumentException("truncated host state: " + e.getMessage(), e);
-        }
+        HostStateCodec.Run stored = HostStateCodec.decodeRun(config, data);
+        RunHost run = new RunHost();
+        run.lastRecordMs = stored.lastRecordMs();
+        run.gpuEnded = stored.gpuEnded();
+        run.hostEnded = stored.hostEnded();
+        run.tracker = stored.tracker();
+        run.rollup = stored.rollup();
+        return run;
     }
 }

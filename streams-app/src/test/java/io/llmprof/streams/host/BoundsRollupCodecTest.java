@@ -15,9 +15,9 @@ import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholds;
 import io.llmprof.events.host.HostVerdict;
+import io.llmprof.streams.state.proto.HostRunState;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The buffer bound, the rolling rollup, and the state codec. */
@@ -239,22 +239,89 @@ class BoundsRollupCodecTest {
         assertThat(d.findings()).extracting(HostDrillDown.Finding::kind).contains("HOST_SYNC", "ALLOC", "COMM");
     }
 
+    /**
+     * The codec keeps the sorted launch sets of each window between values (they are re-sorted only after a
+     * change): a tracker written after every event gives the bytes of one whose windows were never written.
+     */
     @Test
-    void badStateIsRefusedWithAReason() {
+    void cachedWindowSetsNeverGoStale() {
+        HostConfig c = HostConfig.defaults().withNumLayers(2);
+        int launchesSeen = 0;
+        for (List<TraceEvent> events : List.of(richTrace(), markerTrace(), decodeLoop())) {
+            HostConfig cfg = events.size() > 200 ? c.withWindowSource("allreduce") : c;
+            HostTracker t = new HostTracker(cfg, "job", "run", "r0");
+            for (TraceEvent e : events) {
+                t.accept(Ev.laneOf(e), e, step -> {});
+                byte[] hot = HostStateCodec.encode(t);
+                for (Window w : t.pending) {
+                    launchesSeen += w.launched.size();
+                    w.sortedAt = -1;
+                }
+                assertThat(HostStateCodec.encode(t)).isEqualTo(hot);
+            }
+        }
+        assertThat(launchesSeen).isPositive();
+    }
+
+    @Test
+    void badStateIsRefusedWithAReason() throws Exception {
         HostConfig c = HostConfig.defaults();
         byte[] b = HostStateCodec.encode(new HostTracker(c, "j", "r", "0"));
-        byte[] future = b.clone();
-        future[0] = 99;
+        byte[] future =
+                HostRunState.parseFrom(b).toBuilder().setFormat(99).build().toByteArray();
         assertThatThrownBy(() -> HostStateCodec.decodeTracker(c, future))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown format version 99");
-        byte[] truncated = java.util.Arrays.copyOf(b, b.length - 3);
+        // a value of the hand-written layout of earlier releases (version byte 2, then 'T')
+        byte[] handWritten = {2, 'T', 2, 'j', 2, 'r', 2, '0'};
+        assertThatThrownBy(() -> HostStateCodec.decodeTracker(c, handWritten))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown format version 2")
+                .hasMessageContaining("hand-written");
+        assertThatThrownBy(() -> HostStateCodec.head(handWritten)).isInstanceOf(IllegalArgumentException.class);
+        byte[] truncated = java.util.Arrays.copyOf(b, b.length - 1); // inside the last string
         assertThatThrownBy(() -> HostStateCodec.decodeTracker(c, truncated))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("truncated");
         assertThatThrownBy(() -> HostStateCodec.decodeRollup(c, b))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("not a host rollup");
-        assertThat(Map.of()).isEmpty();
+        byte[] badString = HostRunState.parseFrom(b).toBuilder()
+                .setTracker(HostRunState.parseFrom(b).getTracker().toBuilder().setJob(42))
+                .build()
+                .toByteArray();
+        assertThatThrownBy(() -> HostStateCodec.decodeTracker(c, badString))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("string reference 42");
+    }
+
+    /** The store value of a run: tracker, rollup and head fields round-trip; the head reads without the rest. */
+    @Test
+    void aRunRoundTripsAndItsHeadReadsAlone() {
+        HostConfig c = HostConfig.defaults().withNumLayers(2);
+        HostTracker t = new HostTracker(c, "job", "run", "r0");
+        List<HostStep> out = new ArrayList<>();
+        List<TraceEvent> events = richTrace();
+        for (TraceEvent e : events.subList(0, events.size() / 2)) {
+            t.accept(Ev.laneOf(e), e, out::add);
+        }
+        HostRollup r = new HostRollup(c);
+        out.forEach(step -> r.add(step, null));
+        assertThat(out).isNotEmpty();
+        for (HostStateCodec.Run run : List.of(
+                new HostStateCodec.Run(Long.MAX_VALUE, true, false, t, r),
+                new HostStateCodec.Run(-1, false, true, null, r),
+                new HostStateCodec.Run(0, false, false, t, new HostRollup(c)))) {
+            byte[] b = HostStateCodec.encode(run);
+            HostStateCodec.Run back = HostStateCodec.decodeRun(c, b);
+            assertThat(HostStateCodec.encode(back)).isEqualTo(b);
+            assertThat(back.lastRecordMs()).isEqualTo(run.lastRecordMs());
+            assertThat(back.gpuEnded()).isEqualTo(run.gpuEnded());
+            assertThat(back.hostEnded()).isEqualTo(run.hostEnded());
+            assertThat(back.tracker() == null).isEqualTo(run.tracker() == null);
+            assertThat(back.rollup().latest()).isEqualTo(run.rollup().latest());
+            assertThat(HostStateCodec.head(b))
+                    .isEqualTo(new HostStateCodec.Head(run.lastRecordMs(), run.tracker() != null, run.gpuEnded()));
+        }
     }
 }

@@ -369,7 +369,8 @@ class HostTopologyTest {
     // ---- (e) a failure of the host analysis
 
     /**
-     * The host state of a run is unreadable (a corrupt or foreign store entry): the first record of that run
+     * The host state of a run is unreadable (here a value of the hand-written format 2 of earlier releases, which
+     * this build refuses; a corrupt or foreign store entry goes the same way): the first record of that run
      * makes the host processor throw. It sends one anomaly, counts one host error and resets the run's host
      * state; the passes and layers of every record are those of a clean run, and the host analysis goes on
      * from the next record.
@@ -386,7 +387,7 @@ class HostTopologyTest {
         assertThat(cleanPasses).isNotEmpty();
         try (Harness h = harness("state")) {
             KeyValueStore<RunKey, byte[]> host = h.driver.getKeyValueStore(TopologyFactory.HOST_STORE);
-            host.put(new RunKey(JOB, "pid31000", RUN), new byte[] {42, 0, 0});
+            host.put(new RunKey(JOB, "pid31000", RUN), new byte[] {2, 0, 0});
             pipe(h, batches);
             assertThat(h.passes.readValuesToList()).isEqualTo(cleanPasses);
             List<Anomaly> anomalies = h.anomalies.readValuesToList();
@@ -394,7 +395,7 @@ class HostTopologyTest {
             Anomaly a = anomalies.get(0);
             assertThat(a.kind()).isEqualTo(AnomalyKind.UNPROCESSABLE_RECORD);
             assertThat(a.rank()).isEqualTo("pid31000");
-            assertThat(a.message()).contains("host-overhead analysis failed").contains("unknown host state format 42");
+            assertThat(a.message()).contains("host-overhead analysis failed").contains("unknown format version 2");
             assertThat(h.count(StreamsMeters.ERRORS, StreamsMeters.TAG_STAGE, "host"))
                     .isEqualTo(1.0);
             assertThat(h.dlq.readRecordsToList()).isEmpty();
