@@ -445,6 +445,18 @@ class PrometheusAlertmanagerIT {
         HttpResponse<String> refused = post(url, "{not json\n");
         assertThat(refused.statusCode()).as(refused.body()).isEqualTo(400);
 
+        // rate() over a histogram is finite only when Prometheus saw its series grow between two scrapes; the
+        // sample above may be processed between two scrapes (its series then appear at their final counts). Instance
+        // "steady" gets one finished request, and a second once Prometheus has scraped the first.
+        String steady = "http://127.0.0.1:" + ingest.port() + ServiceIngestServer.PATH + "?job=svc&instance=steady";
+        HttpResponse<String> first = post(steady, ServiceEventLines.finished("steady-1", t0 + 1_000_000_000L));
+        assertThat(first.statusCode()).as(first.body()).isEqualTo(202);
+        await().atMost(DEADLINE).untilAsserted(() -> assertThat(
+                        query("llmprof_service_time_to_first_token_seconds_count{instance=\"steady\"}"))
+                .isNotEmpty());
+        HttpResponse<String> second = post(steady, ServiceEventLines.finished("steady-2", t0 + 2_000_000_000L));
+        assertThat(second.statusCode()).as(second.body()).isEqualTo(202);
+
         // An unreadable record on a topic the dashboard reads: llmprof_dashboard_bad_records_total{topic=...}.
         try (KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(
                 Map.of(
