@@ -126,6 +126,11 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             return 2;
         }
         Map<String, Object> doc = document(target, base);
+        InputReport input = new InputReport();
+        for (int i = 0; i < files.size() && i < target.summaries.size(); i++) {
+            input.add(files.get(i), target.summaries.get(i));
+        }
+        doc.put("input", input.json());
         if (format == Format.json) {
             out.println(JSON.writeValueAsString(doc));
         } else {
@@ -136,8 +141,11 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             err.println("analyze host: "
                     + String.join(", ", files.stream().map(Path::toString).toList())
                     + " has no GPU kernels, memcpy or memset: no step windows");
+        } else if (!input.complete()) {
+            err.println("analyze host: " + input.headerLine().substring("input: ".length())
+                    + "; the figures cover what was read");
         }
-        return 0;
+        return input.exitCode(target.gpuEvents > 0);
     }
 
     private static List<Path> files(String option, List<Path> paths, PrintWriter err) {
@@ -155,6 +163,12 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         for (Path f : files) {
             if (!Files.isRegularFile(f)) {
                 err.println("analyze host: " + option + " file " + f + " does not exist or is not a file");
+                return null;
+            }
+            String name = f.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+            if (name.endsWith(".nsys-rep") || name.endsWith(".qdrep")) {
+                err.println("analyze host: " + f + " is an Nsight Systems report; export it to SQLite first"
+                        + " (nsys export --type sqlite " + f.getFileName() + ") and give the .sqlite");
                 return null;
             }
         }

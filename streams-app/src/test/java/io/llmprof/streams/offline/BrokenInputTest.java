@@ -114,6 +114,33 @@ class BrokenInputTest {
         assertThat(text.out()).contains("input: INCOMPLETE");
     }
 
+    @Test
+    void analyzeHostSaysTheSame() throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty.json"), "");
+        AnalyzeLayersCommandTest.Out none =
+                AnalyzeLayersCommandTest.analyze("host", "--trace", empty.toString(), "--format", "json");
+        assertThat(none.code()).as(none.err()).isEqualTo(InputReport.NO_DATA);
+        assertThat(Json.mapper().readTree(none.out()).at("/input/complete").asBoolean())
+                .isFalse();
+
+        byte[] whole;
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(AnalyzeLayersCommandTest.SGLANG))) {
+            whole = in.readAllBytes();
+        }
+        Path cut = Files.write(dir.resolve("cut.json"), java.util.Arrays.copyOf(whole, whole.length * 8 / 10));
+        AnalyzeLayersCommandTest.Out part =
+                AnalyzeLayersCommandTest.analyze("host", "--trace", cut.toString(), "--format", "json");
+        assertThat(part.code()).as(part.err()).isEqualTo(InputReport.PARTIAL);
+        JsonNode doc = Json.mapper().readTree(part.out());
+        assertThat(doc.at("/input/files/0/complete").asBoolean()).isFalse();
+        assertThat(part.err()).contains("read only in part").contains(cut.toString());
+
+        Path rep = Files.writeString(dir.resolve("run.nsys-rep"), "binary");
+        AnalyzeLayersCommandTest.Out refused = AnalyzeLayersCommandTest.analyze("host", "--trace", rep.toString());
+        assertThat(refused.code()).isEqualTo(2);
+        assertThat(refused.err()).contains("nsys export --type sqlite");
+    }
+
     static byte[] gzip(byte[] b) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (GZIPOutputStream z = new GZIPOutputStream(out)) {
