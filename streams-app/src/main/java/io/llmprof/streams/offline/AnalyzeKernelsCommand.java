@@ -114,6 +114,11 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             err.println("analyze kernels: trace file " + trace + " does not exist or is not a file");
             return 2;
         }
+        String nsight = InputReport.nsightFile("analyze kernels", trace);
+        if (nsight != null) {
+            err.println(nsight);
+            return 2;
+        }
         SegmenterConfig config;
         Map<String, JsonNode> modelSummary;
         try {
@@ -124,6 +129,10 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             return 2;
         }
         PassIndex index = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass);
+        Integer refused = InputReport.refuse("analyze kernels", trace, index.summary, err);
+        if (refused != null) {
+            return refused;
+        }
         String r;
         ClosedPass pass;
         try {
@@ -161,7 +170,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             default -> renderText(out, report);
         }
         out.flush();
-        return 0;
+        return InputReport.afterReport("analyze kernels", trace, index.summary, err);
     }
 
     private static void checkLayer(ClosedPass pass, String rank, int l) {

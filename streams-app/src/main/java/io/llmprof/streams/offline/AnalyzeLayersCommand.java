@@ -121,10 +121,9 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 err.println("analyze layers: trace file " + trace + " does not exist or is not a file");
                 return 2;
             }
-            String name = trace.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
-            if (name.endsWith(".sqlite") || name.endsWith(".nsys-rep") || name.endsWith(".qdrep")) {
-                err.println("analyze layers: " + trace + " is an Nsight Systems file; analyze layers reads PyTorch"
-                        + " profiler (Kineto) traces (.json, .json.gz): use analyze host for Nsight SQLite exports");
+            String nsight = InputReport.nsightFile("analyze layers", trace);
+            if (nsight != null) {
+                err.println(nsight);
                 return 2;
             }
         }

@@ -121,6 +121,11 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             err.println("analyze perfetto: trace file " + trace + " does not exist or is not a file");
             return 2;
         }
+        String nsight = InputReport.nsightFile("analyze perfetto", trace);
+        if (nsight != null) {
+            err.println(nsight);
+            return 2;
+        }
         SegmenterConfig config;
         try {
             config = model.resolve();
@@ -134,6 +139,10 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
                 config,
                 i -> fwdPass != null && i == fwdPass,
                 fwdPass == null && wanted != null ? wanted::contains : null);
+        Integer refused = InputReport.refuse("analyze perfetto", trace, index.summary, err);
+        if (refused != null) {
+            return refused;
+        }
         List<PassRange> passes = new ArrayList<>();
         String r;
         try {
@@ -180,7 +189,7 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             render(out, r, index.firstEventNs, passes);
         }
         out.flush();
-        return 0;
+        return InputReport.afterReport("analyze perfetto", trace, index.summary, err);
     }
 
     private PassRange range(PassRecord p, List<LayerRecord> ls, long traceStart) {

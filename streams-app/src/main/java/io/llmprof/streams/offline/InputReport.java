@@ -87,4 +87,41 @@ final class InputReport {
         }
         return complete ? COMPLETE : PARTIAL;
     }
+
+    /**
+     * For the one-trace commands ({@code analyze kernels|perfetto}): null when the trace can be analysed (complete
+     * or not), else the exit code after a one-line message on {@code err}: 2 for an Nsight file, 4 for no usable
+     * data.
+     */
+    static Integer refuse(String command, Path trace, ReadSummary s, java.io.PrintWriter err) {
+        if (s.kernels() == 0) {
+            String first =
+                    s.problems().isEmpty() ? "" : " (" + s.problems().get(0).message() + ")";
+            err.println(command + ": " + trace + " has no GPU kernels: nothing to analyse" + first);
+            return NO_DATA;
+        }
+        return null;
+    }
+
+    /** An Nsight file given to a command that reads Kineto traces: the message, else null. */
+    static String nsightFile(String command, Path trace) {
+        String name = trace.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+        if (name.endsWith(".sqlite") || name.endsWith(".nsys-rep") || name.endsWith(".qdrep")) {
+            return command + ": " + trace + " is an Nsight Systems file; " + command + " reads PyTorch profiler"
+                    + " (Kineto) traces (.json, .json.gz): use analyze host for Nsight SQLite exports";
+        }
+        return null;
+    }
+
+    /** The exit code of a one-trace command that produced its report: 0, or 3 after a one-line message. */
+    static int afterReport(String command, Path trace, ReadSummary s, java.io.PrintWriter err) {
+        InputReport r = new InputReport();
+        r.add(trace, s);
+        if (r.complete()) {
+            return COMPLETE;
+        }
+        err.println(
+                command + ": " + r.headerLine().substring("input: ".length()) + "; the report covers what was read");
+        return PARTIAL;
+    }
 }

@@ -60,6 +60,9 @@ final class PassIndex {
 
     final Map<String, RankPasses> ranks = new TreeMap<>();
     long firstEventNs = Long.MAX_VALUE;
+    /** What the read of the trace gave (complete or not, problems), for the command's exit code. */
+    io.llmprof.agent.kineto.ReadSummary summary;
+
     private IntPredicate keepLayer;
 
     private PassIndex() {}
@@ -82,7 +85,7 @@ final class PassIndex {
         String run = TraceFiles.runName(trace);
         RankSegmenters segmenters = new RankSegmenters(
                 r -> new PassSegmenter(config, job, run, r), (rank, emitted) -> index.take(rank, emitted, keep));
-        KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
+        index.summary = KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
             @Override
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
                 if (i == 0) {

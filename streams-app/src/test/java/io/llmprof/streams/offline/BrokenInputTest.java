@@ -141,6 +141,48 @@ class BrokenInputTest {
         assertThat(refused.err()).contains("nsys export --type sqlite");
     }
 
+    @ParameterizedTest
+    @CsvSource({"kernels, --layer, 1", "perfetto, --fwd-pass, 0"})
+    void analyzeKernelsAndPerfettoSayTheSame(String command, String option, String value) throws Exception {
+        Path empty = Files.writeString(dir.resolve("empty.json"), "");
+        assertThat(AnalyzeLayersCommandTest.analyze(command, "--trace", empty.toString(), option, value)
+                        .code())
+                .isEqualTo(InputReport.NO_DATA);
+
+        byte[] whole;
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(AnalyzeLayersCommandTest.SGLANG))) {
+            whole = in.readAllBytes();
+        }
+        Path cut = Files.write(dir.resolve("cut.json"), java.util.Arrays.copyOf(whole, whole.length * 9 / 10));
+        AnalyzeLayersCommandTest.Out part = AnalyzeLayersCommandTest.analyze(
+                command,
+                "--trace",
+                cut.toString(),
+                option,
+                value,
+                "--config",
+                AnalyzeLayersCommandTest.QWEN3.toString());
+        assertThat(part.code()).as(part.err()).isEqualTo(InputReport.PARTIAL);
+        assertThat(part.err()).contains("read only in part");
+
+        Path db = Files.writeString(dir.resolve("run.sqlite"), "SQLite format 3");
+        AnalyzeLayersCommandTest.Out nsight =
+                AnalyzeLayersCommandTest.analyze(command, "--trace", db.toString(), option, value);
+        assertThat(nsight.code()).isEqualTo(2);
+        assertThat(nsight.err()).contains("analyze host");
+
+        assertThat(AnalyzeLayersCommandTest.analyze(
+                                command,
+                                "--trace",
+                                AnalyzeLayersCommandTest.SGLANG.toString(),
+                                option,
+                                value,
+                                "--config",
+                                AnalyzeLayersCommandTest.QWEN3.toString())
+                        .code())
+                .isZero();
+    }
+
     static byte[] gzip(byte[] b) throws Exception {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         try (GZIPOutputStream z = new GZIPOutputStream(out)) {
