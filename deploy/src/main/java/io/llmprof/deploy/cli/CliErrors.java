@@ -22,7 +22,9 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
 
     static CliErrors fromEnvironment() {
         String v = System.getenv(DEBUG_ENV);
-        return new CliErrors(v != null && !v.isBlank() && !v.equals("0") && !v.equalsIgnoreCase("false"));
+        // the launcher sets the property for LLMPROF_DEBUG=1 and for --debug
+        return new CliErrors(Boolean.getBoolean("llmprof.log.stackTraces")
+                || (v != null && !v.isBlank() && !v.equals("0") && !v.equalsIgnoreCase("false")));
     }
 
     @Override
@@ -38,7 +40,7 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
     /** The one line: {@code <command>: <cause>; <what to do>}. */
     static String line(String command, Throwable ex, boolean stackTraces) {
         String advice = advice(ex);
-        String tail = stackTraces ? "" : " (" + DEBUG_ENV + "=1 shows the stack trace)";
+        String tail = stackTraces ? "" : " (--debug shows the stack trace)";
         return command + ": " + advice + tail;
     }
 

@@ -46,7 +46,7 @@ class CliErrorsTest {
                 .startsWith("failing: a port is already in use")
                 .contains("port 18080")
                 .contains("0 picks a free one")
-                .contains("LLMPROF_DEBUG=1"));
+                .contains("--debug"));
     }
 
     @Test
