@@ -7,6 +7,7 @@ import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.metrics.AgentMeters.IngestOutcome;
 import io.llmprof.agent.produce.DeliveryException;
+import io.llmprof.agent.service.BadLines;
 import io.llmprof.agent.service.ServiceBatchSink;
 import io.llmprof.agent.service.ServiceJsonLines;
 import io.llmprof.events.Json;

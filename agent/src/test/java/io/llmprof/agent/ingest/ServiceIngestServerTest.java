@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.DeliveryException;
+import io.llmprof.agent.service.BadLines;
 import io.llmprof.agent.service.ServiceBatchSink;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;

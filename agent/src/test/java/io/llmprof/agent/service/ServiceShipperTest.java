@@ -75,4 +75,37 @@ class ServiceShipperTest {
         shipper.ship("job", "inst", "http:b", three, false);
         assertThat(batches()).extracting(ServiceBatch::firstIndex).containsExactly(0L, 3L, 0L);
     }
+
+    @Test
+    void aFileOfManyBadLinesGetsOneDeadLetterAndOneAnomalyPerChunkWhileEveryLineIsCounted() throws Exception {
+        StringBuilder b = new StringBuilder("{\"v\":1,\"ts_ns\":1,\"name\":\"httpReq\",\"rid\":\"r1\"}\n");
+        for (int i = 0; i < 2 * ServiceShipper.CHUNK_PROBLEMS + 500; i++) {
+            b.append("not json ").append(i).append('\n');
+        }
+        Path input = java.nio.file.Files.writeString(dir.resolve("bad.jsonl"), b);
+
+        ServiceShipper.Result r = shipper.shipFile(input, "job", "inst");
+
+        assertThat(r.problems()).isEqualTo(2 * ServiceShipper.CHUNK_PROBLEMS + 500);
+        assertThat(r.events()).isEqualTo(1);
+        List<ProducerRecord<byte[], byte[]>> dead = mock.history().stream()
+                .filter(x -> x.topic().equals(Topics.DLQ.name()))
+                .toList();
+        assertThat(dead).hasSize(3);
+        assertThat(new String(dead.get(0).value(), StandardCharsets.UTF_8).lines())
+                .hasSize(BadLines.EXAMPLES);
+        assertThat(new String(
+                        dead.get(2)
+                                .headers()
+                                .lastHeader("__streams.errors.message")
+                                .value(),
+                        StandardCharsets.UTF_8))
+                .startsWith("500 bad line(s) in one chunk of the file");
+        assertThat(mock.history().stream().filter(x -> x.topic().equals(Topics.ANOMALIES.name())))
+                .hasSize(3);
+        assertThat(registry.get(AgentMeters.BAD_INPUT).counters().stream()
+                        .mapToDouble(c -> c.count())
+                        .sum())
+                .isEqualTo(2 * ServiceShipper.CHUNK_PROBLEMS + 500);
+    }
 }

@@ -1,7 +1,6 @@
-package io.llmprof.agent.ingest;
+package io.llmprof.agent.service;
 
 import io.llmprof.agent.kineto.InputProblem;
-import io.llmprof.agent.service.ServiceJsonLines;
 import io.llmprof.events.AnomalyKind;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -10,16 +9,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The bad lines of one body, in bounded memory whatever their number: counts per kind, the first {@value
+ * The bad lines of one HTTP body or one chunk of a file, in bounded memory whatever their number: counts per kind, the first {@value
  * #LISTED} (line, error) pairs for the answer, and the first {@value #EXAMPLES} lines themselves (each cut at
  * {@value #EXAMPLE_CHARS} characters) for the one dead letter of the body.
  */
-final class BadLines implements ServiceJsonLines.Problems {
+public final class BadLines implements ServiceJsonLines.Problems {
     /** (line, error) pairs listed in the 400 answer. */
-    static final int LISTED = 100;
+    public static final int LISTED = 100;
 
     /** Bad lines kept whole (cut) for the dead letter. */
-    static final int EXAMPLES = 5;
+    public static final int EXAMPLES = 5;
 
     static final int EXAMPLE_CHARS = 1024;
     private static final int MESSAGE_CHARS = 240;
@@ -27,8 +26,19 @@ final class BadLines implements ServiceJsonLines.Problems {
     private final Map<AnomalyKind, Long> kinds = new EnumMap<>(AnomalyKind.class);
     private final List<Map<String, Object>> listed = new ArrayList<>();
     private final List<String> examples = new ArrayList<>();
+    private final String unit;
     private long count;
     private InputProblem first;
+
+    /** @param unit what the lines came in, for the summary ("body", "chunk of the file") */
+    public BadLines(String unit) {
+        this.unit = unit;
+    }
+
+    /** The bad lines of one HTTP body. */
+    public BadLines() {
+        this("body");
+    }
 
     @Override
     public boolean wantsDetail() {
@@ -39,6 +49,11 @@ final class BadLines implements ServiceJsonLines.Problems {
     public void counted(AnomalyKind kind) {
         count++;
         kinds.merge(kind, 1L, Long::sum);
+    }
+
+    /** A problem of another reader (its snippet stands for the line). */
+    public void add(InputProblem p) {
+        bad(p, p.rawSnippet());
     }
 
     @Override
@@ -59,16 +74,16 @@ final class BadLines implements ServiceJsonLines.Problems {
         }
     }
 
-    long count() {
+    public long count() {
         return count;
     }
 
-    List<Map<String, Object>> listed() {
+    public List<Map<String, Object>> listed() {
         return listed;
     }
 
     /** The kind most lines had (ties: the first line's). */
-    AnomalyKind kind() {
+    public AnomalyKind kind() {
         AnomalyKind best = first.kind();
         for (Map.Entry<AnomalyKind, Long> e : kinds.entrySet()) {
             if (e.getValue() > kinds.get(best)) {
@@ -82,9 +97,14 @@ final class BadLines implements ServiceJsonLines.Problems {
      * One problem for the whole body: the count, the kinds, the first line's error; its raw text is the first
      * examples, one per line.
      */
-    InputProblem summary(String source, long lines, long suppressedEarlier) {
+    /** @param lines lines read in all, or -1 when the reader does not say */
+    public InputProblem summary(String source, long lines, long suppressedEarlier) {
         StringBuilder m = new StringBuilder();
-        m.append(count).append(" bad line(s) of ").append(lines).append(" in one body (");
+        m.append(count).append(" bad line(s)");
+        if (lines >= 0) {
+            m.append(" of ").append(lines);
+        }
+        m.append(" in one ").append(unit).append(" (");
         boolean firstKind = true;
         for (Map.Entry<AnomalyKind, Long> e : kinds.entrySet()) {
             m.append(firstKind ? "" : ", ").append(e.getKey().tag()).append(' ').append(e.getValue());
