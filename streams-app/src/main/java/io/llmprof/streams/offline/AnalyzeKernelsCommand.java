@@ -256,7 +256,8 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             @JsonProperty("model") Map<String, JsonNode> model,
             @JsonProperty("kernels") List<KernelView> kernels,
             @JsonProperty("categories") List<CategoryView> categories,
-            @JsonProperty("compare") CompareView compare) {}
+            @JsonProperty("compare") CompareView compare,
+            @JsonProperty("input") Map<String, Object> input) {}
 
     private Report report(
             PassIndex index,
@@ -325,7 +326,8 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
                 modelSummary,
                 views,
                 categories,
-                compare);
+                compare,
+                InputReport.of(trace, index.summary).json());
     }
 
     static List<KernelFamily> families(List<KernelRow> rows) {

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -107,7 +108,8 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             @JsonProperty("rank") String rank,
             @JsonProperty("trace_start_us") BigDecimal traceStartUs,
             @JsonProperty("note") String note,
-            @JsonProperty("passes") List<PassRange> passes) {}
+            @JsonProperty("passes") List<PassRange> passes,
+            @JsonProperty("input") Map<String, Object> input) {}
 
     static final String NOTE = "Times are relative to the trace's first event (us, exact to the ns). A link selects "
             + "its range (visStart/visEnd, absolute ns) in a trace that Perfetto opens from --trace-url or receives "
@@ -183,8 +185,13 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
         }
         if (format == Format.json) {
             out.println(Json.mapper()
-                    .writeValueAsString(
-                            new Document(trace.toString(), r, Micros.of(index.firstEventNs), NOTE, passes)));
+                    .writeValueAsString(new Document(
+                            trace.toString(),
+                            r,
+                            Micros.of(index.firstEventNs),
+                            NOTE,
+                            passes,
+                            InputReport.of(trace, index.summary).json())));
         } else {
             render(out, r, index.firstEventNs, passes);
         }

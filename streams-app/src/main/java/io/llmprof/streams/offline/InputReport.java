@@ -25,6 +25,13 @@ final class InputReport {
     private final List<Map<String, Object>> files = new ArrayList<>();
     private boolean complete = true;
 
+    /** The report of one file. */
+    static InputReport of(Path file, ReadSummary s) {
+        InputReport r = new InputReport();
+        r.add(file, s);
+        return r;
+    }
+
     /** One file's outcome. */
     void add(Path file, ReadSummary s) {
         Map<String, Object> f = new LinkedHashMap<>();
@@ -115,8 +122,7 @@ final class InputReport {
 
     /** The exit code of a one-trace command that produced its report: 0, or 3 after a one-line message. */
     static int afterReport(String command, Path trace, ReadSummary s, java.io.PrintWriter err) {
-        InputReport r = new InputReport();
-        r.add(trace, s);
+        InputReport r = of(trace, s);
         if (r.complete()) {
             return COMPLETE;
         }

@@ -164,6 +164,18 @@ class BrokenInputTest {
                 AnalyzeLayersCommandTest.QWEN3.toString());
         assertThat(part.code()).as(part.err()).isEqualTo(InputReport.PARTIAL);
         assertThat(part.err()).contains("read only in part");
+        AnalyzeLayersCommandTest.Out json = AnalyzeLayersCommandTest.analyze(
+                command,
+                "--trace",
+                cut.toString(),
+                option,
+                value,
+                "--config",
+                AnalyzeLayersCommandTest.QWEN3.toString(),
+                "--format",
+                "json");
+        assertThat(Json.mapper().readTree(json.out()).at("/input/complete").asBoolean())
+                .isFalse();
 
         Path db = Files.writeString(dir.resolve("run.sqlite"), "SQLite format 3");
         AnalyzeLayersCommandTest.Out nsight =
