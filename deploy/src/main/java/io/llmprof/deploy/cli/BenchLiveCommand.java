@@ -1,10 +1,8 @@
 package io.llmprof.deploy.cli;
 
-import io.llmprof.agent.ingest.ServiceIngestServer;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.TraceBatcher;
-import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.service.ServiceFixtures;
@@ -16,22 +14,16 @@ import io.llmprof.agent.synth.StepStyle;
 import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
-import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.dashboard.metrics.DashboardMeters;
 import io.llmprof.deploy.FileTrees;
-import io.llmprof.deploy.broker.BrokerConfig;
-import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.llmprof.streams.offline.AnalyzeCommand;
-import io.llmprof.streams.topology.StreamsApp;
-import io.llmprof.streams.topology.StreamsAppConfig;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
@@ -182,47 +174,26 @@ public final class BenchLiveCommand implements Callable<Integer> {
             List<Figure> traceFigures = new ArrayList<>();
             long traceEvents = floors(out, traces, model, traceFigures);
 
-            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             int exit = 0;
-            try (EmbeddedKafka kafka =
-                    new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start()) {
-                String bootstrap = kafka.bootstrapServers();
-                AgentMeters agentMeters = new AgentMeters(registry);
-                try (StreamsApp streams = StreamsApp.start(
-                                StreamsAppConfig.builder(bootstrap)
-                                        .stateDir(dir.resolve("state"))
-                                        .modelConfig(model)
-                                        .build(),
-                                registry);
-                        DashboardServer dashboard = DashboardServer.start(
-                                DashboardConfig.defaults(bootstrap).withHttpPort(0), registry);
-                        TraceProducer producer = TraceProducer.connect(bootstrap, 2, (short) 1, agentMeters);
-                        ServiceIngestServer ingest = new ServiceIngestServer(
-                                        new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE),
-                                        agentMeters,
-                                        new ServiceIngestServer.Options(
-                                                "127.0.0.1", 0, ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
-                                .start()) {
-                    if (!streams.awaitRunning(Duration.ofSeconds(60))) {
-                        throw new IllegalStateException("the streams app did not reach RUNNING within 60 s");
-                    }
-                    exit |= liveTraces(out, registry, bootstrap, traces, (long) passes * traces.size(), traceFigures);
-                    printFigures(out, "traces", traceFigures, traceEvents);
-                    if (service != null) {
-                        List<Figure> serviceFigures = new ArrayList<>();
-                        ServiceShipper shipper =
-                                new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);
-                        exit |= liveService(
-                                out, registry, shipper, dir.resolve("svc"), service, dashboard, serviceFigures);
-                        printFigures(out, "service events", serviceFigures, service.events());
-                        double max = serviceFigures.stream()
-                                .filter(f -> f.what().startsWith("end to end"))
-                                .mapToDouble(Figure::perSecond)
-                                .findFirst()
-                                .orElse(0);
-                        if (probes > 0 && max > 0) {
-                            exit |= latencyUnderLoad(out, shipper, ingest.port(), dashboard.url(), max * loadFraction);
-                        }
+            try (BenchStack stack = new BenchStack(dir, model, 2)) {
+                PrometheusMeterRegistry registry = stack.registry;
+                String bootstrap = stack.bootstrap;
+                DashboardServer dashboard = stack.dashboard;
+                exit |= liveTraces(out, registry, bootstrap, traces, (long) passes * traces.size(), traceFigures);
+                printFigures(out, "traces", traceFigures, traceEvents);
+                if (service != null) {
+                    List<Figure> serviceFigures = new ArrayList<>();
+                    ServiceShipper shipper = stack.shipper();
+                    exit |= liveService(out, registry, shipper, dir.resolve("svc"), service, dashboard, serviceFigures);
+                    printFigures(out, "service events", serviceFigures, service.events());
+                    double max = serviceFigures.stream()
+                            .filter(f -> f.what().startsWith("end to end"))
+                            .mapToDouble(Figure::perSecond)
+                            .findFirst()
+                            .orElse(0);
+                    if (probes > 0 && max > 0) {
+                        exit |= latencyUnderLoad(
+                                out, shipper, stack.ingest.port(), dashboard.url(), max * loadFraction);
                     }
                 }
             }

@@ -1,20 +1,11 @@
 package io.llmprof.deploy.cli;
 
 import io.llmprof.agent.ingest.ServiceIngestServer;
-import io.llmprof.agent.metrics.AgentMeters;
-import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.service.ServiceFixtures;
 import io.llmprof.agent.service.ServiceShipper;
 import io.llmprof.agent.service.ServiceSynth;
-import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.FileTrees;
-import io.llmprof.deploy.broker.BrokerConfig;
-import io.llmprof.deploy.broker.EmbeddedKafka;
-import io.llmprof.streams.topology.StreamsApp;
-import io.llmprof.streams.topology.StreamsAppConfig;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -105,41 +96,19 @@ public final class BenchServiceCommand implements Callable<Integer> {
                     seconds(t));
             out.flush();
         }
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        try (EmbeddedKafka kafka =
-                new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start()) {
-            String bootstrap = kafka.bootstrapServers();
-            AgentMeters agentMeters = new AgentMeters(registry);
-            try (StreamsApp streams = StreamsApp.start(
-                            StreamsAppConfig.builder(bootstrap)
-                                    .stateDir(dir.resolve("state"))
-                                    .build(),
-                            registry);
-                    DashboardServer dashboard = DashboardServer.start(
-                            DashboardConfig.defaults(bootstrap).withHttpPort(0), registry);
-                    TraceProducer producer = TraceProducer.connect(bootstrap, 1, (short) 1, agentMeters);
-                    ServiceIngestServer ingest = new ServiceIngestServer(
-                                    new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE),
-                                    agentMeters,
-                                    new ServiceIngestServer.Options(
-                                            "127.0.0.1", 0, ServiceIngestServer.DEFAULT_MAX_BODY_BYTES))
-                            .start()) {
-                if (!streams.awaitRunning(Duration.ofSeconds(60))) {
-                    throw new IllegalStateException("the streams app did not reach RUNNING within 60 s");
-                }
-                out.printf("broker %s, dashboard %s, ingest port %d%n", bootstrap, dashboard.url(), ingest.port());
-                out.flush();
-                int exit = 0;
-                if (truth != null) {
-                    ServiceShipper shipper =
-                            new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);
-                    exit |= throughput(out, shipper, dir.resolve("input"), truth, dashboard.url());
-                }
-                if (probes > 0) {
-                    exit |= probeLatency(out, ingest.port(), dashboard.url());
-                }
-                return exit;
+        try (BenchStack stack = new BenchStack(dir, null, 1)) {
+            DashboardServer dashboard = stack.dashboard;
+            ServiceIngestServer ingest = stack.ingest;
+            out.printf("broker %s, dashboard %s, ingest port %d%n", stack.bootstrap, dashboard.url(), ingest.port());
+            out.flush();
+            int exit = 0;
+            if (truth != null) {
+                exit |= throughput(out, stack.shipper(), dir.resolve("input"), truth, dashboard.url());
             }
+            if (probes > 0) {
+                exit |= probeLatency(out, ingest.port(), dashboard.url());
+            }
+            return exit;
         } finally {
             if (workDir == null) {
                 FileTrees.deleteTree(dir);
