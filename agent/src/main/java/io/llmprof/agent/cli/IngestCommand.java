@@ -80,9 +80,7 @@ public final class IngestCommand implements Callable<Integer> {
                             host,
                             server.port(),
                             ServiceIngestServer.PATH,
-                            "127.0.0.1".equals(host) || "localhost".equals(host)
-                                    ? "this machine only, --bind to widen"
-                                    : "bound to " + host,
+                            io.llmprof.events.access.Binding.describe(host),
                             token.required() ? "API token required" : "no API token: anyone who reaches it may post");
             spec.commandLine().getOut().flush();
             stopped.await();

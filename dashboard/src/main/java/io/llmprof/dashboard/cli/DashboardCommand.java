@@ -104,9 +104,7 @@ public final class DashboardCommand implements Callable<Integer> {
 
     /** The banner's word on who can reach the dashboard. */
     static String accessLine(String host, io.llmprof.dashboard.DashboardAccess access) {
-        String where = "127.0.0.1".equals(host) || "localhost".equals(host) || "::1".equals(host)
-                ? "this machine only (--bind to widen)"
-                : "bound to " + host;
+        String where = io.llmprof.events.access.Binding.describe(host);
         String who = !access.token().required()
                 ? "no API token: anyone who reaches it may read and mark baselines"
                 : "API token required for /api/*" + (access.protectMetrics() ? " and /metrics" : "");

@@ -622,9 +622,7 @@ public final class DemoCommand implements Callable<Integer> {
 
     /** The banner's word on who can reach the demo's listeners. */
     static String accessLine(String host, ApiToken token) {
-        String where = "127.0.0.1".equals(host) || "localhost".equals(host) || "::1".equals(host)
-                ? "this machine only (--bind to widen)"
-                : "bound to " + host;
+        String where = io.llmprof.events.access.Binding.describe(host);
         String who = token.required()
                 ? "API token required for /api/* and the ingest"
                 : "no API token (set LLMPROF_API_TOKEN or --api-token-file to require one)";
