@@ -14,10 +14,10 @@ import java.util.Map;
  * (truncated, invalid from some point on, or bad events skipped) but usable data; {@value #NO_DATA} no usable data at all (empty,
  * garbage, not a trace, nothing the command analyses). 1 is an unexpected failure, 2 a usage error.
  */
-final class InputReport {
-    static final int COMPLETE = 0;
-    static final int PARTIAL = 3;
-    static final int NO_DATA = 4;
+public final class InputReport {
+    public static final int COMPLETE = 0;
+    public static final int PARTIAL = 3;
+    public static final int NO_DATA = 4;
 
     /** Problems listed per file (all are counted). */
     static final int LISTED = 20;

@@ -6,6 +6,7 @@ import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.cli.DurationConverter;
+import io.llmprof.streams.offline.InputReport;
 import io.llmprof.streams.service.MoeLayers;
 import io.llmprof.streams.service.ServiceAnalyzer;
 import io.llmprof.streams.service.ServiceConfig;
@@ -164,7 +165,7 @@ public final class ExportCommand implements Callable<Integer> {
                 if (run.events == 0) {
                     err.println("export: " + (input != null ? input : topic)
                             + " holds no usable service events: nothing written");
-                    return InputExit.NO_DATA;
+                    return InputReport.NO_DATA;
                 }
                 for (ServiceAnalyzer a : run.analyzers.values()) {
                     a.finish(sink);
@@ -186,15 +187,7 @@ public final class ExportCommand implements Callable<Integer> {
         } finally {
             deleteTree(staging);
         }
-        return readToEnd && run.problems == 0 ? 0 : InputExit.PARTIAL;
-    }
-
-    /** Exit codes shared with the analyze commands (docs/analysis.md "Exit codes"). */
-    static final class InputExit {
-        static final int PARTIAL = 3;
-        static final int NO_DATA = 4;
-
-        private InputExit() {}
+        return readToEnd && run.problems == 0 ? 0 : InputReport.PARTIAL;
     }
 
     private static void deleteTree(Path dir) {
