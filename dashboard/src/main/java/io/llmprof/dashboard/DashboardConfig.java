@@ -1,12 +1,13 @@
 package io.llmprof.dashboard;
 
 import io.llmprof.dashboard.store.StoreLimits;
+import io.llmprof.events.KafkaConnection;
 import java.util.Objects;
 
 /**
  * Settings of a {@link DashboardServer}.
  *
- * @param bootstrapServers Kafka to read from
+ * @param kafka Kafka to read from and write baseline marks to, with its client settings ({@code --kafka-config})
  * @param host address the HTTP server binds to; loopback by default (the API has no authentication)
  * @param httpPort HTTP port; 0 picks a free one
  * @param maxPassesPerRank passes kept in memory per rank; also the largest {@code ?limit=}
@@ -18,7 +19,7 @@ import java.util.Objects;
  *     API has no authentication: they show only the file name and the message)
  */
 public record DashboardConfig(
-        String bootstrapServers,
+        KafkaConnection kafka,
         String host,
         int httpPort,
         int maxPassesPerRank,
@@ -31,10 +32,7 @@ public record DashboardConfig(
     public static final int DEFAULT_HTTP_PORT = 8080;
 
     public DashboardConfig {
-        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
-        if (bootstrapServers.isBlank()) {
-            throw new IllegalArgumentException("bootstrapServers must not be blank");
-        }
+        Objects.requireNonNull(kafka, "kafka");
         host = host == null || host.isBlank() ? DEFAULT_HOST : host;
         if (httpPort < 0 || httpPort > 65_535) {
             throw new IllegalArgumentException("httpPort must be 0 (any free port) or 1-65535, got " + httpPort);
@@ -50,8 +48,13 @@ public record DashboardConfig(
 
     /** Port 8080 on 127.0.0.1, 1000 passes per rank, 256 ranks, topics created with 1 partition, rf 1. */
     public static DashboardConfig defaults(String bootstrapServers) {
+        return defaults(KafkaConnection.of(bootstrapServers));
+    }
+
+    /** As {@link #defaults(String)}, for a cluster with client settings. */
+    public static DashboardConfig defaults(KafkaConnection kafka) {
         return new DashboardConfig(
-                bootstrapServers,
+                kafka,
                 DEFAULT_HOST,
                 DEFAULT_HTTP_PORT,
                 StoreLimits.DEFAULT_MAX_PASSES_PER_RANK,
@@ -61,13 +64,17 @@ public record DashboardConfig(
                 false);
     }
 
+    public String bootstrapServers() {
+        return kafka.bootstrapServers();
+    }
+
     public StoreLimits storeLimits() {
         return new StoreLimits(maxPassesPerRank, maxRanks);
     }
 
     public DashboardConfig withHost(String newHost) {
         return new DashboardConfig(
-                bootstrapServers,
+                kafka,
                 newHost,
                 httpPort,
                 maxPassesPerRank,
@@ -79,7 +86,7 @@ public record DashboardConfig(
 
     public DashboardConfig withHttpPort(int newHttpPort) {
         return new DashboardConfig(
-                bootstrapServers,
+                kafka,
                 host,
                 newHttpPort,
                 maxPassesPerRank,
@@ -91,19 +98,12 @@ public record DashboardConfig(
 
     public DashboardConfig withMaxPassesPerRank(int newMax) {
         return new DashboardConfig(
-                bootstrapServers,
-                host,
-                httpPort,
-                newMax,
-                maxRanks,
-                topicPartitions,
-                topicReplicationFactor,
-                showInternals);
+                kafka, host, httpPort, newMax, maxRanks, topicPartitions, topicReplicationFactor, showInternals);
     }
 
     public DashboardConfig withMaxRanks(int newMax) {
         return new DashboardConfig(
-                bootstrapServers,
+                kafka,
                 host,
                 httpPort,
                 maxPassesPerRank,
@@ -115,25 +115,11 @@ public record DashboardConfig(
 
     public DashboardConfig withShowInternals(boolean show) {
         return new DashboardConfig(
-                bootstrapServers,
-                host,
-                httpPort,
-                maxPassesPerRank,
-                maxRanks,
-                topicPartitions,
-                topicReplicationFactor,
-                show);
+                kafka, host, httpPort, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor, show);
     }
 
     public DashboardConfig withTopics(int partitions, short replicationFactor) {
         return new DashboardConfig(
-                bootstrapServers,
-                host,
-                httpPort,
-                maxPassesPerRank,
-                maxRanks,
-                partitions,
-                replicationFactor,
-                showInternals);
+                kafka, host, httpPort, maxPassesPerRank, maxRanks, partitions, replicationFactor, showInternals);
     }
 }

@@ -72,8 +72,7 @@ public final class DashboardServer implements AutoCloseable {
             PrometheusMeterRegistry registry,
             Supplier<ComponentHealth> streamsHealth,
             DashboardAccess access) {
-        TopicBootstrap.ensureTopics(
-                config.bootstrapServers(), config.topicPartitions(), config.topicReplicationFactor());
+        TopicBootstrap.ensureTopics(config.kafka(), config.topicPartitions(), config.topicReplicationFactor());
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
         PassStore store = new PassStore(config.storeLimits());
         HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);
@@ -81,12 +80,12 @@ public final class DashboardServer implements AutoCloseable {
         QualityStore quality = new QualityStore(config.showInternals());
         LiveHub live = new LiveHub(LiveConfig.defaults(), meters);
         TopicFeed feed = new TopicFeed(
-                TopicFeed.createConsumer(config.bootstrapServers()),
+                TopicFeed.createConsumer(config.kafka()),
                 new FeedHandler(store, host, service, quality, meters, live),
                 POLL_TIMEOUT,
                 PARTITION_REFRESH,
                 Clock.systemUTC());
-        KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.bootstrapServers());
+        KafkaBaselineMarker marker = KafkaBaselineMarker.create(config.kafka());
         Javalin http =
                 DashboardApi.create(store, host, service, quality, live, marker, registry, feed::status, streamsHealth);
         AccessGate.install(http, access.token(), access::guards, meters::unauthorized);
@@ -103,7 +102,7 @@ public final class DashboardServer implements AutoCloseable {
                     "dashboard cannot serve on " + config.host() + ":" + config.httpPort() + ": " + e.getMessage(), e);
         }
         DashboardServer server = new DashboardServer(config, live, feed, http, marker);
-        LOG.debug("dashboard at {} reading {}", server.url(), config.bootstrapServers());
+        LOG.debug("dashboard at {} reading {}", server.url(), config.kafka());
         return server;
     }
 

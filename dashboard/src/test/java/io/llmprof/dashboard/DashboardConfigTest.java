@@ -25,6 +25,6 @@ class DashboardConfigTest {
         assertThatThrownBy(() -> config.withHttpPort(70_000)).hasMessageContaining("httpPort");
         assertThatThrownBy(() -> config.withMaxPassesPerRank(0)).hasMessageContaining("maxPassesPerRank");
         assertThatThrownBy(() -> config.withTopics(0, (short) 1)).hasMessageContaining("topicPartitions");
-        assertThatThrownBy(() -> DashboardConfig.defaults(" ")).hasMessageContaining("bootstrapServers");
+        assertThatThrownBy(() -> DashboardConfig.defaults(" ")).hasMessageContaining("bootstrap servers");
     }
 }

@@ -18,11 +18,12 @@ public final class TopicBootstrap {
     private TopicBootstrap() {}
 
     public static void ensureTopics(String bootstrapServers, int partitions, short replicationFactor) {
-        try (Admin admin = Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrapServers,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                30_000))) {
+        ensureTopics(KafkaConnection.of(bootstrapServers), partitions, replicationFactor);
+    }
+
+    public static void ensureTopics(KafkaConnection kafka, int partitions, short replicationFactor) {
+        try (Admin admin =
+                Admin.create(kafka.clientConfig(Map.of(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000)))) {
             Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             List<NewTopic> missing = new ArrayList<>();
             for (String name : Topics.all()) {
@@ -47,9 +48,9 @@ public final class TopicBootstrap {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while creating topics on " + bootstrapServers, e);
+            throw new IllegalStateException("interrupted while creating topics on " + kafka, e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot create llmprof topics on " + bootstrapServers + ": " + e, e);
+            throw new IllegalStateException("cannot create llmprof topics on " + kafka + ": " + e, e);
         }
     }
 }

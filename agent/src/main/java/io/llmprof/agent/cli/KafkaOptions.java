@@ -1,14 +1,28 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.events.KafkaConnection;
+import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
 /** Kafka options of the commands that ship service events (`agent service`, `agent ingest`). */
 final class KafkaOptions {
     @Option(
             names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+            description = "Kafka bootstrap servers (default: the --kafka-config file's bootstrap.servers, else"
+                    + " localhost:9092).")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for every Kafka client"
+                    + " this command creates.")
+    Path kafkaConfig;
+
+    /** The cluster these options name; reads --kafka-config. */
+    KafkaConnection connection() {
+        return KafkaConnection.load(bootstrapServers, kafkaConfig);
+    }
 
     @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
     int partitions;

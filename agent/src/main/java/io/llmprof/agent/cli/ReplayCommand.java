@@ -60,7 +60,7 @@ public final class ReplayCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Replayer.Options options = new Replayer.Options(
-                shipping.bootstrapServers,
+                shipping.connection(),
                 shipping.job,
                 shipping.run,
                 speed,

@@ -58,7 +58,7 @@ public final class ServiceCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         ServiceShipper.Result r;
         try (TraceProducer producer =
-                TraceProducer.connect(kafka.bootstrapServers, kafka.partitions, kafka.replicationFactor, meters)) {
+                TraceProducer.connect(kafka.connection(), kafka.partitions, kafka.replicationFactor, meters)) {
             r = new ServiceShipper(producer, meters, kafka.batchSize).shipFile(input, j, i);
         }
         double s = (System.nanoTime() - t0) / 1e9;

@@ -85,7 +85,7 @@ public final class WatchCommand implements Callable<Integer> {
                 checkpointEvery,
                 maxDepth,
                 ReaderOptions.defaults(),
-                shipping.bootstrapServers,
+                shipping.connection(),
                 shipping.partitions,
                 shipping.replicationFactor);
     }

@@ -4,6 +4,7 @@ import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.Severity;
 import io.llmprof.events.TopicBootstrap;
@@ -52,8 +53,12 @@ public final class TraceProducer implements AutoCloseable {
      * native library is missing). Every agent producer (watch, replay, service, HTTP ingest) is built from these.
      */
     public static Map<String, Object> producerConfig(String bootstrapServers, String clientId) {
+        return producerConfig(KafkaConnection.of(bootstrapServers), clientId);
+    }
+
+    /** As {@link #producerConfig(String, String)}, with the connection's client settings ({@code --kafka-config}). */
+    public static Map<String, Object> producerConfig(KafkaConnection kafka, String clientId) {
         Map<String, Object> c = new HashMap<>();
-        c.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         c.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
         c.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         c.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -68,14 +73,20 @@ public final class TraceProducer implements AutoCloseable {
         c.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
         c.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         c.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-        return c;
+        return kafka.clientConfig(c);
     }
 
     /** Creates the topics when missing, then a real producer. */
     public static TraceProducer connect(
             String bootstrapServers, int partitions, short replicationFactor, AgentMeters meters) {
-        TopicBootstrap.ensureTopics(bootstrapServers, partitions, replicationFactor);
-        return new TraceProducer(new KafkaProducer<>(producerConfig(bootstrapServers, "llmprof-agent")), meters);
+        return connect(KafkaConnection.of(bootstrapServers), partitions, replicationFactor, meters);
+    }
+
+    /** Creates the topics when missing, then a real producer, both with the connection's client settings. */
+    public static TraceProducer connect(
+            KafkaConnection kafka, int partitions, short replicationFactor, AgentMeters meters) {
+        TopicBootstrap.ensureTopics(kafka, partitions, replicationFactor);
+        return new TraceProducer(new KafkaProducer<>(producerConfig(kafka, "llmprof-agent")), meters);
     }
 
     static boolean zstdAvailable() {

@@ -10,6 +10,7 @@ import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -46,7 +47,7 @@ public final class Replayer {
      * @param progress show progress on stderr (a bar on a terminal, periodic lines otherwise)
      */
     public record Options(
-            String bootstrapServers,
+            KafkaConnection kafka,
             String job,
             String run,
             Speed speed,
@@ -56,7 +57,7 @@ public final class Replayer {
             int batchEvents,
             ReaderOptions readerOptions) {
         public Options {
-            Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+            Objects.requireNonNull(kafka, "kafka");
             speed = Objects.requireNonNullElse(speed, Speed.MAX);
             readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
             if (partitions < 1 || replicationFactor < 1 || batchEvents < 1) {
@@ -65,8 +66,12 @@ public final class Replayer {
         }
 
         public static Options defaults(String bootstrapServers) {
+            return defaults(KafkaConnection.of(bootstrapServers));
+        }
+
+        public static Options defaults(KafkaConnection kafka) {
             return new Options(
-                    bootstrapServers,
+                    kafka,
                     null,
                     null,
                     Speed.MAX,
@@ -79,43 +84,24 @@ public final class Replayer {
 
         public Options withJob(String j) {
             return new Options(
-                    bootstrapServers,
-                    j,
-                    run,
-                    speed,
-                    progress,
-                    partitions,
-                    replicationFactor,
-                    batchEvents,
-                    readerOptions);
+                    kafka, j, run, speed, progress, partitions, replicationFactor, batchEvents, readerOptions);
         }
 
         public Options withRun(String r) {
             return new Options(
-                    bootstrapServers,
-                    job,
-                    r,
-                    speed,
-                    progress,
-                    partitions,
-                    replicationFactor,
-                    batchEvents,
-                    readerOptions);
+                    kafka, job, r, speed, progress, partitions, replicationFactor, batchEvents, readerOptions);
         }
 
         public Options withSpeed(Speed s) {
-            return new Options(
-                    bootstrapServers, job, run, s, progress, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, job, run, s, progress, partitions, replicationFactor, batchEvents, readerOptions);
         }
 
         public Options withProgress(boolean p) {
-            return new Options(
-                    bootstrapServers, job, run, speed, p, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, job, run, speed, p, partitions, replicationFactor, batchEvents, readerOptions);
         }
 
         public Options withReaderOptions(ReaderOptions r) {
-            return new Options(
-                    bootstrapServers, job, run, speed, progress, partitions, replicationFactor, batchEvents, r);
+            return new Options(kafka, job, run, speed, progress, partitions, replicationFactor, batchEvents, r);
         }
     }
 
@@ -152,8 +138,7 @@ public final class Replayer {
         this(
                 options,
                 registry,
-                () -> new KafkaProducer<>(
-                        TraceProducer.producerConfig(options.bootstrapServers(), "llmprof-agent-replay")),
+                () -> new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-replay")),
                 true);
     }
 
@@ -192,7 +177,7 @@ public final class Replayer {
             }
         }
         if (bootstrapTopics) {
-            TopicBootstrap.ensureTopics(options.bootstrapServers(), options.partitions(), options.replicationFactor());
+            TopicBootstrap.ensureTopics(options.kafka(), options.partitions(), options.replicationFactor());
         }
         Progress progress = new Progress(
                 Progress.defaultMode(options.progress()), progressOut, totalBytes, TimeUnit.SECONDS.toNanos(5));

@@ -11,6 +11,7 @@ import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -71,7 +72,7 @@ public final class Watcher implements AutoCloseable {
             int flushEveryBatches,
             int maxDepth,
             ReaderOptions readerOptions,
-            String bootstrapServers,
+            KafkaConnection kafka,
             int partitions,
             short replicationFactor) {
         public Options {
@@ -80,7 +81,8 @@ public final class Watcher implements AutoCloseable {
             pollInterval = Objects.requireNonNullElse(pollInterval, Duration.ofMillis(500));
             settle = Objects.requireNonNullElse(settle, Duration.ofSeconds(2));
             readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
-            bootstrapServers = Objects.requireNonNullElse(bootstrapServers, "localhost:9092");
+            kafka = Objects.requireNonNullElseGet(
+                    kafka, () -> KafkaConnection.of(KafkaConnection.DEFAULT_BOOTSTRAP_SERVERS));
             if (pollInterval.isNegative() || pollInterval.isZero() || settle.isNegative()) {
                 throw new IllegalArgumentException("poll interval must be > 0 and settle >= 0");
             }
@@ -102,7 +104,7 @@ public final class Watcher implements AutoCloseable {
                     1,
                     4,
                     ReaderOptions.defaults(),
-                    "localhost:9092",
+                    null,
                     3,
                     (short) 1);
         }
@@ -132,7 +134,11 @@ public final class Watcher implements AutoCloseable {
         }
 
         public Options withBootstrapServers(String b) {
-            return copy(o -> o.bootstrapServers = b);
+            return withKafka(KafkaConnection.of(b));
+        }
+
+        public Options withKafka(KafkaConnection k) {
+            return copy(o -> o.kafka = k);
         }
 
         /** These options with the changes {@code edit} makes; the canonical constructor validates them. */
@@ -150,7 +156,7 @@ public final class Watcher implements AutoCloseable {
                     o.flushEveryBatches,
                     o.maxDepth,
                     o.readerOptions,
-                    o.bootstrapServers,
+                    o.kafka,
                     o.partitions,
                     o.replicationFactor);
         }
@@ -167,7 +173,7 @@ public final class Watcher implements AutoCloseable {
             int flushEveryBatches;
             int maxDepth;
             ReaderOptions readerOptions;
-            String bootstrapServers;
+            KafkaConnection kafka;
             int partitions;
             short replicationFactor;
 
@@ -182,7 +188,7 @@ public final class Watcher implements AutoCloseable {
                 flushEveryBatches = from.flushEveryBatches;
                 maxDepth = from.maxDepth;
                 readerOptions = from.readerOptions;
-                bootstrapServers = from.bootstrapServers;
+                kafka = from.kafka;
                 partitions = from.partitions;
                 replicationFactor = from.replicationFactor;
             }
@@ -208,10 +214,8 @@ public final class Watcher implements AutoCloseable {
                 options,
                 registry,
                 () -> {
-                    TopicBootstrap.ensureTopics(
-                            options.bootstrapServers(), options.partitions(), options.replicationFactor());
-                    return new KafkaProducer<>(
-                            TraceProducer.producerConfig(options.bootstrapServers(), "llmprof-agent-watch"));
+                    TopicBootstrap.ensureTopics(options.kafka(), options.partitions(), options.replicationFactor());
+                    return new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-watch"));
                 },
                 Clock.systemUTC());
     }

@@ -3,6 +3,7 @@ package io.llmprof.dashboard.cli;
 import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.dashboard.store.StoreLimits;
+import io.llmprof.events.KafkaConnection;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -35,9 +36,16 @@ public final class DashboardCommand implements Callable<Integer> {
 
     @Option(
             names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers. Default: ${DEFAULT-VALUE}.")
+            description = "Kafka bootstrap servers. Default: the --kafka-config file's bootstrap.servers, else"
+                    + " localhost:9092.")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for the dashboard's"
+                    + " consumer, baseline producer and admin.")
+    java.nio.file.Path kafkaConfig;
 
     @Option(
             names = "--port",
@@ -133,9 +141,11 @@ public final class DashboardCommand implements Callable<Integer> {
         }
         DashboardServer server;
         io.llmprof.dashboard.DashboardAccess access;
+        KafkaConnection kafka;
         try {
+            kafka = KafkaConnection.load(bootstrapServers, kafkaConfig);
             DashboardConfig config = new DashboardConfig(
-                    bootstrapServers,
+                    kafka,
                     host,
                     port,
                     maxPassesPerRank,
@@ -180,7 +190,7 @@ public final class DashboardCommand implements Callable<Integer> {
         out.printf(
                 "llmprof dashboard reading %s%n  page:    %s/%n  ranks:   %s/api/ranks%n  health:  %s/health%n"
                         + "  metrics: %s/metrics%n  access:  %s%nCtrl-C to stop.%n",
-                bootstrapServers, url, url, url, url, accessLine(host, access));
+                kafka, url, url, url, url, accessLine(host, access));
         out.flush();
         stopped.await();
         return 0;

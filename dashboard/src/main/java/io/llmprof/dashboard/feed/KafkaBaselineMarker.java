@@ -1,5 +1,6 @@
 package io.llmprof.dashboard.feed;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.Topics;
 import java.time.Duration;
 import java.util.Map;
@@ -24,10 +25,13 @@ public final class KafkaBaselineMarker implements BaselineMarker, AutoCloseable 
 
     /** An idempotent producer, acks=all, for {@code bootstrapServers}. */
     public static KafkaBaselineMarker create(String bootstrapServers) {
+        return create(KafkaConnection.of(bootstrapServers));
+    }
+
+    /** An idempotent producer, acks=all, with the connection's client settings. */
+    public static KafkaBaselineMarker create(KafkaConnection kafka) {
         return new KafkaBaselineMarker(new KafkaProducer<>(
-                Map.of(
-                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        bootstrapServers,
+                kafka.clientConfig(Map.of(
                         ProducerConfig.CLIENT_ID_CONFIG,
                         "llmprof-dashboard-baselines",
                         ProducerConfig.ACKS_CONFIG,
@@ -42,7 +46,7 @@ public final class KafkaBaselineMarker implements BaselineMarker, AutoCloseable 
                         ProducerConfig.LINGER_MS_CONFIG,
                         0,
                         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
-                        (int) SEND_TIMEOUT.toMillis()),
+                        (int) SEND_TIMEOUT.toMillis())),
                 Topics.HOST_BASELINES.keySerde().serializer(),
                 Topics.HOST_BASELINES.valueSerde().serializer()));
     }

@@ -1,5 +1,6 @@
 package io.llmprof.dashboard.feed;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.Topics;
 import java.time.Clock;
 import java.time.Duration;
@@ -89,10 +90,13 @@ public final class TopicFeed implements AutoCloseable {
 
     /** A read_committed byte-array consumer without group for {@code bootstrapServers}. */
     public static Consumer<byte[], byte[]> createConsumer(String bootstrapServers) {
+        return createConsumer(KafkaConnection.of(bootstrapServers));
+    }
+
+    /** As {@link #createConsumer(String)}, with the connection's client settings. */
+    public static Consumer<byte[], byte[]> createConsumer(KafkaConnection kafka) {
         return new KafkaConsumer<>(
-                Map.of(
-                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        bootstrapServers,
+                kafka.clientConfig(Map.of(
                         ConsumerConfig.CLIENT_ID_CONFIG,
                         "llmprof-dashboard",
                         ConsumerConfig.ISOLATION_LEVEL_CONFIG,
@@ -102,7 +106,7 @@ public final class TopicFeed implements AutoCloseable {
                         ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
                         "earliest",
                         ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
-                        false),
+                        false)),
                 new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
     }

@@ -46,6 +46,13 @@ public final class BrokerCommand implements Callable<Integer> {
             description = "Address to bind and advertise. Default: ${DEFAULT-VALUE}.")
     String host;
 
+    @Option(
+            names = "--sasl-plain-users",
+            paramLabel = "FILE",
+            description = "Properties file of user=password: clients must then authenticate with SASL PLAIN"
+                    + " (security.protocol=SASL_PLAINTEXT), e.g. to try --kafka-config locally.")
+    Path saslPlainUsers;
+
     public BrokerCommand() {}
 
     @Override
@@ -58,6 +65,9 @@ public final class BrokerCommand implements Callable<Integer> {
                     .withControllerPort(controllerPort)
                     .withDataDir(dataDir)
                     .withHost(host);
+            if (saslPlainUsers != null) {
+                config = config.withSaslPlainUsers(users(saslPlainUsers));
+            }
             kafka = new EmbeddedKafka(config).start();
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
             // Bad option, port taken, data directory unusable: the message says which; a stack trace would
@@ -74,13 +84,29 @@ public final class BrokerCommand implements Callable<Integer> {
                         },
                         "llmprof-broker-shutdown"));
         out.printf(
-                "Kafka broker ready in %d ms%n  bootstrap servers: %s%n  data directory:    %s%s%nCtrl-C to stop.%n",
+                "Kafka broker ready in %d ms%n  bootstrap servers: %s%s%n  data directory:    %s%s%nCtrl-C to stop.%n",
                 kafka.startDuration().toMillis(),
                 kafka.bootstrapServers(),
+                saslPlainUsers == null ? "" : " (SASL_PLAINTEXT, mechanism PLAIN, users of " + saslPlainUsers + ")",
                 kafka.dataDir(),
                 dataDir == null ? " (temporary)" : "");
         out.flush();
         stopped.await();
         return 0;
+    }
+
+    private static java.util.Map<String, String> users(Path file) {
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.Reader in = java.nio.file.Files.newBufferedReader(file)) {
+            p.load(in);
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("--sasl-plain-users " + file + ": cannot read it (" + e + ")");
+        }
+        java.util.Map<String, String> users = new java.util.TreeMap<>();
+        p.stringPropertyNames().forEach(u -> users.put(u, p.getProperty(u)));
+        if (users.isEmpty()) {
+            throw new IllegalArgumentException("--sasl-plain-users " + file + ": no user=password line");
+        }
+        return users;
     }
 }

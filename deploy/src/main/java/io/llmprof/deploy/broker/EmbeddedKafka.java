@@ -41,11 +41,16 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedKafka implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
     private static final int NODE_ID = 1;
-    private static final String BROKER_LISTENER = "PLAINTEXT";
+    private static final String PLAIN_LISTENER = "PLAINTEXT";
+    private static final String SASL_LISTENER = "SASL_PLAINTEXT";
+    /** The broker's own user on a SASL listener (inter-broker traffic and the start check). */
+    private static final String INTERNAL_USER = "llmprof-broker";
+
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final int BIND_ATTEMPTS = 3;
 
     private final BrokerConfig config;
+    private final String internalPassword = Uuid.randomUuid().toString();
     private Path dataDir;
     private boolean temporaryDir;
     private KafkaRaftServer server;
@@ -200,8 +205,34 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
     }
 
+    /**
+     * Client settings for a client of this broker: none on a plain listener; on a SASL one, PLAIN as {@code user}
+     * (whose password is in {@link BrokerConfig#saslPlainUsers()}).
+     */
+    public Map<String, String> clientSecurity(String user) {
+        if (!config.sasl()) {
+            return Map.of();
+        }
+        String password = user.equals(INTERNAL_USER)
+                ? internalPassword
+                : config.saslPlainUsers().get(user);
+        if (password == null) {
+            throw new IllegalArgumentException("no SASL user " + user + " on this broker");
+        }
+        return Map.of(
+                "security.protocol", "SASL_PLAINTEXT",
+                "sasl.mechanism", "PLAIN",
+                "sasl.jaas.config", plainLogin(user, password, ""));
+    }
+
+    private static String plainLogin(String user, String password, String users) {
+        return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user + "\" password=\""
+                + password + "\"" + users + ";";
+    }
+
     private Map<String, Object> brokerProperties() {
         String host = config.host();
+        String brokerListener = config.sasl() ? SASL_LISTENER : PLAIN_LISTENER;
         Map<String, Object> p = new HashMap<>();
         p.put("process.roles", "broker,controller");
         p.put("node.id", Integer.toString(NODE_ID));
@@ -209,11 +240,26 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("controller.listener.names", CONTROLLER_LISTENER);
         p.put(
                 "listeners",
-                BROKER_LISTENER + "://" + host + ":" + port + "," + CONTROLLER_LISTENER + "://" + host + ":"
+                brokerListener + "://" + host + ":" + port + "," + CONTROLLER_LISTENER + "://" + host + ":"
                         + controllerPort);
-        p.put("advertised.listeners", BROKER_LISTENER + "://" + host + ":" + port);
-        p.put("inter.broker.listener.name", BROKER_LISTENER);
-        p.put("listener.security.protocol.map", BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+        p.put("advertised.listeners", brokerListener + "://" + host + ":" + port);
+        p.put("inter.broker.listener.name", brokerListener);
+        p.put(
+                "listener.security.protocol.map",
+                brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":PLAINTEXT");
+        if (config.sasl()) {
+            StringBuilder users = new StringBuilder(" user_" + INTERNAL_USER + "=\"" + internalPassword + "\"");
+            config.saslPlainUsers().forEach((u, pw) -> users.append(" user_")
+                    .append(u)
+                    .append("=\"")
+                    .append(pw)
+                    .append('"'));
+            p.put("sasl.enabled.mechanisms", "PLAIN");
+            p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+            p.put(
+                    "listener.name." + SASL_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config",
+                    plainLogin(INTERNAL_USER, internalPassword, users.toString()));
+        }
         p.put("log.dirs", dataDir.toString());
         p.put("metadata.log.dir", dataDir.toString());
         // One node: internal topics default to replication 3 and consumer groups or transactions hang.
@@ -236,10 +282,10 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     private void awaitReachable(long beginNanos) {
         long deadline = beginNanos + config.startTimeout().toNanos();
-        Map<String, Object> adminProps = Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.host() + ":" + port,
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000);
+        Map<String, Object> adminProps = new HashMap<>(clientSecurity(INTERNAL_USER));
+        adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.host() + ":" + port);
+        adminProps.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
+        adminProps.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 5_000);
         try (Admin admin = Admin.create(adminProps)) {
             Exception last = null;
             while (System.nanoTime() < deadline) {

@@ -59,11 +59,29 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         if (denied != null) {
             return "permission denied: " + denied.getFile() + "; check its owner and mode";
         }
+        org.apache.kafka.common.errors.AuthenticationException auth =
+                find(ex, org.apache.kafka.common.errors.AuthenticationException.class);
+        if (auth != null) {
+            return "Kafka refused to authenticate this client (" + message(auth)
+                    + "); check the security.protocol, sasl.* and ssl.* settings of --kafka-config";
+        }
+        org.apache.kafka.common.errors.AuthorizationException refused =
+                find(ex, org.apache.kafka.common.errors.AuthorizationException.class);
+        if (refused != null) {
+            return "Kafka denied an operation (" + message(refused)
+                    + "); the principal of --kafka-config needs ACLs on the llmprof.* topics";
+        }
+        org.apache.kafka.common.config.ConfigException badConfig =
+                find(ex, org.apache.kafka.common.config.ConfigException.class);
+        if (badConfig != null) {
+            return "invalid Kafka client setting (" + message(badConfig) + "); check --kafka-config";
+        }
         org.apache.kafka.common.errors.TimeoutException kafkaTimeout =
                 find(ex, org.apache.kafka.common.errors.TimeoutException.class);
         if (kafkaTimeout != null) {
             return "Kafka did not answer in time (" + message(kafkaTimeout)
-                    + "); check that a broker runs at the bootstrap servers given (./llmprof broker starts one)";
+                    + "); check that a broker runs at the bootstrap servers given (./llmprof broker starts one), and"
+                    + " if the cluster needs TLS or SASL, give its client settings with --kafka-config FILE";
         }
         if (find(ex, OutOfMemoryError.class) != null) {
             return "out of memory; give the JVM more heap, e.g. LLMPROF_JAVA_OPTS=-Xmx4g";

@@ -25,6 +25,7 @@ import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.deploy.monitoring.MonitoringBinaries;
 import io.llmprof.deploy.monitoring.MonitoringStack;
 import io.llmprof.events.Json;
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
 import io.llmprof.events.access.ApiToken;
 import io.llmprof.streams.health.StreamsHealth;
@@ -106,6 +107,13 @@ public final class DemoCommand implements Callable<Integer> {
             names = "--bootstrap-servers",
             description = "Use this Kafka cluster instead of starting the embedded broker.")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) of the cluster given by"
+                    + " --bootstrap-servers (or by the file's bootstrap.servers), for every client the demo creates.")
+    Path kafkaConfig;
 
     @Option(
             names = "--kafka-port",
@@ -252,17 +260,18 @@ public final class DemoCommand implements Callable<Integer> {
                 "llmprof-demo-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            String bootstrap = bootstrapServers;
-            if (bootstrap == null) {
+            KafkaConnection bootstrap;
+            if (bootstrapServers == null && kafkaConfig == null) {
                 BrokerConfig brokerConfig = BrokerConfig.defaults().withPort(kafkaPort);
                 if (dataDir != null) {
                     brokerConfig = brokerConfig.withDataDir(dataDir);
                 }
                 EmbeddedKafka broker = new EmbeddedKafka(brokerConfig).start();
                 open.add(broker);
-                bootstrap = broker.bootstrapServers();
+                bootstrap = KafkaConnection.of(broker.bootstrapServers());
                 out.printf("Kafka broker (embedded, KRaft) at %s, ready in %.1f s%n", bootstrap, seconds(t0));
             } else {
+                bootstrap = KafkaConnection.load(bootstrapServers, kafkaConfig);
                 out.printf("Kafka cluster at %s%n", bootstrap);
             }
             TopicBootstrap.ensureTopics(bootstrap, 2, (short) 1);

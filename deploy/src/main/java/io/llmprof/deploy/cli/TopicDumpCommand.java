@@ -1,5 +1,6 @@
 package io.llmprof.deploy.cli;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.wire.RecordJson;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -47,10 +48,16 @@ public final class TopicDumpCommand implements Callable<Integer> {
 
     @Option(
             names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
             paramLabel = "HOST:PORT",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+            description = "Kafka bootstrap servers (default: the --kafka-config file's bootstrap.servers, else"
+                    + " localhost:9092).")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for the consumer.")
+    java.nio.file.Path kafkaConfig;
 
     @Option(names = "--from-beginning", description = "Start at the first record of every partition.")
     boolean fromBeginning;
@@ -85,7 +92,7 @@ public final class TopicDumpCommand implements Callable<Integer> {
                 new KafkaConsumer<>(consumerProperties(), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
             if (infos == null || infos.isEmpty()) {
-                err.println("topic dump: topic " + topic + " does not exist at " + bootstrapServers);
+                err.println("topic dump: topic " + topic + " does not exist at " + kafka());
                 return 1;
             }
             List<TopicPartition> parts = infos.stream()
@@ -165,9 +172,12 @@ public final class TopicDumpCommand implements Callable<Integer> {
         return null;
     }
 
+    private KafkaConnection kafka() {
+        return KafkaConnection.load(bootstrapServers, kafkaConfig);
+    }
+
     private Properties consumerProperties() {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        Properties p = kafka().clientProperties();
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "llmprof-topic-dump");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         // What the streams app reads: aborted transactions are not shown.

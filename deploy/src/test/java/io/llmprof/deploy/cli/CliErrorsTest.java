@@ -35,6 +35,20 @@ class CliErrorsTest {
     }
 
     @Test
+    void kafkaRefusingTheCredentialsPointsAtTheKafkaConfigFile() {
+        Exception e = new IllegalStateException(
+                "cannot create llmprof topics",
+                new org.apache.kafka.common.errors.SaslAuthenticationException(
+                        "Authentication failed: Invalid username or password"));
+        String err = run(e, false);
+        assertThat(err.strip())
+                .isEqualTo(
+                        "failing: Kafka refused to authenticate this client (SaslAuthenticationException: Authentication"
+                                + " failed: Invalid username or password); check the security.protocol, sasl.* and ssl.* settings of --kafka-config"
+                                + " (--debug shows the stack trace)");
+    }
+
+    @Test
     void aTakenPortIsOneLineNamingThePortAndWhatToDo() {
         Exception e = new IllegalStateException(
                 "Port already in use. Make sure no other process is using port 18080 and try again.",

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
@@ -20,6 +23,49 @@ class LlmprofCliTest {
         cli.setErr(new PrintWriter(err));
         int exit = cli.execute(args);
         return new Result(exit, out.toString(), err.toString());
+    }
+
+    /** A secured cluster is reachable from every command that talks to Kafka, not only from the ones tested. */
+    @Test
+    void everyCommandThatTakesBootstrapServersTakesAKafkaConfigFile() {
+        List<String> kafkaCommands = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        walk(Llmprof.commandLine(), c -> {
+            if (c.getCommandSpec().findOption("--bootstrap-servers") != null) {
+                kafkaCommands.add(c.getCommandSpec().qualifiedName());
+                if (c.getCommandSpec().findOption("--kafka-config") == null) {
+                    missing.add(c.getCommandSpec().qualifiedName());
+                }
+            }
+        });
+        assertThat(kafkaCommands)
+                .contains(
+                        "llmprof demo",
+                        "llmprof agent replay",
+                        "llmprof agent watch",
+                        "llmprof agent service",
+                        "llmprof agent ingest",
+                        "llmprof streams",
+                        "llmprof dashboard",
+                        "llmprof export",
+                        "llmprof topic dump");
+        assertThat(missing).isEmpty();
+    }
+
+    private static void walk(CommandLine c, java.util.function.Consumer<CommandLine> visit) {
+        visit.accept(c);
+        c.getSubcommands().values().stream().distinct().forEach(sub -> walk(sub, visit));
+    }
+
+    @Test
+    void anUnreadableKafkaConfigIsOneLineAndNoStackTrace() {
+        Result r = run(
+                "topic", "dump", "--topic", "llmprof.anomalies", "--kafka-config", "/nonexistent/client.properties");
+        assertThat(r.exit()).isNotZero();
+        assertThat(r.err().strip())
+                .contains("--kafka-config /nonexistent/client.properties: no such file")
+                .doesNotContain("\tat ")
+                .doesNotContain("\n");
     }
 
     @ParameterizedTest(name = "llmprof {0} --help")

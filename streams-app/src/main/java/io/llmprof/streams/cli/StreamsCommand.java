@@ -1,5 +1,6 @@
 package io.llmprof.streams.cli;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
@@ -39,9 +40,16 @@ public class StreamsCommand implements Callable<Integer> {
 
     @Option(
             names = "--bootstrap-servers",
-            defaultValue = "localhost:9092",
-            description = "Kafka bootstrap servers (default: ${DEFAULT-VALUE}).")
+            description = "Kafka bootstrap servers (default: the --kafka-config file's bootstrap.servers, else"
+                    + " localhost:9092).")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for every client of the"
+                    + " streams app (its producers, consumers and admin).")
+    Path kafkaConfig;
 
     @Option(names = "--config", paramLabel = "CONFIG_JSON", description = "The model's config.json.")
     Path modelConfig;
@@ -171,7 +179,7 @@ public class StreamsCommand implements Callable<Integer> {
     public StreamsCommand() {}
 
     StreamsAppConfig config() {
-        return StreamsAppConfig.builder(bootstrapServers)
+        return StreamsAppConfig.builder(KafkaConnection.load(bootstrapServers, kafkaConfig))
                 .applicationId(applicationId)
                 .stateDir(stateDir)
                 .modelConfig(modelConfig)
@@ -264,7 +272,7 @@ public class StreamsCommand implements Callable<Integer> {
         out.printf(
                 "llmprof streams: application %s on %s%s; Ctrl-C to stop%n",
                 config.effectiveApplicationId(),
-                config.bootstrapServers(),
+                config.kafka(),
                 endpoint == null
                         ? ""
                         : ", metrics at http://" + metricsBind + ":" + endpoint.port() + "/metrics, health at /health"

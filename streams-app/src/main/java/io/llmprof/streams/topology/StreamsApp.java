@@ -53,8 +53,7 @@ public final class StreamsApp implements AutoCloseable {
         StreamsMeters meters = new StreamsMeters(registry);
         // First: a bad --config / --profile fails here at once, not after waiting for a broker.
         Topology topology = TopologyFactory.build(config, meters);
-        TopicBootstrap.ensureTopics(
-                config.bootstrapServers(), config.effectivePartitions(), config.effectiveReplicationFactor());
+        TopicBootstrap.ensureTopics(config.kafka(), config.effectivePartitions(), config.effectiveReplicationFactor());
         Path ownStateDir = null;
         StreamsAppConfig effective = config;
         if (config.stateDir() == null) {
@@ -113,7 +112,7 @@ public final class StreamsApp implements AutoCloseable {
         LOG.info(
                 "streams app {} started against {} (state dir {})",
                 effective.effectiveApplicationId(),
-                effective.bootstrapServers(),
+                effective.kafka(),
                 effective.stateDir());
         return app;
     }

@@ -1,5 +1,6 @@
 package io.llmprof.streams.topology;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.Topics;
 import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
 import io.llmprof.streams.error.DeadLetteringProcessingHandler;
@@ -20,7 +21,7 @@ import org.apache.kafka.streams.StreamsConfig;
  * Configuration of the streams app. Null optional values mean "default": read them through the
  * {@code effectiveX()} methods.
  *
- * @param bootstrapServers Kafka bootstrap servers
+ * @param kafka Kafka bootstrap servers and client settings ({@code --kafka-config}), given to every client
  * @param applicationId Streams application id (consumer group, internal topic prefix); default {@value
  *     #DEFAULT_APPLICATION_ID}
  * @param stateDir Streams state directory; null = a fresh temporary directory per start (state is then
@@ -53,7 +54,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *     io.llmprof.streams.health.StreamsHealth})
  */
 public record StreamsAppConfig(
-        String bootstrapServers,
+        KafkaConnection kafka,
         String applicationId,
         Path stateDir,
         Path modelConfig,
@@ -104,10 +105,7 @@ public record StreamsAppConfig(
     private static final Set<String> GUARANTEES = Set.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
 
     public StreamsAppConfig {
-        Objects.requireNonNull(bootstrapServers, "bootstrapServers");
-        if (bootstrapServers.isBlank()) {
-            throw new IllegalArgumentException("bootstrap servers must not be blank");
-        }
+        Objects.requireNonNull(kafka, "kafka");
         if (applicationId != null && applicationId.isBlank()) {
             throw new IllegalArgumentException("application id must not be blank");
         }
@@ -150,6 +148,10 @@ public record StreamsAppConfig(
     /** Defaults everywhere except the bootstrap servers. */
     public static StreamsAppConfig of(String bootstrapServers) {
         return builder(bootstrapServers).build();
+    }
+
+    public String bootstrapServers() {
+        return kafka.bootstrapServers();
     }
 
     private static void requirePositive(String what, Duration d) {
@@ -217,9 +219,8 @@ public record StreamsAppConfig(
      * {@code state.dir} is set only when {@link #stateDir} is.
      */
     public Properties streamsProperties() {
-        Properties p = new Properties();
+        Properties p = kafka.clientProperties();
         p.put(StreamsConfig.APPLICATION_ID_CONFIG, effectiveApplicationId());
-        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         if (stateDir != null) {
             p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         }
@@ -247,11 +248,15 @@ public record StreamsAppConfig(
     }
 
     public static Builder builder(String bootstrapServers) {
-        return new Builder(bootstrapServers);
+        return new Builder(KafkaConnection.of(bootstrapServers));
+    }
+
+    public static Builder builder(KafkaConnection kafka) {
+        return new Builder(kafka);
     }
 
     public Builder toBuilder() {
-        Builder b = new Builder(bootstrapServers);
+        Builder b = new Builder(kafka);
         b.applicationId = applicationId;
         b.stateDir = stateDir;
         b.modelConfig = modelConfig;
@@ -277,7 +282,7 @@ public record StreamsAppConfig(
 
     /** Fluent construction; unset values keep their defaults. */
     public static final class Builder {
-        private final String bootstrapServers;
+        private final KafkaConnection kafka;
         private String applicationId;
         private Path stateDir;
         private Path modelConfig;
@@ -299,8 +304,8 @@ public record StreamsAppConfig(
         private Integer maxStateRecordBytes;
         private Duration maxRebalancing;
 
-        private Builder(String bootstrapServers) {
-            this.bootstrapServers = bootstrapServers;
+        private Builder(KafkaConnection kafka) {
+            this.kafka = kafka;
         }
 
         public Builder applicationId(String v) {
@@ -405,7 +410,7 @@ public record StreamsAppConfig(
 
         public StreamsAppConfig build() {
             return new StreamsAppConfig(
-                    bootstrapServers,
+                    kafka,
                     applicationId,
                     stateDir,
                     modelConfig,

@@ -50,6 +50,22 @@ class StreamsCommandTest {
     }
 
     @Test
+    void a_kafka_config_file_reaches_every_streams_client(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path file = tmp.resolve("client.properties");
+        java.nio.file.Files.writeString(
+                file, "bootstrap.servers=secure:9093\nsecurity.protocol=SSL\nssl.truststore.location=/etc/trust.jks\n");
+        StreamsCommand cmd = new StreamsCommand();
+        new CommandLine(cmd).parseArgs("--kafka-config", file.toString());
+        java.util.Properties p = cmd.config().streamsProperties();
+        // unprefixed client settings: Kafka Streams gives them to its producers, consumers and admin
+        assertThat(p)
+                .containsEntry("bootstrap.servers", "secure:9093")
+                .containsEntry("security.protocol", "SSL")
+                .containsEntry("ssl.truststore.location", "/etc/trust.jks")
+                .containsEntry("processing.guarantee", "exactly_once_v2");
+    }
+
+    @Test
     void without_options_it_targets_a_local_broker_with_defaults() {
         StreamsCommand cmd = new StreamsCommand();
         new CommandLine(cmd).parseArgs();

@@ -1,6 +1,7 @@
 package io.llmprof.streams.service.export;
 
 import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
@@ -69,8 +70,15 @@ public final class ExportCommand implements Callable<Integer> {
     @Option(
             names = "--bootstrap-servers",
             paramLabel = "HOST:PORT",
-            description = "Kafka bootstrap servers for --topic.")
+            description =
+                    "Kafka bootstrap servers for --topic (default: the --kafka-config file's" + " bootstrap.servers).")
     String bootstrapServers;
+
+    @Option(
+            names = "--kafka-config",
+            paramLabel = "FILE",
+            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for --topic.")
+    Path kafkaConfig;
 
     @Option(names = "--output", required = true, paramLabel = "DIR", description = "Output directory (created).")
     Path output;
@@ -211,8 +219,11 @@ public final class ExportCommand implements Callable<Integer> {
         if (input != null && !Files.exists(input)) {
             return "--input " + input + " does not exist";
         }
-        if (topic != null && (bootstrapServers == null || bootstrapServers.isBlank())) {
-            return "--topic needs --bootstrap-servers HOST:PORT";
+        if (topic != null && (bootstrapServers == null || bootstrapServers.isBlank()) && kafkaConfig == null) {
+            return "--topic needs --bootstrap-servers HOST:PORT (or a --kafka-config file with bootstrap.servers)";
+        }
+        if (kafkaConfig != null && !Files.isRegularFile(kafkaConfig)) {
+            return "--kafka-config " + kafkaConfig + " does not exist or is not a file";
         }
         if (modelConfig != null && !Files.isRegularFile(modelConfig)) {
             return "--model-config " + modelConfig + " does not exist or is not a file";
@@ -270,10 +281,11 @@ public final class ExportCommand implements Callable<Integer> {
     }
 
     private String readTopic(Run run, PrintWriter err) {
-        TopicSource.Summary s = new TopicSource(bootstrapServers, topic, err).read(batch -> accept(run, batch));
+        KafkaConnection kafka = KafkaConnection.load(bootstrapServers, kafkaConfig);
+        TopicSource.Summary s = new TopicSource(kafka, topic, err).read(batch -> accept(run, batch));
         run.problems += s.badRecords();
-        return topic + " at " + bootstrapServers + " (" + s.records() + " records, " + s.badRecords() + " bad, "
-                + run.events + " events, " + run.duplicates + " duplicate events dropped)";
+        return topic + " at " + kafka + " (" + s.records() + " records, " + s.badRecords() + " bad, " + run.events
+                + " events, " + run.duplicates + " duplicate events dropped)";
     }
 
     private void accept(Run run, ServiceBatch batch) {

@@ -1,5 +1,6 @@
 package io.llmprof.streams.service.export;
 
+import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
 import java.io.PrintWriter;
@@ -30,19 +31,18 @@ final class TopicSource {
 
     record Summary(long records, long batches, long badRecords) {}
 
-    private final String bootstrap;
+    private final KafkaConnection bootstrap;
     private final String topic;
     private final PrintWriter err;
 
-    TopicSource(String bootstrap, String topic, PrintWriter err) {
+    TopicSource(KafkaConnection bootstrap, String topic, PrintWriter err) {
         this.bootstrap = bootstrap;
         this.topic = topic;
         this.err = err;
     }
 
     Summary read(Consumer<ServiceBatch> batches) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        Properties p = bootstrap.clientProperties();
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, "llmprof-export");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
