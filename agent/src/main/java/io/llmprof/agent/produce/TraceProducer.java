@@ -1,6 +1,7 @@
 package io.llmprof.agent.produce;
 
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ProblemChunks;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.DeadLetterHeaders;
@@ -17,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -144,11 +146,9 @@ public final class TraceProducer implements AutoCloseable {
      * caller rate-limits anomalies and says how many it suppressed).
      */
     public void sendProblem(String job, String rank, InputProblem problem, boolean anomaly) {
-        String key = rank != null ? RankKey.of(job, rank) : RankKey.of(job, problem.file());
+        String key = key(job, rank, problem);
         if (anomaly) {
-            Anomaly a = new Anomaly(job, rank, problem.kind(), problem.message(), problem.where());
-            byte[] value = Topics.ANOMALIES.valueSerde().serializer().serialize(Topics.ANOMALIES.name(), a);
-            producer.send(new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key), value), this::completed);
+            sendAnomaly(job, rank, problem);
         }
         if (problem.kind().severity() == Severity.DATA_LOSS) {
             RecordHeaders headers = new RecordHeaders();
@@ -164,6 +164,38 @@ public final class TraceProducer implements AutoCloseable {
                     new ProducerRecord<>(Topics.DLQ.name(), null, utf8(key), utf8(problem.rawSnippet()), headers),
                     this::completed);
         }
+    }
+
+    /** Sends only the anomaly of a problem (a note about problems whose dead letters went out before). */
+    public void sendAnomaly(String job, String rank, InputProblem problem) {
+        Anomaly a = new Anomaly(job, rank, problem.kind(), problem.message(), problem.where());
+        byte[] value = Topics.ANOMALIES.valueSerde().serializer().serialize(Topics.ANOMALIES.name(), a);
+        producer.send(
+                new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key(job, rank, problem)), value), this::completed);
+    }
+
+    /**
+     * Where the chunks of one file's problems go: each report with {@link #sendProblem(String, String, InputProblem,
+     * boolean)}, the closing notes with {@link #sendAnomaly}.
+     *
+     * @param rank the rank (or instance) at the time of sending, null when not known yet
+     */
+    public ProblemChunks.Out problemReports(String job, Supplier<String> rank) {
+        return new ProblemChunks.Out() {
+            @Override
+            public void report(InputProblem report, boolean anomaly) {
+                sendProblem(job, rank.get(), report, anomaly);
+            }
+
+            @Override
+            public void suppressed(InputProblem note) {
+                sendAnomaly(job, rank.get(), note);
+            }
+        };
+    }
+
+    private static String key(String job, String rank, InputProblem problem) {
+        return rank != null ? RankKey.of(job, rank) : RankKey.of(job, problem.file());
     }
 
     private void completed(org.apache.kafka.clients.producer.RecordMetadata metadata, Exception error) {

@@ -1,6 +1,7 @@
 package io.llmprof.agent.produce;
 
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ProblemChunks;
 import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
@@ -15,11 +16,22 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Reads one trace file and sends it: reader, batcher, producer. Resumable: batches (or the part of a batch)
  * below the resume index of their (rank, lane) are not sent again, nor are problems already reported, so a
  * restarted agent neither loses nor repeats events. Used by both replay and watch.
+ *
+ * <p>Bad input is counted one by one ({@code llmprof.agent.bad.input}) but reported in chunks ({@link
+ * ProblemChunks}): one dead letter per chunk of up to {@value ProblemChunks#CHUNK_PROBLEMS} problems (count, kinds,
+ * first message, first raw examples; a chunk of one problem is that problem as it is), an anomaly for only the first
+ * {@value ProblemChunks#ANOMALIES_PER_KIND} chunks of each kind of a reading, and at the end one anomaly per kind
+ * saying how many chunks were held back. A chunk also ends at the end of the file and, with checkpoints, at the
+ * first checkpoint {@link #CHUNK_WAIT_NANOS} after its first problem, so {@code agent watch} reports problems within
+ * about a second without cutting a chunk at every batch. The listener is told the problems whose report Kafka
+ * acknowledged; a full chunk is checkpointed at once, so a restart re-reads and reports only the problems after it.
  */
 public final class TraceShipper {
     /** Called before each batch is sent: pacing. */
@@ -79,11 +91,15 @@ public final class TraceShipper {
             long eventsSent,
             long eventsSkippedAsSent) {}
 
+    /** At a checkpoint, a pending chunk of problems is reported once its first problem has waited this long. */
+    public static final long CHUNK_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private final TraceProducer producer;
     private final AgentMeters meters;
     private final ReaderOptions readerOptions;
     private final int batchEvents;
     private final int maxBatchBytes;
+    private final LongSupplier nanoTime;
 
     public TraceShipper(
             TraceProducer producer,
@@ -91,6 +107,18 @@ public final class TraceShipper {
             ReaderOptions readerOptions,
             int batchEvents,
             int maxBatchBytes) {
+        this(producer, meters, readerOptions, batchEvents, maxBatchBytes, System::nanoTime);
+    }
+
+    /** @param nanoTime the clock that says how long a chunk of problems has waited */
+    public TraceShipper(
+            TraceProducer producer,
+            AgentMeters meters,
+            ReaderOptions readerOptions,
+            int batchEvents,
+            int maxBatchBytes,
+            LongSupplier nanoTime) {
+        this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
         this.producer = Objects.requireNonNull(producer, "producer");
         this.meters = Objects.requireNonNull(meters, "meters");
         this.readerOptions = Objects.requireNonNull(readerOptions, "readerOptions");
@@ -123,6 +151,7 @@ public final class TraceShipper {
             options.progress().inputBytes(consumed);
         });
         ReadSummary summary = TraceReaders.read(file, read, batcher);
+        r.chunks.finish();
         producer.flush();
         LaneIndexes acked = r.snapshot();
         options.listener().acknowledged(acked, r.problemIndex);
@@ -134,7 +163,9 @@ public final class TraceShipper {
         private final String job;
         private final ShipOptions options;
         private final Map<String, Map<Lane, Long>> sent = new TreeMap<>();
+        private final ProblemChunks chunks;
         private long problemIndex;
+        private long chunkStartNs;
         private long batches;
         private long events;
         private long skippedAsSent;
@@ -145,6 +176,7 @@ public final class TraceShipper {
             this.job = job;
             this.options = options;
             options.resume().next().forEach((rank, lanes) -> sent.put(rank, new EnumMap<>(lanes)));
+            chunks = new ProblemChunks("problem(s)", producer.problemReports(job, () -> knownRank));
         }
 
         void batch(TraceBatch batch) {
@@ -184,9 +216,10 @@ public final class TraceShipper {
             sent.computeIfAbsent(toSend.rank(), k -> new EnumMap<>(Lane.class))
                     .merge(toSend.lane(), toSend.firstIndex() + toSend.events().size(), Math::max);
             if (options.flushEveryBatches() > 0 && ++sinceFlush >= options.flushEveryBatches()) {
-                sinceFlush = 0;
-                producer.flush();
-                options.listener().acknowledged(snapshot(), problemIndex);
+                if (chunks.pending() > 0 && nanoTime.getAsLong() - chunkStartNs >= CHUNK_WAIT_NANOS) {
+                    chunks.cut();
+                }
+                checkpoint();
             }
         }
 
@@ -196,7 +229,19 @@ public final class TraceShipper {
                 return;
             }
             meters.badInput(problem.kind());
-            producer.sendProblem(job, knownRank, problem);
+            if (chunks.pending() == 0) {
+                chunkStartNs = nanoTime.getAsLong();
+            }
+            if (chunks.add(problem) && options.flushEveryBatches() > 0) {
+                checkpoint();
+            }
+        }
+
+        /** Waits for everything sent, then tells the listener: the batches sent and the problems reported. */
+        private void checkpoint() {
+            sinceFlush = 0;
+            producer.flush();
+            options.listener().acknowledged(snapshot(), problemIndex - chunks.pending());
         }
 
         LaneIndexes snapshot() {

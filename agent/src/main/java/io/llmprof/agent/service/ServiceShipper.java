@@ -1,6 +1,7 @@
 package io.llmprof.agent.service;
 
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ProblemChunks;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.events.service.ServiceBatch;
@@ -20,10 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * batches are handed to the producer under one lock, so batches of one source reach the partition in index order.
  */
 public final class ServiceShipper implements ServiceBatchSink {
-    /** Bad inputs of a file summarized in one dead letter and one anomaly. */
-    public static final int CHUNK_PROBLEMS = 1000;
-
-    private static final String CHUNK = "chunk of the file";
+    /** Bad inputs of a file summarized in one dead letter (and, rate-limited, one anomaly). */
+    public static final int CHUNK_PROBLEMS = ProblemChunks.CHUNK_PROBLEMS;
 
     /** Events per Kafka record. */
     public static final int DEFAULT_BATCH_SIZE = 1000;
@@ -74,7 +73,10 @@ public final class ServiceShipper implements ServiceBatchSink {
 
     /**
      * Reads {@code input} ({@link ServiceReaders}) and ships it to its end: batches go out as they fill (memory is
-     * one batch plus the producer's buffer), the last one with {@code endOfStream}; every problem is counted, and each chunk of up to {@value #CHUNK_PROBLEMS} problems gets one dead letter and one anomaly that summarize it (count, kinds, first lines).
+     * one batch plus the producer's buffer), the last one with {@code endOfStream}; every problem is counted, and
+     * each chunk of up to {@value #CHUNK_PROBLEMS} problems gets one dead letter that summarizes it (count, kinds,
+     * first lines) and, for the first {@value ProblemChunks#ANOMALIES_PER_KIND} chunks of each kind, an anomaly
+     * ({@link ProblemChunks}).
      *
      * @throws io.llmprof.agent.produce.DeliveryException when Kafka did not acknowledge everything
      */
@@ -82,7 +84,7 @@ public final class ServiceShipper implements ServiceBatchSink {
         String source = input.toString();
         List<ServiceEvent> pending = new ArrayList<>(batchSize);
         long[] counts = new long[3];
-        BadLines[] problems = {new BadLines(CHUNK)};
+        ProblemChunks problems = new ProblemChunks("bad line(s)", producer.problemReports(job, () -> instance));
         ServiceReaders.Summary s = ServiceReaders.read(
                 input,
                 e -> {
@@ -98,15 +100,10 @@ public final class ServiceShipper implements ServiceBatchSink {
                 },
                 p -> {
                     counts[2]++;
-                    problems[0].add(p);
-                    if (problems[0].count() == CHUNK_PROBLEMS) {
-                        rejectedChunk(job, instance, source, problems[0]);
-                        problems[0] = new BadLines(CHUNK);
-                    }
+                    meters.badInput(p.kind());
+                    problems.add(p);
                 });
-        if (problems[0].count() > 0) {
-            rejectedChunk(job, instance, source, problems[0]);
-        }
+        problems.finish();
         synchronized (sendLock) {
             send(job, instance, source, pending, true);
         }
@@ -114,11 +111,6 @@ public final class ServiceShipper implements ServiceBatchSink {
         counts[1]++;
         producer.flush();
         return new Result(counts[0], counts[1], counts[2], s.format());
-    }
-
-    /** One dead letter and one anomaly for up to {@value #CHUNK_PROBLEMS} bad inputs of a file; all are counted. */
-    private void rejectedChunk(String job, String instance, String source, BadLines chunk) {
-        rejectedLines(job, instance, chunk.summary(source, -1, 0), chunk.count(), true);
     }
 
     private void send(String job, String instance, String source, List<ServiceEvent> events, boolean end) {

@@ -369,7 +369,12 @@ public final class Watcher implements AutoCloseable {
             producer = new TraceProducer(producerFactory.get(), meters);
         }
         TraceShipper shipper = new TraceShipper(
-                producer, meters, options.readerOptions(), options.batchEvents(), TraceBatcher.DEFAULT_MAX_BATCH_BYTES);
+                producer,
+                meters,
+                options.readerOptions(),
+                options.batchEvents(),
+                TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
+                () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
         LaneIndexes resume = entry == null ? LaneIndexes.NONE : entry.indexes();
         long problemsSent = entry == null ? 0 : entry.problemsSent();
         String job = options.job() != null ? options.job() : TraceFiles.jobName(file);

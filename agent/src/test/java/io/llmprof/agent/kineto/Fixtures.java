@@ -32,6 +32,33 @@ public final class Fixtures {
                 .formatted(name, ts, dur, correlation);
     }
 
+    /** A kernel event without ts: the reader reports it as MISSING_TS and skips it. */
+    public static String kernelWithoutTs(String name, long correlation) {
+        return """
+                {"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "dur": 1,
+                 "args": {"device": 0, "stream": 7, "correlation": %d}}"""
+                .formatted(name, correlation);
+    }
+
+    /**
+     * A rank-0 trace of {@code pairs} (cpu_op, kernel) pairs with {@code bad} kernels without ts spread evenly
+     * after them, named {@code bad0}, {@code bad1}, ... in file order.
+     */
+    public static String traceWithBadEvents(int pairs, int bad) {
+        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
+        int written = 0;
+        for (int i = 0; i < pairs; i++) {
+            json.append(i == 0 ? "" : ",")
+                    .append(cpuOp("op" + i, Long.toString(1000 + i), "1", i, "[[1]]"))
+                    .append(",")
+                    .append(kernel("k" + i, Long.toString(2000 + i), "1", i));
+            for (long upTo = (long) (i + 1) * bad / pairs; written < upTo; written++) {
+                json.append(",").append(kernelWithoutTs("bad" + written, 100_000 + written));
+            }
+        }
+        return json.append("]}").toString();
+    }
+
     public static String runtime(String name, String ts, String dur, long correlation, long externalId) {
         return """
                 {"ph": "X", "cat": "cuda_runtime", "name": "%s", "pid": 4242, "tid": 4243, "ts": %s, "dur": %s,

@@ -70,6 +70,17 @@ class TraceProducerTest {
     }
 
     @Test
+    void sendsOnlyTheAnomalyOfANoteAboutDataLossAlreadyDeadLettered() {
+        InputProblem note = new InputProblem(AnomalyKind.MISSING_TS, "/t/rank0.json", 5, "7 more chunk(s)", "");
+        producer.sendAnomaly("job", "0", note);
+        producer.flush();
+        assertThat(mock.history()).singleElement().satisfies(r -> {
+            assertThat(r.topic()).isEqualTo(Topics.ANOMALIES.name());
+            assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("job/0");
+        });
+    }
+
+    @Test
     void sendsOnlyAnAnomalyForAWarning() {
         producer.sendProblem("job", null, new InputProblem(AnomalyKind.NO_KERNELS, "f.json", 9, "none", ""));
         producer.flush();

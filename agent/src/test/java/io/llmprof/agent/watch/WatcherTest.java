@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.llmprof.agent.kineto.Fixtures;
 import io.llmprof.agent.kineto.SharedData;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceBatch.Lane;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -207,6 +209,42 @@ class WatcherTest {
         // 13 records were acknowledged, 12 checkpointed (3 flushes of 4): the 13th is sent again with the same
         // indexes, which consumers drop. Nothing is lost.
         assertThat(ids.size() - distinct.size()).isEqualTo(50);
+    }
+
+    @Test
+    void aRestartReportsEachChunkOfBadEventsOnceWithoutLosingAny() throws IOException {
+        Fixtures.write(dir, "rank0.json", Fixtures.traceWithBadEvents(600, 2500));
+        // The reorder window holds this small file's events to its end, so the reader meets all 2,500 bad events
+        // first: chunks 1 and 2 go out (anomaly + dead letter each, 4 records, a checkpoint after each), then
+        // batches of 50 with a checkpoint after each; the agent dies on its 13th record, a batch. The last 500
+        // problems were read but not reported, so the checkpoint says 2000.
+        try (Watcher w = watcher(12, 50, 1)) {
+            assertThat(w.pollOnce().failed()).containsExactly("rank0.json");
+            assertThat(w.checkpoint().get("rank0.json").problemsSent()).isEqualTo(2000);
+        }
+        assertThat(deadLetterMessages()).hasSize(2);
+
+        try (Watcher restarted = watcher(Integer.MAX_VALUE, 50, 1)) {
+            assertThat(restarted.pollOnce().shipped()).containsExactly("rank0.json");
+            assertThat(restarted.checkpoint().get("rank0.json").problemsSent()).isEqualTo(2500);
+        }
+        List<String> dead = deadLetterMessages();
+        assertThat(dead).hasSize(3);
+        assertThat(dead.get(0)).startsWith("1000 problem(s) in one chunk").contains("(bad0)");
+        assertThat(dead.get(1)).startsWith("1000 problem(s) in one chunk").contains("(bad1000)");
+        assertThat(dead.get(2)).startsWith("500 problem(s) in one chunk").contains("(bad2000)");
+        assertThat(kafka)
+                .filteredOn(r -> r.topic().equals(Topics.ANOMALIES.name()))
+                .hasSize(3);
+        assertThat(eventIds()).hasSize(1200).doesNotHaveDuplicates();
+    }
+
+    private List<String> deadLetterMessages() {
+        return kafka.stream()
+                .filter(r -> r.topic().equals(Topics.DLQ.name()))
+                .map(r -> new String(
+                        r.headers().lastHeader(DeadLetterHeaders.MESSAGE).value(), StandardCharsets.UTF_8))
+                .toList();
     }
 
     @Test
