@@ -64,7 +64,7 @@ class AgentCommandTest {
         assertThat(options.pollInterval()).isEqualTo(Duration.ofMillis(250));
         assertThat(options.settle()).isEqualTo(Duration.ofMillis(1500));
         assertThat(options.checkpoint()).isEqualTo(Path.of("cp.json"));
-        assertThat(options.bootstrapServers()).isEqualTo("localhost:9092");
+        assertThat(options.kafka().bootstrapServers()).isEqualTo("localhost:9092");
     }
 
     @Test
@@ -77,7 +77,7 @@ class AgentCommandTest {
         assertThat(service.job).isNull(); // the input directory's name, at run time
         assertThat(service.instance).isEqualTo("node-7");
         assertThat(service.kafka.batchSize).isEqualTo(200);
-        assertThat(service.kafka.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(service.kafka.connection().bootstrapServers()).isEqualTo("localhost:9092");
         parsed = cli().parseArgs("ingest", "--port", "0", "--max-body-bytes", "1024");
         IngestCommand ingest = (IngestCommand) parsed.subcommand().commandSpec().userObject();
         assertThat(ingest.port).isZero();
@@ -92,7 +92,7 @@ class AgentCommandTest {
         CommandLine.ParseResult parsed = cli().parseArgs("replay", "a.json", "--speed", "10", "--job", "j");
         ReplayCommand replay = (ReplayCommand) parsed.subcommand().commandSpec().userObject();
         assertThat(replay.speed).isEqualTo(new Speed(10));
-        assertThat(replay.shipping.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(replay.shipping.connection().bootstrapServers()).isEqualTo("localhost:9092");
         assertThat(cli().execute("replay", "a.json", "--speed", "fast")).isEqualTo(2);
         assertThat(err.toString()).contains("speed");
     }
