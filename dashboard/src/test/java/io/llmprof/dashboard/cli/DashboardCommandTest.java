@@ -13,7 +13,9 @@ class DashboardCommandTest {
         DashboardCommand command = new DashboardCommand();
         new CommandLine(command).parseArgs();
 
-        assertThat(command.bootstrapServers).isEqualTo("localhost:9092");
+        assertThat(io.llmprof.events.KafkaConnection.load(command.bootstrapServers, command.kafkaConfig)
+                        .bootstrapServers())
+                .isEqualTo("localhost:9092");
         assertThat(command.port).isEqualTo(8080);
         assertThat(command.host).isEqualTo("127.0.0.1");
         assertThat(command.maxPassesPerRank).isEqualTo(1000);
