@@ -71,7 +71,7 @@ public final class NsysReader {
     private static final Logger LOG = LoggerFactory.getLogger(NsysReader.class);
 
     private static final byte[] MAGIC = "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
-    private static final Pattern VERSION_SUFFIX = Pattern.compile("_v\\d+$");
+    private static final Pattern VERSION_SUFFIX = Pattern.compile("_v\\d{4,}$");
     private static final int NAME_CACHE = 16_384;
 
     static final String KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -136,7 +136,11 @@ public final class NsysReader {
         }
     }
 
-    /** A runtime/driver API name without its version suffix ({@code cudaLaunchKernel_v7000} to cudaLaunchKernel). */
+    /**
+     * A runtime/driver API name without the export's version suffix, a CUDA version of 4+ digits ({@code
+     * cudaLaunchKernel_v7000} to cudaLaunchKernel, {@code cudaGetDeviceProperties_v2_v12000} to
+     * cudaGetDeviceProperties_v2); the API's own {@code _v2}/{@code _v3} stays ({@code cuGetProcAddress_v2}).
+     */
     public static String stripVersion(String name) {
         return VERSION_SUFFIX.matcher(name).replaceFirst("");
     }

@@ -83,10 +83,18 @@ final class ApiNames {
 
     private final Map<String, Integer> cache = new HashMap<>();
 
-    /** The name without its version suffix ({@code cudaLaunchKernel_v7000} to {@code cudaLaunchKernel}). */
+    /**
+     * The name without an export's version suffix, a CUDA version of 4+ digits ({@code cudaLaunchKernel_v7000} to
+     * {@code cudaLaunchKernel}); the API's own {@code _v2} stays ({@code cuMemcpyDtoHAsync_v2}), as it is another
+     * entry point. {@link #classify} reads past it.
+     */
     static String stripVersion(String name) {
+        return stripVersion(name, 4);
+    }
+
+    private static String stripVersion(String name, int minDigits) {
         int u = name.lastIndexOf("_v");
-        if (u < 0 || u + 2 >= name.length()) {
+        if (u < 0 || name.length() - (u + 2) < minDigits) {
             return name;
         }
         for (int i = u + 2; i < name.length(); i++) {
@@ -112,7 +120,7 @@ final class ApiNames {
     }
 
     static int classify(String stripped) {
-        String n = stripped;
+        String n = stripVersion(stripped, 1); // cuMemcpyDtoHAsync_v2 is a D2H copy as cuMemcpyDtoHAsync is
         if (n.endsWith("_ptsz") || n.endsWith("_ptds")) {
             n = n.substring(0, n.length() - 5);
         }

@@ -188,7 +188,7 @@ class AnalyzeHostRealDataTest {
                 .containsEntry("cudaLaunchKernel", 17L)
                 .containsEntry("cuLaunchKernel", 1L)
                 .containsEntry("cuLaunchKernelEx", 1L)
-                .containsEntry("cuGetProcAddress", 838L)
+                .containsEntry("cuGetProcAddress_v2", 838L) // the API's own _v2 stays (issue 17)
                 .hasSize(25);
     }
 
