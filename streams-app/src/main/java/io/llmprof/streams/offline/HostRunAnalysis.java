@@ -123,6 +123,18 @@ final class HostRunAnalysis {
             r.tracker.finish(r.sink);
             r.drillDown = r.tracker.drillDown();
         }
+        List<String> wholeTrace = new ArrayList<>();
+        for (RankResult r : ranks.values()) {
+            if (r.sources.containsKey(io.llmprof.events.host.HostStep.SOURCE_TRACE)) {
+                wholeTrace.add(r.rank);
+            }
+        }
+        if (!wholeTrace.isEmpty()) {
+            // ANALYSIS.md: with no step structure the run is one window; its "step" figures are of the whole trace
+            notices.add("rank(s) " + wholeTrace + ": no step structure (no NVTX _forward_step range, step marker,"
+                    + " layer pass or all-reduce group), analysed as ONE whole-trace window: per-step figures and"
+                    + " verdicts are of the whole trace, idle before the first and after the last kernel excluded");
+        }
         if (gpuEvents > 0 && phaseSums.get(HostThresholdSet.ALL).steps() == 0) {
             notices.add("no step windows (window source " + config.windowSource() + "): no NVTX _forward_step range,"
                     + " step marker, layer pass or all-reduce group was found, so the metrics and verdicts are null;"

@@ -179,7 +179,8 @@ final class HostText {
                 Map<String, Object> tg = map(t);
                 out.printf(
                         Locale.ROOT,
-                        "    %10.1f us  before %s  after %s  preceded by %s%n",
+                        // time order: the op that ran before the gap, then the one after it
+                        "    %10.1f us idle  after %s  until %s  last host call before: %s%n",
                         ((Number) tg.get("gap_us")).doubleValue(),
                         shorten(tg.get("before")),
                         shorten(tg.get("after")),

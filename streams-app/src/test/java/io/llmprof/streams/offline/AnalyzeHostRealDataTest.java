@@ -123,6 +123,9 @@ class AnalyzeHostRealDataTest {
         JsonNode r = doc.get("ranks").get(0);
         assertThat(r.get("steps").asInt()).isEqualTo(1);
         assertThat(r.get("window_sources").get("trace").asInt()).isEqualTo(1);
+        // and it says so (issue 17: the whole-trace window used to pass without a word)
+        assertThat(texts(doc.get("notices")))
+                .anySatisfy(n -> assertThat(n).contains("[" + rank + "]").contains("ONE whole-trace window"));
         // nothing of the GPU timeline was released before the end: the window is complete
         assertThat(r.get("incomplete_steps").asInt()).isZero();
         assertThat(doc.get("steps").get("count").asInt()).isEqualTo(1);
