@@ -731,7 +731,9 @@ public final class KinetoReader {
         private LaneSequencer hostSequencer() {
             if (host == null) {
                 host = new LaneSequencer(
-                        options.reorderWindow(), (index, e) -> deliver(baseRank(), Lane.HOST, index, e));
+                        options.reorderWindow(),
+                        options.spillDir(),
+                        (index, e) -> deliver(baseRank(), Lane.HOST, index, e));
             }
             return host;
         }
@@ -744,14 +746,18 @@ public final class KinetoReader {
             if (device == null || device.equals(primaryDevice)) {
                 if (primaryGpu == null) {
                     primaryGpu = new LaneSequencer(
-                            options.reorderWindow(), (index, e) -> deliver(baseRank(), Lane.GPU, index, e));
+                            options.reorderWindow(),
+                            options.spillDir(),
+                            (index, e) -> deliver(baseRank(), Lane.GPU, index, e));
                 }
                 return primaryGpu;
             }
             return otherGpus.computeIfAbsent(
                     device,
                     d -> new LaneSequencer(
-                            options.reorderWindow(), (index, e) -> deliver(deviceRank(d), Lane.GPU, index, e)));
+                            options.reorderWindow(),
+                            options.spillDir(),
+                            (index, e) -> deliver(deviceRank(d), Lane.GPU, index, e)));
         }
 
         private String baseRank() {

@@ -1,5 +1,6 @@
 package io.llmprof.agent.kineto;
 
+import java.nio.file.Path;
 import java.util.Objects;
 
 /**
@@ -9,8 +10,11 @@ import java.util.Objects;
  * @param maxProblemsKept problems kept in {@link ReadSummary#problems()}; later ones are still counted,
  *     logged (rate-limited) and passed to {@link OrderedSink#problem}
  * @param progress told of input bytes consumed
+ * @param spillDir null: events beyond the reorder window are emitted late (live); else every lane comes out in exact
+ *     start-time order, sorted runs of {@code reorderWindow} events spilled to this directory (offline, see {@link
+ *     io.llmprof.agent.sequence.LaneSequencer}); a lane is then emitted when the file ends
  */
-public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
+public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress, Path spillDir) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -24,15 +28,24 @@ public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress
         progress = Objects.requireNonNullElse(progress, ReadProgress.NONE);
     }
 
+    public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
+        this(reorderWindow, maxProblemsKept, progress, null);
+    }
+
     public static ReaderOptions defaults() {
         return new ReaderOptions(DEFAULT_REORDER_WINDOW, DEFAULT_MAX_PROBLEMS_KEPT, ReadProgress.NONE);
     }
 
     public ReaderOptions withReorderWindow(int window) {
-        return new ReaderOptions(window, maxProblemsKept, progress);
+        return new ReaderOptions(window, maxProblemsKept, progress, spillDir);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, listener);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir);
+    }
+
+    /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
+    public ReaderOptions withSpillDir(Path dir) {
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir);
     }
 }

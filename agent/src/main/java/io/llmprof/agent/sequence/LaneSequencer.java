@@ -1,6 +1,7 @@
 package io.llmprof.agent.sequence;
 
 import io.llmprof.events.TraceEvent;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -13,6 +14,9 @@ import java.util.Objects;
  * <p>Events that arrive in order (most of them: Kineto writes each thread and stream in order) go to a sorted
  * FIFO run beside the heap, in O(1); only displaced ones pay for the heap. The minimum of both is emitted,
  * so the output is exactly that of a single heap.
+ *
+ * <p>With a spill directory ({@link #LaneSequencer(int, Path, Emitter)}, offline analysis) no event is ever late:
+ * the lane is put in exact order by an external merge sort ({@link SpillSort}) and emitted at {@link #finish}.
  *
  * <p>Not thread-safe: one reader thread drives it.
  */
@@ -41,8 +45,18 @@ public final class LaneSequencer {
     private long outOfOrder;
     private long lastEmittedStart = Long.MIN_VALUE;
     private boolean finished;
+    private final SpillSort spill;
 
     public LaneSequencer(int window, Emitter out) {
+        this(window, null, out);
+    }
+
+    /**
+     * @param spillDir null: the bounded reorder window (events beyond it are emitted late and counted); else exact
+     *     order whatever the input, sorted runs of {@code window} events spilled to this directory and merged at
+     *     {@link #finish}
+     */
+    public LaneSequencer(int window, Path spillDir, Emitter out) {
         if (window < 1) {
             throw new IllegalArgumentException("window must be >= 1, got " + window);
         }
@@ -56,6 +70,7 @@ public final class LaneSequencer {
         runStarts = new long[runCapacity];
         runOrdinals = new long[runCapacity];
         runEvents = new TraceEvent[runCapacity];
+        spill = spillDir == null ? null : new SpillSort(window, spillDir, out);
     }
 
     /**
@@ -66,6 +81,10 @@ public final class LaneSequencer {
     public void offer(TraceEvent event, long ordinal) {
         if (finished) {
             throw new IllegalStateException("sequencer already finished");
+        }
+        if (spill != null) {
+            spill.offer(event, ordinal);
+            return;
         }
         long start = event.startNs();
         if (start < lastEmittedStart) {
@@ -139,6 +158,11 @@ public final class LaneSequencer {
 
     /** Emits everything still buffered, in order. Later offers are refused. */
     public void finish() {
+        if (spill != null) {
+            finished = true;
+            spill.finish();
+            return;
+        }
         while (size + runSize > 0) {
             emit(pollSmallest());
         }
@@ -147,7 +171,19 @@ public final class LaneSequencer {
 
     /** Events emitted so far; also the index the next one gets. */
     public long emitted() {
-        return nextIndex;
+        return spill != null ? spill.emitted() : nextIndex;
+    }
+
+    /** Sorted runs written to the spill directory (0 without one, or when the lane fit the window). */
+    public int spilledRuns() {
+        return spill == null ? 0 : spill.runs();
+    }
+
+    /** Deletes spilled runs of a lane that will not be finished (the read failed). */
+    public void discard() {
+        if (spill != null) {
+            spill.close();
+        }
     }
 
     public long outOfOrder() {
@@ -155,7 +191,7 @@ public final class LaneSequencer {
     }
 
     public int buffered() {
-        return size + runSize;
+        return spill != null ? spill.buffered() : size + runSize;
     }
 
     private void emit(TraceEvent event) {

@@ -136,25 +136,51 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             err.println("analyze layers: " + e.getMessage());
             return 2;
         }
+        try (ExactOrder order = new ExactOrder()) {
+            for (ReaderOptions options = ReaderOptions.defaults(); ; options = order.sorted(options)) {
+                Integer code = analyze(files, segmenterConfig, catalog, options, order, out, err);
+                if (code != null) {
+                    return code;
+                }
+            }
+        }
+    }
+
+    /** One reading of every file and the report; null when events came out of order: read again, sorted. */
+    private Integer analyze(
+            List<Path> files,
+            SegmenterConfig segmenterConfig,
+            ProfileCatalog catalog,
+            ReaderOptions options,
+            ExactOrder order,
+            PrintWriter out,
+            PrintWriter err)
+            throws IOException {
         Run run = new Run(segmenterConfig, TraceFiles.jobName(files.get(0)), catalog);
         List<String> header = new ArrayList<>();
         InputReport input = new InputReport();
         try (LayersJsonWriter json = new LayersJsonWriter()) {
             run.json = format == Format.json ? json : null;
+            long late = 0;
             for (Path trace : files) {
                 run.file(trace);
                 ReadSummary summary;
                 try {
-                    summary = PipelinedRead.read(trace, ReaderOptions.defaults(), run);
+                    summary = PipelinedRead.read(trace, options, run);
                 } catch (NoSuchFileException e) {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;
                 }
+                late += summary.outOfOrder();
                 input.add(trace, summary);
                 header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
                         + " kernels, ranks " + run.labelsOf(summary.ranks())
                         + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
             }
+            if (late > 0 && order.retry(late)) {
+                return null;
+            }
+            run.notices.addAll(order.notices());
             header.add(input.headerLine());
             run.finishAll();
             String anchor = run.anchor();

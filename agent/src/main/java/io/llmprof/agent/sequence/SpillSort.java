@@ -1,0 +1,237 @@
+package io.llmprof.agent.sequence;
+
+import io.llmprof.events.TraceBatch;
+import io.llmprof.events.TraceEvent;
+import io.llmprof.events.wire.ProtoTraceBatchSerde;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.PriorityQueue;
+
+/**
+ * Exact start-time order of one (rank, lane) whatever the order of the file, in bounded memory: an external merge
+ * sort. Up to {@code window} events are held; when full they are sorted and written to a run file in {@code dir}
+ * (length-prefixed protobuf {@code TraceBatch} chunks of the wire format, so every field the live path carries
+ * survives); at {@link #finish} the runs and what is held are merged and emitted. A file within one window never
+ * touches the disk. Memory: the window plus one decoded chunk per run. Run files are deleted by {@link #finish} and
+ * {@link #close}.
+ *
+ * <p>Ties keep file order: each run holds the events offered since the previous one, a contiguous range of file
+ * positions, so (start, run, position in run) orders as (start, file position).
+ */
+final class SpillSort implements AutoCloseable {
+    /** Events per chunk of a run file. */
+    static final int CHUNK = 512;
+
+    private static final ProtoTraceBatchSerde SERDE = new ProtoTraceBatchSerde();
+    private static final Comparator<Held> ORDER =
+            Comparator.comparingLong((Held h) -> h.event.startNs()).thenComparingLong(h -> h.ordinal);
+
+    private record Held(TraceEvent event, long ordinal) {}
+
+    private final int window;
+    private final Path dir;
+    private final LaneSequencer.Emitter out;
+    private Held[] held;
+    private int size;
+    private final List<Path> runs = new ArrayList<>();
+    private long nextIndex;
+
+    SpillSort(int window, Path dir, LaneSequencer.Emitter out) {
+        this.window = window;
+        this.dir = dir;
+        this.out = out;
+        this.held = new Held[Math.min(window, 1024)];
+    }
+
+    void offer(TraceEvent event, long ordinal) {
+        if (size == held.length) {
+            if (size == window) {
+                spill();
+            } else {
+                held = Arrays.copyOf(held, (int) Math.min(window, 2L * held.length));
+            }
+        }
+        held[size++] = new Held(event, ordinal);
+    }
+
+    int buffered() {
+        return size;
+    }
+
+    long emitted() {
+        return nextIndex;
+    }
+
+    /** Runs written so far. */
+    int runs() {
+        return runs.size();
+    }
+
+    private void spill() {
+        Arrays.sort(held, 0, size, ORDER);
+        try {
+            Files.createDirectories(dir);
+            Path run = Files.createTempFile(dir, "lane-run-", ".pb");
+            runs.add(run);
+            try (DataOutputStream o =
+                    new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(run), 1 << 16))) {
+                for (int from = 0; from < size; from += CHUNK) {
+                    int to = Math.min(size, from + CHUNK);
+                    List<TraceEvent> chunk = new ArrayList<>(to - from);
+                    for (int i = from; i < to; i++) {
+                        chunk.add(held[i].event);
+                    }
+                    byte[] bytes =
+                            SERDE.encode(new TraceBatch("-", "-", "-", TraceBatch.Lane.GPU, "-", 0, chunk, false));
+                    o.writeInt(bytes.length);
+                    o.write(bytes);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot spill sorted events to " + dir + ": " + e.getMessage(), e);
+        }
+        Arrays.fill(held, 0, size, null);
+        size = 0;
+    }
+
+    /** Emits everything in order. */
+    void finish() {
+        Arrays.sort(held, 0, size, ORDER);
+        if (runs.isEmpty()) {
+            for (int i = 0; i < size; i++) {
+                out.emit(nextIndex++, held[i].event);
+                held[i] = null;
+            }
+            size = 0;
+            return;
+        }
+        // run r's events all come before run r+1's in the file, the held ones last
+        PriorityQueue<Cursor> heads = new PriorityQueue<>(
+                Comparator.comparingLong((Cursor c) -> c.current.startNs()).thenComparingInt(c -> c.order));
+        try {
+            for (int r = 0; r < runs.size(); r++) {
+                Cursor c = new RunCursor(r, runs.get(r));
+                if (c.advance()) {
+                    heads.add(c);
+                }
+            }
+            Cursor last = new HeldCursor(runs.size());
+            if (last.advance()) {
+                heads.add(last);
+            }
+            while (!heads.isEmpty()) {
+                Cursor c = heads.poll();
+                out.emit(nextIndex++, c.current);
+                if (c.advance()) {
+                    heads.add(c);
+                } else {
+                    c.close();
+                }
+            }
+        } finally {
+            for (Cursor c : heads) {
+                c.close();
+            }
+            close();
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Path run : runs) {
+            try {
+                Files.deleteIfExists(run);
+            } catch (IOException e) {
+                // a run left behind in a temp directory its caller deletes
+            }
+        }
+        runs.clear();
+    }
+
+    private abstract static class Cursor {
+        final int order;
+        TraceEvent current;
+
+        Cursor(int order) {
+            this.order = order;
+        }
+
+        abstract boolean advance();
+
+        void close() {}
+    }
+
+    private final class HeldCursor extends Cursor {
+        private int next;
+
+        HeldCursor(int order) {
+            super(order);
+        }
+
+        @Override
+        boolean advance() {
+            if (next >= size) {
+                return false;
+            }
+            current = held[next].event;
+            held[next++] = null;
+            return true;
+        }
+    }
+
+    private static final class RunCursor extends Cursor {
+        private final DataInputStream in;
+        private List<TraceEvent> chunk = List.of();
+        private int next;
+
+        RunCursor(int order, Path run) {
+            super(order);
+            try {
+                in = new DataInputStream(new BufferedInputStream(Files.newInputStream(run), 1 << 16));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read spilled run " + run + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        boolean advance() {
+            if (next == chunk.size()) {
+                try {
+                    int length;
+                    try {
+                        length = in.readInt();
+                    } catch (EOFException end) {
+                        return false;
+                    }
+                    byte[] bytes = in.readNBytes(length);
+                    chunk = SERDE.decode(bytes).events();
+                    next = 0;
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read a spilled run: " + e.getMessage(), e);
+                }
+            }
+            current = chunk.get(next++);
+            return true;
+        }
+
+        @Override
+        void close() {
+            try {
+                in.close();
+            } catch (IOException e) {
+                // nothing to do: the run file is deleted next
+            }
+        }
+    }
+}
