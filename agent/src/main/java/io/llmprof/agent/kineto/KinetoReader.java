@@ -731,9 +731,10 @@ public final class KinetoReader {
         private LaneSequencer hostSequencer() {
             if (host == null) {
                 host = new LaneSequencer(
-                        options.reorderWindow(),
-                        options.spillDir(),
-                        (index, e) -> deliver(baseRank(), Lane.HOST, index, e));
+                                options.reorderWindow(),
+                                options.spillDir(),
+                                (index, e) -> deliver(baseRank(), Lane.HOST, index, e))
+                        .abortOnLate(options.abortOnLate());
             }
             return host;
         }
@@ -746,18 +747,18 @@ public final class KinetoReader {
             if (device == null || device.equals(primaryDevice)) {
                 if (primaryGpu == null) {
                     primaryGpu = new LaneSequencer(
-                            options.reorderWindow(),
-                            options.spillDir(),
-                            (index, e) -> deliver(baseRank(), Lane.GPU, index, e));
+                                    options.reorderWindow(),
+                                    options.spillDir(),
+                                    (index, e) -> deliver(baseRank(), Lane.GPU, index, e))
+                            .abortOnLate(options.abortOnLate());
                 }
                 return primaryGpu;
             }
-            return otherGpus.computeIfAbsent(
-                    device,
-                    d -> new LaneSequencer(
+            return otherGpus.computeIfAbsent(device, d -> new LaneSequencer(
                             options.reorderWindow(),
                             options.spillDir(),
-                            (index, e) -> deliver(deviceRank(d), Lane.GPU, index, e)));
+                            (index, e) -> deliver(deviceRank(d), Lane.GPU, index, e))
+                    .abortOnLate(options.abortOnLate()));
         }
 
         private String baseRank() {

@@ -13,8 +13,11 @@ import java.util.Objects;
  * @param spillDir null: events beyond the reorder window are emitted late (live); else every lane comes out in exact
  *     start-time order, sorted runs of {@code reorderWindow} events spilled to this directory (offline, see {@link
  *     io.llmprof.agent.sequence.LaneSequencer}); a lane is then emitted when the file ends
+ * @param abortOnLate the read stops with {@link io.llmprof.agent.sequence.LaneSequencer.LateEvent} at the first
+ *     event beyond the reorder window, so that an offline analysis can start again sorted at once
  */
-public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress, Path spillDir) {
+public record ReaderOptions(
+        int reorderWindow, int maxProblemsKept, ReadProgress progress, Path spillDir, boolean abortOnLate) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -29,7 +32,7 @@ public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null);
+        this(reorderWindow, maxProblemsKept, progress, null, false);
     }
 
     public static ReaderOptions defaults() {
@@ -37,15 +40,20 @@ public record ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress
     }
 
     public ReaderOptions withReorderWindow(int window) {
-        return new ReaderOptions(window, maxProblemsKept, progress, spillDir);
+        return new ReaderOptions(window, maxProblemsKept, progress, spillDir, abortOnLate);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir, false);
+    }
+
+    /** Stop at the first event beyond the reorder window instead of emitting it late. */
+    public ReaderOptions withAbortOnLate() {
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, true);
     }
 }

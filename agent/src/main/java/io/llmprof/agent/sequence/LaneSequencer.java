@@ -27,6 +27,13 @@ public final class LaneSequencer {
         void emit(long index, TraceEvent event);
     }
 
+    /** The first event beyond the window, when the sequencer was asked to stop there. */
+    public static final class LateEvent extends RuntimeException {
+        public LateEvent(long startNs) {
+            super("an event starting at " + startNs + " ns came after a later one was emitted", null, false, false);
+        }
+    }
+
     private static final int INITIAL_CAPACITY = 256;
 
     private final int window;
@@ -46,9 +53,16 @@ public final class LaneSequencer {
     private long lastEmittedStart = Long.MIN_VALUE;
     private boolean finished;
     private final SpillSort spill;
+    private boolean abortOnLate;
 
     public LaneSequencer(int window, Emitter out) {
         this(window, null, out);
+    }
+
+    /** Throw {@link LateEvent} at the first event beyond the window instead of emitting it late. */
+    public LaneSequencer abortOnLate(boolean abort) {
+        this.abortOnLate = abort;
+        return this;
     }
 
     /**
@@ -88,6 +102,9 @@ public final class LaneSequencer {
         }
         long start = event.startNs();
         if (start < lastEmittedStart) {
+            if (abortOnLate) {
+                throw new LateEvent(start);
+            }
             outOfOrder++;
             out.emit(nextIndex++, event);
             return;

@@ -117,9 +117,9 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         HostRunAnalysis target;
         HostRunAnalysis base = null;
         try {
-            target = new HostRunAnalysis(config, segmenterConfig, files).read();
+            target = HostRunAnalysis.read(config, segmenterConfig, files);
             if (!baseFiles.isEmpty()) {
-                base = new HostRunAnalysis(config, segmenterConfig, baseFiles).read();
+                base = HostRunAnalysis.read(config, segmenterConfig, baseFiles);
             }
         } catch (NoSuchFileException e) {
             err.println("analyze host: cannot open " + e.getFile());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.annotation.JsonRawValue;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerRecord;
@@ -108,6 +109,12 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        try (ExactOrder order = new ExactOrder()) {
+            return run(order);
+        }
+    }
+
+    private Integer run(ExactOrder order) throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (!Files.isRegularFile(trace)) {
@@ -128,7 +135,9 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             err.println("analyze kernels: " + e.getMessage());
             return 2;
         }
-        PassIndex index = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass);
+        PassIndex index = order.read(
+                ReaderOptions.defaults(),
+                o -> PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o));
         Integer refused = InputReport.refuse("analyze kernels", trace, index.summary, err);
         if (refused != null) {
             return refused;
@@ -151,8 +160,8 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         if (compareLayer != null) {
             spans.put(compareLayer, pass.spans().get(compareLayer));
         }
-        Map<Integer, List<KernelRow>> rows =
-                LayerKernels.read(trace, r, config, pass.pass().anchor(), spans);
+        Map<Integer, List<KernelRow>> rows = LayerKernels.read(
+                trace, r, config, pass.pass().anchor(), spans, order.options(ReaderOptions.defaults()));
         for (var e : spans.entrySet()) {
             if (rows.get(e.getKey()).size() != e.getValue().rows()) {
                 err.println("analyze kernels: layer " + e.getKey() + "'s "

@@ -137,16 +137,13 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             return 2;
         }
         try (ExactOrder order = new ExactOrder()) {
-            for (ReaderOptions options = ReaderOptions.defaults(); ; options = order.sorted(options)) {
-                Integer code = analyze(files, segmenterConfig, catalog, options, order, out, err);
-                if (code != null) {
-                    return code;
-                }
-            }
+            return order.read(
+                    ReaderOptions.defaults(),
+                    options -> analyze(files, segmenterConfig, catalog, options, order, out, err));
         }
     }
 
-    /** One reading of every file and the report; null when events came out of order: read again, sorted. */
+    /** One reading of every file and the report. */
     private Integer analyze(
             List<Path> files,
             SegmenterConfig segmenterConfig,
@@ -161,7 +158,6 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         InputReport input = new InputReport();
         try (LayersJsonWriter json = new LayersJsonWriter()) {
             run.json = format == Format.json ? json : null;
-            long late = 0;
             for (Path trace : files) {
                 run.file(trace);
                 ReadSummary summary;
@@ -171,14 +167,10 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;
                 }
-                late += summary.outOfOrder();
                 input.add(trace, summary);
                 header.add("trace: " + trace + " (" + summary.eventsRead() + " events, " + summary.kernels()
                         + " kernels, ranks " + run.labelsOf(summary.ranks())
                         + (summary.complete() ? "" : ", INCOMPLETE FILE") + ")");
-            }
-            if (late > 0 && order.retry(late)) {
-                return null;
             }
             run.notices.addAll(order.notices());
             header.add(input.headerLine());

@@ -3,6 +3,7 @@ package io.llmprof.streams.offline;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
@@ -117,6 +118,12 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
+        try (ExactOrder order = new ExactOrder()) {
+            return run(order);
+        }
+    }
+
+    private Integer run(ExactOrder order) throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         if (!Files.isRegularFile(trace)) {
@@ -136,11 +143,14 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             return 2;
         }
         Set<Integer> wanted = layers == null ? null : new LinkedHashSet<>(layers);
-        PassIndex index = PassIndex.read(
-                trace,
-                config,
-                i -> fwdPass != null && i == fwdPass,
-                fwdPass == null && wanted != null ? wanted::contains : null);
+        PassIndex index = order.read(
+                ReaderOptions.defaults(),
+                o -> PassIndex.read(
+                        trace,
+                        config,
+                        i -> fwdPass != null && i == fwdPass,
+                        fwdPass == null && wanted != null ? wanted::contains : null,
+                        o));
         Integer refused = InputReport.refuse("analyze perfetto", trace, index.summary, err);
         if (refused != null) {
             return refused;

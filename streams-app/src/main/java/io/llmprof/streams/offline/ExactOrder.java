@@ -1,12 +1,12 @@
 package io.llmprof.streams.offline;
 
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.sequence.LaneSequencer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
@@ -16,25 +16,30 @@ import java.util.stream.Stream;
  * merged, memory still bounded), with a notice. The directory is deleted on {@link #close}.
  */
 final class ExactOrder implements AutoCloseable {
-    private Path dir;
-    private long late;
-
-    /**
-     * @param lateEvents events the first reading emitted late
-     * @return whether to read again, sorted (once: a sorted reading has no late events)
-     */
-    boolean retry(long lateEvents) {
-        if (dir != null) {
-            return false;
-        }
-        late = lateEvents;
-        return true;
+    /** One complete analysis of the input with these reader options, from fresh state. */
+    @FunctionalInterface
+    interface Attempt<T> {
+        T run(ReaderOptions options) throws IOException;
     }
 
-    /** The options of the sorted reading. */
-    ReaderOptions sorted(ReaderOptions options) throws IOException {
-        dir = Files.createTempDirectory("llmprof-sort-");
-        return options.withSpillDir(dir);
+    private Path dir;
+
+    /**
+     * Runs {@code attempt} with the bounded reorder window, stopping at the first event beyond it; then, if there was
+     * one, again with every lane sorted on disk.
+     */
+    <T> T read(ReaderOptions options, Attempt<T> attempt) throws IOException {
+        try {
+            return attempt.run(options.withAbortOnLate());
+        } catch (LaneSequencer.LateEvent late) {
+            dir = Files.createTempDirectory("llmprof-sort-");
+            return attempt.run(options.withSpillDir(dir));
+        }
+    }
+
+    /** The options of a later reading of the same input: sorted when the first reading was. */
+    ReaderOptions options(ReaderOptions base) {
+        return dir == null ? base : base.withSpillDir(dir);
     }
 
     boolean wasSorted() {
@@ -45,11 +50,10 @@ final class ExactOrder implements AutoCloseable {
         if (dir == null) {
             return List.of();
         }
-        return List.of(String.format(
-                Locale.ROOT,
-                "%,d events were out of start-time order beyond the reorder window: the input was read again with"
-                        + " every lane sorted on disk, so the results are exact",
-                late));
+        return List.of(
+                "events were out of start-time order beyond the reorder window (" + ReaderOptions.DEFAULT_REORDER_WINDOW
+                        + " events per lane): the input was read again with every lane sorted on disk, so the results are"
+                        + " exact");
     }
 
     @Override

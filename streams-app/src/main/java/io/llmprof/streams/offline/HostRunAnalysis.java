@@ -110,13 +110,28 @@ final class HostRunAnalysis {
         this.segmenters = new RankSegmenters(r -> new PassSegmenter(segmenterConfig, job, run, r), this::route);
     }
 
+    /**
+     * Reads every file in order, exactly whatever the order of their events (see {@link ExactOrder}).
+     *
+     * @throws IOException when a file cannot be opened at all
+     */
+    static HostRunAnalysis read(HostConfig config, SegmenterConfig segmenterConfig, List<Path> files)
+            throws IOException {
+        try (ExactOrder order = new ExactOrder()) {
+            HostRunAnalysis a = order.read(
+                    ReaderOptions.defaults(), o -> new HostRunAnalysis(config, segmenterConfig, files).read(o));
+            a.notices.addAll(0, order.notices());
+            return a;
+        }
+    }
+
     /** Reads every file in order. @throws IOException when a file cannot be opened at all */
-    HostRunAnalysis read() throws IOException {
+    HostRunAnalysis read(ReaderOptions options) throws IOException {
         Sink sink = new Sink();
         for (Path file : files) {
             current = file;
             fileNumber++;
-            summaries.add(TraceReaders.read(file, ReaderOptions.defaults(), sink));
+            summaries.add(TraceReaders.read(file, options, sink));
         }
         segmenters.finishAll();
         for (RankResult r : ranks.values()) {

@@ -51,7 +51,19 @@ final class LayerKernels {
     static Map<Integer, List<KernelRow>> read(
             Path trace, String rank, SegmenterConfig config, String anchor, Map<Integer, LayerSpan> spans)
             throws IOException {
-        Map<Integer, List<TraceEvent>> found = findLayers(trace, rank, spans);
+        return read(trace, rank, config, anchor, spans, ReaderOptions.defaults());
+    }
+
+    /** @param options the reader's: those that made the pass index ({@link ExactOrder#options}) */
+    static Map<Integer, List<KernelRow>> read(
+            Path trace,
+            String rank,
+            SegmenterConfig config,
+            String anchor,
+            Map<Integer, LayerSpan> spans,
+            ReaderOptions options)
+            throws IOException {
+        Map<Integer, List<TraceEvent>> found = findLayers(trace, rank, spans, options);
         Categorizer categorizer = new Categorizer(config.categories(), config.allreducePattern());
         DisplayNames names = new DisplayNames(config.displayNames());
         Pattern anchorPattern = anchor == null ? null : Pattern.compile(anchor);
@@ -102,17 +114,17 @@ final class LayerKernels {
             out.put(e.getKey(), rows);
         }
         if (!byCorrelation.isEmpty()) {
-            linkLaunches(trace, DEVICE_SUFFIX.matcher(rank).replaceFirst(""), byCorrelation, out);
+            linkLaunches(trace, DEVICE_SUFFIX.matcher(rank).replaceFirst(""), byCorrelation, out, options);
         }
         return out;
     }
 
-    private static Map<Integer, List<TraceEvent>> findLayers(Path trace, String rank, Map<Integer, LayerSpan> spans)
-            throws IOException {
+    private static Map<Integer, List<TraceEvent>> findLayers(
+            Path trace, String rank, Map<Integer, LayerSpan> spans, ReaderOptions options) throws IOException {
         int window = spans.values().stream().mapToInt(LayerSpan::rows).max().orElse(0);
         Map<Integer, List<TraceEvent>> found = new HashMap<>();
         ArrayDeque<TraceEvent> ring = new ArrayDeque<>(window + 1);
-        KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
+        KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String r, TraceBatch.Lane lane, long index, TraceEvent e) {
                 if (window == 0
@@ -148,7 +160,11 @@ final class LayerKernels {
     }
 
     private static void linkLaunches(
-            Path trace, String hostRank, Map<Long, List<int[]>> byCorrelation, Map<Integer, List<KernelRow>> rows)
+            Path trace,
+            String hostRank,
+            Map<Long, List<int[]>> byCorrelation,
+            Map<Integer, List<KernelRow>> rows,
+            ReaderOptions options)
             throws IOException {
         Map<Long, TraceEvent> recentOps = new LinkedHashMap<>(1024, 0.75f, false) {
             @Override
@@ -159,7 +175,7 @@ final class LayerKernels {
         Map<Long, Long> externalByCorrelation = new HashMap<>();
         Set<Long> wanted = new HashSet<>();
         Map<Long, TraceEvent> opsByExternal = new HashMap<>();
-        KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
+        KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String r, TraceBatch.Lane lane, long index, TraceEvent e) {
                 if (lane != TraceBatch.Lane.HOST || !r.equals(hostRank) || e.externalId() == null) {

@@ -79,13 +79,20 @@ final class PassIndex {
      */
     static PassIndex read(Path trace, SegmenterConfig config, LongPredicate keep, IntPredicate keepLayer)
             throws IOException {
+        return read(trace, config, keep, keepLayer, ReaderOptions.defaults());
+    }
+
+    /** @param options the reader's ({@link ExactOrder}) */
+    static PassIndex read(
+            Path trace, SegmenterConfig config, LongPredicate keep, IntPredicate keepLayer, ReaderOptions options)
+            throws IOException {
         PassIndex index = new PassIndex();
         index.keepLayer = keepLayer;
         String job = TraceFiles.jobName(trace);
         String run = TraceFiles.runName(trace);
         RankSegmenters segmenters = new RankSegmenters(
                 r -> new PassSegmenter(config, job, run, r), (rank, emitted) -> index.take(rank, emitted, keep));
-        index.summary = KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
+        index.summary = KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
                 if (i == 0) {

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Offline results do not depend on the order of events in the file (issue 17): a 601,470-event trace (synth, Qwen3-8B,
  * 410 passes) and the same events shuffled globally (valid Chrome-trace JSON; Perfetto and HTA sort) give the same
- * passes, layers and kernels. The shuffled file is far beyond the 65,536-event reorder window (about 277k events
+ * passes, layers and kernels (analyze layers, host and kernels). The shuffled file is far beyond the 65,536-event reorder window (about 277k events
  * arrive after a later one was emitted), so this is the external sort at work; before it, such a file lost passes.
  */
 class ShuffledTraceTest {
@@ -51,9 +51,36 @@ class ShuffledTraceTest {
         assertThat(a.get("ranks").get(0).get("passes")).hasSize(410);
         assertThat(b.get("ranks")).isEqualTo(a.get("ranks"));
         assertThat(b.get("cross_rank")).isEqualTo(a.get("cross_rank"));
+
+        // analyze host and analyze kernels read the same way: the same steps, verdicts and layer kernels
+        JsonNode hostA = AnalyzeHostCommandTest.analyze(List.of(sorted), "--config", config.toString());
+        JsonNode hostB = AnalyzeHostCommandTest.analyze(List.of(shuffled), "--config", config.toString());
+        for (String field : List.of("verdict", "llmprof_verdict", "sums", "steps", "aggregate_metrics", "ranks")) {
+            assertThat(hostB.get(field)).as(field).isEqualTo(hostA.get(field));
+        }
+        assertThat(hostB.get("notices").toString()).contains("sorted on disk");
+        JsonNode kernelsA = kernels(sorted, config);
+        JsonNode kernelsB = kernels(shuffled, config);
+        assertThat(kernelsB.get("layer")).isEqualTo(kernelsA.get("layer"));
+        assertThat(kernelsB.get("kernels")).isEqualTo(kernelsA.get("kernels"));
         try (Stream<Path> left = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             assertThat(left.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith("llmprof-sort-"));
         }
+    }
+
+    private static JsonNode kernels(Path trace, Path config) throws IOException {
+        AnalyzeLayersCommandTest.Out o = AnalyzeLayersCommandTest.analyze(
+                "kernels",
+                "--trace",
+                trace.toString(),
+                "--config",
+                config.toString(),
+                "--layer",
+                "3",
+                "--format",
+                "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        return Json.mapper().readTree(o.out());
     }
 
     private static JsonNode layers(Path trace, Path config) throws IOException {
