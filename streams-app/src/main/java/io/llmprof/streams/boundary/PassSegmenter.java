@@ -961,7 +961,7 @@ public final class PassSegmenter {
 
     private void finishWarmup(Out out, boolean atEnd) {
         AnchorDetector.Result r =
-                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer());
+                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer(), atEnd);
         List<long[]> buffered = new ArrayList<>(warmup);
         List<String> names = new ArrayList<>(warmupNames);
         warmup.clear();
