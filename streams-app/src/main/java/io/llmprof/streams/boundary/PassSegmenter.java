@@ -147,10 +147,12 @@ public final class PassSegmenter {
             } else {
                 tracker.host(event);
             }
-            if (pending.isEmpty()) {
+            List<String> unknown = tracker.takeReports();
+            if (pending.isEmpty() && unknown.isEmpty()) {
                 return Emitted.NONE;
             }
             Out out = new Out();
+            unknown.forEach(m -> out.anomaly(AnomalyKind.UNKNOWN_STEP_MARKER, m));
             drain(out, false);
             return out.emitted();
         }

@@ -81,6 +81,7 @@ public final class SegmenterStateCodec {
                 .addAllHostTexts(t.hostTexts())
                 .setGpuSteps(rows(t.gpuSteps(), LongRows.newBuilder(), StepTracker.G_START))
                 .addAllGpuTexts(t.gpuTexts())
+                .addAllUnknownForms(t.unknownForms())
                 .build();
         StepStateProto.Builder b = StepStateProto.newBuilder()
                 .setTracker(tracker)
@@ -163,7 +164,8 @@ public final class SegmenterStateCodec {
                 rows(t.getHostMarkers(), StepTracker.H_START),
                 strings(t.getHostTextsList()),
                 rows(t.getGpuSteps(), StepTracker.G_START),
-                strings(t.getGpuTextsList()));
+                strings(t.getGpuTextsList()),
+                strings(t.getUnknownFormsList()));
         return new StepState(
                 tracker,
                 p.getTraceStartNs(),

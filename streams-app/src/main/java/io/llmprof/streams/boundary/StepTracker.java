@@ -28,6 +28,8 @@ final class StepTracker {
     static final long DROPPED = -3;
 
     static final int MAX_MARKERS = 4096;
+    /** Unknown step-marker shapes reported per rank; later ones go unreported (one entry says so). */
+    static final int MAX_UNKNOWN_FORMS = 16;
     /** Markers checked backwards from a launch for enclosure (nesting depth is small in practice). */
     private static final int ENCLOSURE_SCAN = 32;
 
@@ -64,6 +66,10 @@ final class StepTracker {
     /** Host markers the host lane has not passed yet (the same arrays as in {@link #host}). */
     private final List<long[]> open = new ArrayList<>();
 
+    private final List<String> unknownForms = new ArrayList<>();
+    /** What the last calls found to report: not state, the caller takes it at once ({@link #takeReports}). */
+    private List<String> reports = List.of();
+
     // ---------------------------------------------------------------- input
 
     /** A host-lane event (runtime call, cpu_op, annotation), in start order. */
@@ -79,6 +85,8 @@ final class StepTracker {
             StepMarker m = StepMarker.parse(e.name());
             if (m != null) {
                 hostMarker(m, e);
+            } else {
+                unknown(e, "host annotation");
             }
         }
     }
@@ -93,6 +101,7 @@ final class StepTracker {
         gpuSeen(e.startNs());
         StepMarker m = StepMarker.parse(e.name());
         if (m == null) {
+            unknown(e, "GPU annotation");
             return;
         }
         markersSeen = true;
@@ -102,6 +111,39 @@ final class StepTracker {
         }
         gpu.add(new long[] {nextId++, m.family().ordinal(), e.startNs(), e.endNs()});
         gpuTexts.add(m.text());
+    }
+
+    /** Reports a step-like annotation of no known form once per shape (bounded). */
+    private void unknown(TraceEvent e, String where) {
+        String form = StepMarker.unknownForm(e.name());
+        if (form == null || unknownForms.contains(form) || unknownForms.size() > MAX_UNKNOWN_FORMS) {
+            return;
+        }
+        String message;
+        if (unknownForms.size() == MAX_UNKNOWN_FORMS) {
+            unknownForms.add("");
+            message = "more than " + MAX_UNKNOWN_FORMS
+                    + " shapes of step-like annotations of no known form; further ones are not reported";
+        } else {
+            unknownForms.add(form);
+            message = where + " \"" + shorten(e.name()) + "\" looks like a step marker but is no form llmprof"
+                    + " knows (docs/analysis.md \"Step markers\"): it does not cut passes; shape " + form;
+        }
+        if (reports.isEmpty()) {
+            reports = new ArrayList<>(1);
+        }
+        reports.add(message);
+    }
+
+    private static String shorten(String text) {
+        return text.length() > 160 ? text.substring(0, 160) + "…" : text;
+    }
+
+    /** What the calls since the last take found to report (unknown step-marker forms), then nothing. */
+    List<String> takeReports() {
+        List<String> r = reports;
+        reports = List.of();
+        return r;
     }
 
     void hostEnded() {
@@ -350,7 +392,8 @@ final class StepTracker {
                 host,
                 hostTexts,
                 gpu,
-                gpuTexts);
+                gpuTexts,
+                unknownForms);
     }
 
     static StepTracker fromState(StepTrackerState s) {
@@ -377,6 +420,7 @@ final class StepTracker {
         t.hostTexts.addAll(s.hostTexts());
         s.gpuSteps().forEach(g -> t.gpu.add(g.clone()));
         t.gpuTexts.addAll(s.gpuTexts());
+        t.unknownForms.addAll(s.unknownForms());
         return t;
     }
 }

@@ -11,6 +11,8 @@ import java.util.List;
  * @param hostTexts the text of each host marker
  * @param gpuSteps {id, family, startNs, endNs} of GPU-side step annotations, in start order
  * @param gpuTexts the text of each GPU step
+ * @param unknownForms shapes of annotations that looked like step markers of no known form, already reported
+ *     (at most {@value StepTracker#MAX_UNKNOWN_FORMS}, then one more entry saying that further ones go unreported)
  */
 public record StepTrackerState(
         @JsonProperty("host_seen") boolean hostSeen,
@@ -28,7 +30,8 @@ public record StepTrackerState(
         @JsonProperty("host_markers") List<long[]> hostMarkers,
         @JsonProperty("host_texts") List<String> hostTexts,
         @JsonProperty("gpu_steps") List<long[]> gpuSteps,
-        @JsonProperty("gpu_texts") List<String> gpuTexts) {
+        @JsonProperty("gpu_texts") List<String> gpuTexts,
+        @JsonProperty("unknown_forms") List<String> unknownForms) {
 
     public static final StepTrackerState EMPTY = new StepTracker().state();
 
@@ -37,9 +40,48 @@ public record StepTrackerState(
         hostTexts = hostTexts == null ? List.of() : List.copyOf(hostTexts);
         gpuSteps = copyRows(gpuSteps);
         gpuTexts = gpuTexts == null ? List.of() : List.copyOf(gpuTexts);
+        unknownForms = unknownForms == null ? List.of() : List.copyOf(unknownForms);
         if (hostTexts.size() != hostMarkers.size() || gpuTexts.size() != gpuSteps.size()) {
             throw new IllegalArgumentException("marker rows and texts differ in number");
         }
+    }
+
+    /** A state of the releases before unknown forms were reported. */
+    public StepTrackerState(
+            boolean hostSeen,
+            boolean hostEnded,
+            boolean gpuEnded,
+            boolean markersSeen,
+            long hostWatermarkNs,
+            long gpuWatermarkNs,
+            boolean launchSeen,
+            long minLaunch,
+            long maxLaunch,
+            long nextId,
+            long lastResolvedStep,
+            long droppedHi,
+            List<long[]> hostMarkers,
+            List<String> hostTexts,
+            List<long[]> gpuSteps,
+            List<String> gpuTexts) {
+        this(
+                hostSeen,
+                hostEnded,
+                gpuEnded,
+                markersSeen,
+                hostWatermarkNs,
+                gpuWatermarkNs,
+                launchSeen,
+                minLaunch,
+                maxLaunch,
+                nextId,
+                lastResolvedStep,
+                droppedHi,
+                hostMarkers,
+                hostTexts,
+                gpuSteps,
+                gpuTexts,
+                List.of());
     }
 
     private static List<long[]> copyRows(List<long[]> rows) {

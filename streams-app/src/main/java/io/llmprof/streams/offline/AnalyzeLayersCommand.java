@@ -50,7 +50,8 @@ import picocli.CommandLine.Spec;
         name = "layers",
         description = {
             "Forward passes and per-layer timing of a PyTorch-profiler (Kineto) trace, per rank.",
-            "A pass is one step marker (ProfilerStep#N, SGLang step[..], vLLM execute_..) when the trace has them,",
+            "A pass is one step marker (ProfilerStep#N, SGLang step[..], vLLM execute_.., TensorRT-LLM _forward_step)",
+            "when the trace has them,",
             "else layers x blocks-per-layer anchor kernels; layers are cut at the anchor kernel."
         },
         mixinStandardHelpOptions = true,
@@ -161,6 +162,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             Integer layers = run.numLayers();
             List<CrossRankPass> crossRank = run.crossRank.ranks().size() < 2 ? List.of() : run.crossRank.passes();
             if (format == Format.json) {
+                List<String> notices = new ArrayList<>(segmenterConfig.notices());
+                notices.addAll(run.notices);
                 json.writeDocument(
                         out,
                         input.json(),
@@ -168,6 +171,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                         anchor,
                         layers,
                         segmenterConfig.blocksPerLayer(),
+                        notices,
                         crossRank.stream().map(CrossRankView::of).toList());
             } else {
                 header.add("profile: " + segmenterConfig.profileName() + ", " + (layers == null ? "?" : layers)
@@ -317,7 +321,13 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                     json.pass(rank, c);
                 }
             }
-            emitted.anomalies().forEach(text::anomaly);
+            for (Anomaly a : emitted.anomalies()) {
+                if (a.kind() == AnomalyKind.UNKNOWN_STEP_MARKER) {
+                    notices.add(a.message()); // once per shape and rank already: a header notice, in JSON too
+                } else {
+                    text.anomaly(a);
+                }
+            }
         }
 
         void finishAll() {

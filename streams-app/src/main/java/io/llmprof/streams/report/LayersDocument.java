@@ -14,12 +14,13 @@ import java.util.Map;
  * exactly what {@code GET /api/ranks/{rank}/passes/{index}} returns, in the trace's own µs timebase;
  * {@code cross_rank} (last) holds the cross-rank view of each aligned pass when two or more ranks were read.
  */
-@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank"})
+@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "notices", "ranks", "cross_rank"})
 public record LayersDocument(
         @JsonProperty("profile") String profile,
         @JsonProperty("anchor") @JsonInclude(JsonInclude.Include.ALWAYS) String anchor,
         @JsonProperty("num_layers") @JsonInclude(JsonInclude.Include.ALWAYS) Integer numLayers,
         @JsonProperty("blocks_per_layer") int blocksPerLayer,
+        @JsonProperty("notices") @JsonInclude(JsonInclude.Include.NON_NULL) List<String> notices,
         @JsonProperty("ranks") List<RankPasses> ranks,
         @JsonProperty("cross_rank") List<CrossRankView> crossRank) {
 
@@ -32,6 +33,7 @@ public record LayersDocument(
     }
 
     public LayersDocument {
+        notices = notices == null ? null : List.copyOf(notices);
         ranks = List.copyOf(ranks);
         crossRank = crossRank == null ? List.of() : List.copyOf(crossRank);
     }
@@ -43,11 +45,23 @@ public record LayersDocument(
             Integer numLayers,
             int blocksPerLayer,
             Map<String, List<ClosedPass>> byRank) {
+        return of(profile, anchor, numLayers, blocksPerLayer, null, byRank);
+    }
+
+    /** As above, with the run's notices (null: no {@code notices} key). */
+    public static LayersDocument of(
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            List<String> notices,
+            Map<String, List<ClosedPass>> byRank) {
         return new LayersDocument(
                 profile,
                 anchor,
                 numLayers,
                 blocksPerLayer,
+                notices,
                 byRank.entrySet().stream()
                         .map(e -> new RankPasses(
                                 e.getKey(),

@@ -107,4 +107,60 @@ class StepMarkerFormsTest {
         assertThat(passes(out)).allMatch(PassRecord::complete);
         assertThat(passes(out).get(0).notes()).contains("anchors per marked step: {2=3} (count: steps)");
     }
+
+    /**
+     * Step-like annotations of no known form cut no pass (anchor counting does, as without markers) and are
+     * reported once per shape, whatever their numbers, on either lane; the reported shapes survive a snapshot
+     * through the state codec, so a restarted segmenter does not report them again.
+     */
+    @Test
+    void unknownFormsCutNoPassAndAreReportedOncePerShapeAcrossARestart() {
+        MarkerModeTest.Trace t = new MarkerModeTest.Trace()
+                .step("execute_ctx_1(8192)_gen_0(0)", PASS)
+                .step("execute_ctx_0(0)_gen_32(32)", PASS)
+                .step("execute_ctx_0(0)_gen_31(31)", PASS);
+        t.gpu.add(ann(TraceEvent.Kind.GPU_ANNOTATION, "step[DECODE bs=]", 100_000, 50));
+        List<TraceEvent> all = new java.util.ArrayList<>(MarkerModeTest.Trace.sorted(t.host));
+        all.addAll(MarkerModeTest.Trace.sorted(t.gpu));
+        int split = all.size() / 2;
+        PassSegmenter first = segmenter();
+        List<Emitted> out = new java.util.ArrayList<>();
+        all.subList(0, split).forEach(e -> out.add(first.accept(e)));
+        PassSegmenter second = PassSegmenter.fromState(
+                PassSegmenterTest.opens(2), SegmenterStateCodec.decode(SegmenterStateCodec.encode(first.state())));
+        // the same shape again after the restart: not reported twice
+        second.accept(ann(TraceEvent.Kind.USER_ANNOTATION, "execute_ctx_7(7)_gen_0(0)", 200, 1));
+        all.subList(split, all.size()).forEach(e -> out.add(second.accept(e)));
+        out.add(second.hostEnded());
+        out.add(second.endOfTrace(PassSegmenter.END_OF_TRACE));
+        List<String> reports = out.stream()
+                .flatMap(e -> e.anomalies().stream())
+                .filter(a -> a.kind() == io.llmprof.events.AnomalyKind.UNKNOWN_STEP_MARKER)
+                .map(io.llmprof.events.Anomaly::message)
+                .toList();
+        assertThat(reports)
+                .containsExactly(
+                        "rank 0: host annotation \"execute_ctx_1(8192)_gen_0(0)\" looks like a step marker but is no"
+                                + " form llmprof knows (docs/analysis.md \"Step markers\"): it does not cut passes;"
+                                + " shape execute_ctx_N(N)_gen_N(N)",
+                        "rank 0: GPU annotation \"step[DECODE bs=]\" looks like a step marker but is no form llmprof"
+                                + " knows (docs/analysis.md \"Step markers\"): it does not cut passes; shape"
+                                + " step[DECODE bs=]");
+        assertThat(passes(out)).extracting(PassRecord::boundary).containsOnly(PassRecord.BOUNDARY_ANCHOR);
+        assertThat(passes(out)).extracting(PassRecord::phase).containsOnlyNulls();
+        assertThat(passes(out)).hasSize(3);
+    }
+
+    @Test
+    void atMostSixteenShapesAreReportedThenOneLineSaysFurtherOnesAreNot() {
+        PassSegmenter s = segmenter();
+        List<io.llmprof.events.Anomaly> reports = new java.util.ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            String letters = Integer.toString(i + 10, 36); // a, b, c, ...: a new shape each time
+            reports.addAll(s.accept(ann(TraceEvent.Kind.USER_ANNOTATION, "execute_" + letters, 10 + i, 1))
+                    .anomalies());
+        }
+        assertThat(reports).hasSize(17);
+        assertThat(reports.get(16).message()).contains("more than 16 shapes").contains("not reported");
+    }
 }
