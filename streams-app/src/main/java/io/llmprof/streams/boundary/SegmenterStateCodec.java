@@ -82,6 +82,8 @@ public final class SegmenterStateCodec {
                 .setGpuSteps(rows(t.gpuSteps(), LongRows.newBuilder(), StepTracker.G_START))
                 .addAllGpuTexts(t.gpuTexts())
                 .addAllUnknownForms(t.unknownForms())
+                .setTrainingSeen(t.trainingSeen())
+                .setStepWork(rows(t.stepWork(), LongRows.newBuilder(), -1))
                 .build();
         StepStateProto.Builder b = StepStateProto.newBuilder()
                 .setTracker(tracker)
@@ -99,6 +101,9 @@ public final class SegmenterStateCodec {
         }
         for (long c : st.noteCounts()) {
             b.addNoteCounts(c);
+        }
+        for (long id : st.closedSteps()) {
+            b.addClosedSteps(id);
         }
         return b.build();
     }
@@ -165,7 +170,9 @@ public final class SegmenterStateCodec {
                 strings(t.getHostTextsList()),
                 rows(t.getGpuSteps(), StepTracker.G_START),
                 strings(t.getGpuTextsList()),
-                strings(t.getUnknownFormsList()));
+                strings(t.getUnknownFormsList()),
+                t.getTrainingSeen(),
+                rows(t.getStepWork(), -1));
         return new StepState(
                 tracker,
                 p.getTraceStartNs(),
@@ -176,7 +183,8 @@ public final class SegmenterStateCodec {
                 p.getWarmupStepIdsList(),
                 strings(p.getWarmupStepTextsList()),
                 p.getNoteCountsList(),
-                p.getAwaitingHost());
+                p.getAwaitingHost(),
+                p.getClosedStepsList());
     }
 
     private static List<String> strings(ProtocolStringList list) {

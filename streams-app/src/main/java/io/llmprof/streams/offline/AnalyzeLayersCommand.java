@@ -9,6 +9,7 @@ import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.CrossRankPass;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.view.CrossRankView;
@@ -171,6 +172,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                         anchor,
                         layers,
                         segmenterConfig.blocksPerLayer(),
+                        run.workload(),
                         notices,
                         crossRank.stream().map(CrossRankView::of).toList());
             } else {
@@ -178,6 +180,14 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                         + " layers x " + segmenterConfig.blocksPerLayer() + " block(s), anchor role "
                         + segmenterConfig.role().wire()
                         + (segmenterConfig.anchor() == null ? ", anchor auto-detected" : ""));
+                String workload = run.workload();
+                if (PassRecord.TRAINING.equals(workload)) {
+                    header.add("workload: training: " + run.trainingPasses + " of " + run.passes + " passes are"
+                            + " training steps (backward ops or an optimizer step inside); each is one whole step"
+                            + " (forward + backward + optimizer), not a forward pass, and is not split into layers");
+                } else if (workload != null) {
+                    header.add("workload: inference (no backward op or optimizer step in any pass)");
+                }
                 segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
                 run.notices.forEach(n -> header.add("notice: " + n));
                 run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
@@ -220,6 +230,12 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         LayersJsonWriter json;
         long firstEventNs = Long.MAX_VALUE;
         long gpuEvents;
+        long passes;
+        long trainingPasses;
+
+        String workload() {
+            return io.llmprof.streams.report.LayersDocument.workload(passes, trainingPasses);
+        }
 
         Run(SegmenterConfig config, String job, ProfileCatalog catalog) {
             this.config = config;
@@ -315,6 +331,10 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 return; // most events close nothing
             }
             for (ClosedPass c : emitted.passes()) {
+                passes++;
+                if (c.pass().training()) {
+                    trainingPasses++;
+                }
                 crossRank.add(c.pass());
                 text.pass(rank, c);
                 if (json != null) {

@@ -21,6 +21,7 @@ import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.boundary.StepMarker;
+import io.llmprof.streams.boundary.TrainingEvidence;
 import io.llmprof.streams.host.HostConfig;
 import io.llmprof.streams.host.HostRollup;
 import io.llmprof.streams.host.HostTracker;
@@ -88,6 +89,9 @@ final class HostRunAnalysis {
     final StragglerDetector stragglers;
     final List<String> notices = new ArrayList<>();
     private static final int MAX_UNKNOWN_FORMS = 16;
+    /** {@link TrainingEvidence} bits seen anywhere in the run. */
+    long trainingEvidence;
+
     private final java.util.Set<String> unknownForms = new java.util.HashSet<>();
     final List<InputProblem> problems = new ArrayList<>();
     final List<ReadSummary> summaries = new ArrayList<>();
@@ -132,6 +136,15 @@ final class HostRunAnalysis {
                     + " the per-rank drill-down (gaps, graph coverage, launch statistics) covers the whole trace");
         }
         return this;
+    }
+
+    /** {@code training} when the run shows backward ops or an optimizer step, else {@code inference}; null: no GPU. */
+    String workload() {
+        return gpuEvents == 0
+                ? null
+                : trainingEvidence != 0
+                        ? io.llmprof.events.PassRecord.TRAINING
+                        : io.llmprof.events.PassRecord.INFERENCE;
     }
 
     RunProfile profile(String phase) {
@@ -218,6 +231,9 @@ final class HostRunAnalysis {
             }
             if (e.kind() == TraceEvent.Kind.USER_ANNOTATION || e.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
                 unknownStepForm(rank, e);
+            }
+            if (lane == TraceBatch.Lane.HOST || e.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
+                trainingEvidence |= TrainingEvidence.of(e);
             }
             r.tracker.accept(lane, e, r.sink);
             if (r.segmenting && !r.tracker.wantsPasses()) {

@@ -44,9 +44,13 @@ class AnalyzeLayersCommandTest {
                         "anchor",
                         "num_layers",
                         "blocks_per_layer",
+                        "workload",
                         "notices",
                         "ranks",
                         "cross_rank");
+        assertThat(doc.get("workload").asText())
+                .as("a decode step, no backward op")
+                .isEqualTo("inference");
         assertThat(doc.get("cross_rank")).as("one rank: no cross-rank view").isEmpty();
         assertThat(doc.get("notices"))
                 .extracting(JsonNode::asText)
@@ -72,6 +76,7 @@ class AnalyzeLayersCommandTest {
                         "kernels",
                         "complete",
                         "steady",
+                        "workload",
                         "phase",
                         "batch_size",
                         "tokens",
@@ -119,6 +124,7 @@ class AnalyzeLayersCommandTest {
                         r.segmenter().anchor(),
                         36,
                         1,
+                        "inference",
                         List.of("profile generic chosen from Qwen--Qwen3-8B_config.json"),
                         Map.of("0", r.passes())));
         // everything after the input block, byte for byte

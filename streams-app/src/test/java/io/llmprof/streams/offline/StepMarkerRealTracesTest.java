@@ -25,7 +25,8 @@ import org.junit.jupiter.api.io.TempDir;
  * form (the requests and tokens read off the original text, nothing else changed) give the same pass; rewritten to a
  * form no engine writes, the step is anchor-cut and said so.
  *
- * <p>Checked by hand (python3 over the .json.gz, /tmp/mk/check_markers.py of this change): the PIECEWISE marker
+ * <p>Checked by hand (python3 over the .json.gz: launches starting inside the marker, kernels by their correlation):
+ * the PIECEWISE marker
  * {@code execute_8192_context_9(sq8155sk8430..)_generation_37(sq37sk34489..)} holds 381 launches of 413 kernels and
  * 10 copies: 9 context requests with 8155 tokens, 37 generation requests with 37 tokens, so the V1 text is {@code
  * execute_context_9(8155)_generation_37(37)}: mixed, batch 46, 8155 + 37 = 8192 tokens. The FULL decode marker
