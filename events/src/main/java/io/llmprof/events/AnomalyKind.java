@@ -25,6 +25,11 @@ public enum AnomalyKind {
     INCOMPLETE_PASS(Severity.WARN),
     /** No anchor kernel could be detected or none matched. */
     NO_ANCHOR(Severity.WARN),
+    /**
+     * An annotation that looks like a step marker ({@code execute_..}, {@code step[..}, {@code ..forward_step..},
+     * {@code ProfilerStep..}) but is no form llmprof knows: it cuts no pass. Once per shape and rank.
+     */
+    UNKNOWN_STEP_MARKER(Severity.WARN),
     /** A record the streams app could not process (sent to the dead-letter topic). */
     UNPROCESSABLE_RECORD(Severity.DATA_LOSS),
     /**

@@ -18,6 +18,9 @@ import java.util.List;
  * @param boundary how the pass was cut: {@link #BOUNDARY_MARKER} or {@link #BOUNDARY_ANCHOR}
  * @param traceStartNs start of the rank's first event (any lane) in the trace's timebase: Perfetto ranges
  *     and "Start(s)" columns are relative to it; 0 when unknown
+ * @param workload {@link #TRAINING} when the pass is a training step (backward ops or an optimizer step inside:
+ *     forward + backward + optimizer, not a forward pass), {@link #INFERENCE} otherwise; null from producers
+ *     older than the field
  */
 public record PassRecord(
         String job,
@@ -46,18 +49,81 @@ public record PassRecord(
         Long tokens,
         String step,
         String boundary,
-        long traceStartNs) {
+        long traceStartNs,
+        String workload) {
     public static final String PREFILL = "prefill";
     public static final String DECODE = "decode";
     public static final String MIXED = "mixed";
     public static final String BOUNDARY_MARKER = "marker";
     public static final String BOUNDARY_ANCHOR = "anchor";
+    public static final String TRAINING = "training";
+    public static final String INFERENCE = "inference";
 
     public PassRecord {
         prologue = prologue == null ? Segment.EMPTY : prologue;
         epilogue = epilogue == null ? Segment.EMPTY : epilogue;
         notes = notes == null ? List.of() : List.copyOf(notes);
         boundary = boundary == null ? BOUNDARY_ANCHOR : boundary;
+    }
+
+    /** The shape before {@code workload}: the workload unknown. */
+    public PassRecord(
+            String job,
+            String run,
+            String rank,
+            String profile,
+            String anchor,
+            int numLayers,
+            int blocksPerLayer,
+            long index,
+            long startNs,
+            long endNs,
+            long wallNs,
+            long busyNs,
+            long sumNs,
+            int kernels,
+            boolean complete,
+            boolean steady,
+            Segment prologue,
+            Segment epilogue,
+            int layerCount,
+            String closedBy,
+            List<String> notes,
+            String phase,
+            Integer batchSize,
+            Long tokens,
+            String step,
+            String boundary,
+            long traceStartNs) {
+        this(
+                job,
+                run,
+                rank,
+                profile,
+                anchor,
+                numLayers,
+                blocksPerLayer,
+                index,
+                startNs,
+                endNs,
+                wallNs,
+                busyNs,
+                sumNs,
+                kernels,
+                complete,
+                steady,
+                prologue,
+                epilogue,
+                layerCount,
+                closedBy,
+                notes,
+                phase,
+                batchSize,
+                tokens,
+                step,
+                boundary,
+                traceStartNs,
+                null);
     }
 
     /** The pre-marker shape: no step marker, anchor-cut, trace start unknown. */
@@ -110,7 +176,8 @@ public record PassRecord(
                 null,
                 null,
                 BOUNDARY_ANCHOR,
-                0L);
+                0L,
+                null);
     }
 
     public String key() {
@@ -150,6 +217,12 @@ public record PassRecord(
                 tokens,
                 step,
                 boundary,
-                traceStartNs);
+                traceStartNs,
+                workload);
+    }
+
+    /** Whether the pass is a training step. */
+    public boolean training() {
+        return TRAINING.equals(workload);
     }
 }

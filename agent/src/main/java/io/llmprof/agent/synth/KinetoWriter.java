@@ -37,6 +37,7 @@ final class KinetoWriter {
     private final byte[] stepHead;
     private final byte[] gpuStepHead;
     private final byte[] markerHead;
+    private final byte[] gpuMarkerHead;
     private final byte[] gpuStepIds;
     private final byte[] copyOpHead;
     private final byte[] copyOpMid;
@@ -108,6 +109,7 @@ final class KinetoWriter {
         stepHead = b("{\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#");
         markerHead = b("{\n    \"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"");
         gpuStepHead = b("{\n    \"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#");
+        gpuMarkerHead = b("{\n    \"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"");
         gpuStepIds = b("\", \"pid\": " + device + ", \"tid\": " + COMPUTE_STREAM);
         copyOpHead = b("{\n    \"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::copy_\", " + host);
         copyOpMid = b(",\"Record function id\": 0, \"Input Dims\": [[" + spec.batchSize() + "], [" + spec.batchSize()
@@ -372,8 +374,13 @@ final class KinetoWriter {
             return;
         }
         begin();
-        out.raw(gpuStepHead);
-        out.num(rp.pass);
+        if (spec.steps().style() == StepStyle.Style.PROFILER) {
+            out.raw(gpuStepHead);
+            out.num(rp.pass);
+        } else {
+            out.raw(gpuMarkerHead);
+            out.ascii(spec.steps().hostText(rp.pass, spec.batchSize()));
+        }
         out.raw(gpuStepIds);
         times(rp.h2dStart, rp.d2hStart + rp.d2hDur - rp.h2dStart);
         out.raw(EXT_OPEN);

@@ -11,8 +11,11 @@ import java.util.Objects;
  * sequence is the same; only the marker says so).
  *
  * @param style marker text: torch {@code ProfilerStep#N} (host and GPU annotations), SGLang {@code
- *     step[DECODE bs=..]} / {@code step[EXTEND bs=.. toks=..]} or vLLM {@code
- *     execute_<tokens>_context_<n>()_generation_<m>()} (host annotations only, as those frameworks write them)
+ *     step[DECODE bs=..]} / {@code step[EXTEND bs=.. toks=..]}, vLLM's detailed {@code
+ *     execute_<tokens>_context_<n>()_generation_<m>()} (host annotations only, as those frameworks write them),
+ *     vLLM V1's default {@code execute_context_<n>(<tokens>)_generation_<m>(<tokens>)} (host and GPU annotations,
+ *     as the torch profiler records a CUDA run) or TensorRT-LLM's {@code [Executor] _forward_step <i>: <c> ctx
+ *     reqs, <g> gen reqs} (host)
  * @param phases runs of passes per phase, repeated
  */
 public record StepStyle(Style style, List<Run> phases) {
@@ -20,7 +23,11 @@ public record StepStyle(Style style, List<Run> phases) {
     public enum Style {
         PROFILER,
         SGLANG,
-        VLLM
+        /** vLLM's detailed form (and AMD's ROCm builds). */
+        VLLM,
+        /** vLLM V1's default form. */
+        VLLM_V1,
+        TRTLLM
     }
 
     /** {@code passes} consecutive passes of {@code phase} ("prefill" or "decode"). */
@@ -49,13 +56,17 @@ public record StepStyle(Style style, List<Run> phases) {
         }
     }
 
-    /** {@code profiler|sglang|vllm} and {@code phase:count[,phase:count...]}, e.g. {@code prefill:1,decode:7}. */
+    /**
+     * {@code profiler|sglang|vllm|vllm_v1|trtllm} and {@code phase:count[,phase:count...]}, e.g. {@code
+     * prefill:1,decode:7}.
+     */
     public static StepStyle parse(String style, String pattern) {
         Style s;
         try {
             s = Style.valueOf(style.trim().toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("marker style must be profiler, sglang or vllm, not " + style, e);
+            throw new IllegalArgumentException(
+                    "marker style must be profiler, sglang, vllm, vllm_v1 or trtllm, not " + style, e);
         }
         List<Run> runs = new ArrayList<>();
         for (String part : pattern.split(",")) {
@@ -96,11 +107,31 @@ public record StepStyle(Style style, List<Run> phases) {
             case VLLM -> prefill
                     ? "execute_" + prompt + "_context_" + batchSize + "(sq" + prompt + ")_generation_0()"
                     : "execute_" + batchSize + "_context_0()_generation_" + batchSize + "(sq" + batchSize + ")";
+            case VLLM_V1 -> prefill
+                    ? "execute_context_" + batchSize + "(" + prompt + ")_generation_0(0)"
+                    : "execute_context_0(0)_generation_" + batchSize + "(" + batchSize + ")";
+            case TRTLLM -> "[Executor] _forward_step " + pass + ": " + (prefill ? batchSize : 0) + " ctx reqs, "
+                    + (prefill ? 0 : batchSize) + " gen reqs";
         };
     }
 
-    /** Only torch's profiler writes a GPU-side copy of the step. */
+    /** The tokens the step's marker text says, null when it says none (what a pass should report). */
+    public Long tokens(int pass, int batchSize) {
+        boolean prefill = "prefill".equals(phaseOf(pass));
+        long prompt = (long) batchSize * PREFILL_TOKENS_PER_REQUEST;
+        return switch (style) {
+            case PROFILER, TRTLLM -> null;
+            case SGLANG -> prefill ? Long.valueOf(prompt) : null;
+            case VLLM, VLLM_V1 -> prefill ? prompt : batchSize;
+        };
+    }
+
+    /**
+     * Whether a GPU-side copy of the step is written: torch's profiler records one for its step and, on CUDA, for
+     * every annotated range that ran GPU work (vLLM V1 traces carry both); the other styles stay host-only, as the
+     * ROCm traces of those frameworks are.
+     */
     public boolean gpuAnnotation() {
-        return style == Style.PROFILER;
+        return style == Style.PROFILER || style == Style.VLLM_V1;
     }
 }

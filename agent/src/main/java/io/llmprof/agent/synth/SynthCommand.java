@@ -73,8 +73,10 @@ public final class SynthCommand implements Callable<Integer> {
             defaultValue = "profiler",
             paramLabel = "STYLE",
             description = "profiler (ProfilerStep#N, host and GPU annotations), sglang (step[DECODE bs=..] /"
-                    + " step[EXTEND bs=.. toks=..]) or vllm (execute_<tokens>_context_<n>()_generation_<m>()):"
-                    + " host annotations. Default: ${DEFAULT-VALUE}.")
+                    + " step[EXTEND bs=.. toks=..]), vllm (execute_<tokens>_context_<n>()_generation_<m>()),"
+                    + " trtllm ([Executor] _forward_step <i>: <c> ctx reqs, <g> gen reqs): host annotations;"
+                    + " vllm_v1 (execute_context_<n>(<tokens>)_generation_<m>(<tokens>)): host and GPU annotations."
+                    + " Default: ${DEFAULT-VALUE}.")
     String markerStyle;
 
     @Option(

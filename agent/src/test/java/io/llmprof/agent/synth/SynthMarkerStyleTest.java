@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,6 +39,50 @@ class SynthMarkerStyleTest {
                 .extracting(PassTruth::phase)
                 .containsExactly("prefill", "decode", "decode", "prefill", "decode");
         assertThat(t.passTruths().get(0).step()).isEqualTo("step[EXTEND bs=8 toks=1024]");
+    }
+
+    @Test
+    void vllmV1StyleWritesTheV1TextOnTheHostAndAsAGpuAnnotationCoveringThePass() throws IOException {
+        RankTruth t =
+                SynthTrace.write(tiny("vllm_v1").build(), dir.resolve("v.json")).rank(0);
+        ParsedTrace trace = ParsedTrace.read(t.file());
+        List<String> expected = List.of(
+                "execute_context_8(1024)_generation_0(0)",
+                "execute_context_0(0)_generation_8(8)",
+                "execute_context_0(0)_generation_8(8)",
+                "execute_context_8(1024)_generation_0(0)",
+                "execute_context_0(0)_generation_8(8)");
+        assertThat(trace.byCat("user_annotation"))
+                .extracting(e -> e.path("name").asText())
+                .containsExactlyElementsOf(expected);
+        assertThat(trace.byCat("gpu_user_annotation"))
+                .extracting(e -> e.path("name").asText())
+                .containsExactlyElementsOf(expected);
+        for (int p = 0; p < 5; p++) {
+            var gpu = trace.byCat("gpu_user_annotation").get(p);
+            long startNs = Math.round(gpu.path("ts").asDouble() * 1000);
+            long endNs = startNs + Math.round(gpu.path("dur").asDouble() * 1000);
+            PassTruth pt = t.passTruths().get(p);
+            assertThat(startNs).as("pass %d", p).isLessThanOrEqualTo(pt.firstKernelStartNs());
+            assertThat(endNs).as("pass %d", p).isGreaterThanOrEqualTo(pt.lastKernelEndNs());
+        }
+        StepStyle style = StepStyle.parse("vllm_v1", "prefill:1,decode:2");
+        assertThat(List.of(style.tokens(0, 8), style.tokens(1, 8))).containsExactly(1024L, 8L);
+    }
+
+    @Test
+    void trtllmStyleWritesTheExecutorForwardStepWithItsRequestCounts() throws IOException {
+        RankTruth t =
+                SynthTrace.write(tiny("trtllm").build(), dir.resolve("t.json")).rank(0);
+        assertThat(ParsedTrace.read(t.file()).byCat("user_annotation"))
+                .extracting(e -> e.path("name").asText())
+                .containsExactly(
+                        "[Executor] _forward_step 0: 8 ctx reqs, 0 gen reqs",
+                        "[Executor] _forward_step 1: 0 ctx reqs, 8 gen reqs",
+                        "[Executor] _forward_step 2: 0 ctx reqs, 8 gen reqs",
+                        "[Executor] _forward_step 3: 8 ctx reqs, 0 gen reqs",
+                        "[Executor] _forward_step 4: 0 ctx reqs, 8 gen reqs");
+        assertThat(StepStyle.parse("trtllm", "decode:1").tokens(0, 8)).isNull();
     }
 
     /**
@@ -108,8 +153,8 @@ class SynthMarkerStyleTest {
 
     @Test
     void badStylesAndPatternsAreClearErrors() {
-        assertThatThrownBy(() -> StepStyle.parse("trtllm", "decode:1"))
-                .hasMessageContaining("profiler, sglang or vllm");
+        assertThatThrownBy(() -> StepStyle.parse("tgi", "decode:1"))
+                .hasMessageContaining("profiler, sglang, vllm, vllm_v1 or trtllm");
         assertThatThrownBy(() -> StepStyle.parse("sglang", "decode")).hasMessageContaining("decode:7");
         assertThatThrownBy(() -> StepStyle.parse("sglang", "warmup:1")).hasMessageContaining("prefill or decode");
         assertThatThrownBy(() -> StepStyle.parse("sglang", "decode:0")).hasMessageContaining("at least 1");

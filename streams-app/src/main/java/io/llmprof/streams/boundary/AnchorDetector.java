@@ -40,11 +40,23 @@ final class AnchorDetector {
 
     private AnchorDetector() {}
 
+    /**
+     * @param atEnd the window is the rest of the trace: its last marked step is whole (otherwise it may go on
+     *     past the window and is not counted)
+     */
     static Result detect(
-            List<String> names, List<long[]> warmup, String knownAnchor, Integer knownN, int blocksPerLayer) {
-        int[] seq = warmup.stream()
+            List<String> names,
+            List<long[]> warmup,
+            String knownAnchor,
+            Integer knownN,
+            int blocksPerLayer,
+            boolean atEnd) {
+        List<long[]> kernels = warmup.stream()
                 .filter(r -> r[Rows.W_KIND] == TraceEvent.Kind.KERNEL.ordinal())
-                .mapToInt(r -> (int) r[Rows.W_NAME])
+                .toList();
+        int[] seq = kernels.stream().mapToInt(r -> (int) r[Rows.W_NAME]).toArray();
+        long[] steps = kernels.stream()
+                .mapToLong(r -> r.length > Rows.W_STEP ? r[Rows.W_STEP] : StepTracker.ANCHOR)
                 .toArray();
         if (seq.length == 0) {
             return Result.fail("no kernels in the first " + warmup.size() + " GPU events");
@@ -75,7 +87,10 @@ final class AnchorDetector {
         }
         Integer n = knownN;
         if (n == null) {
-            int anchorsPerPass = layerAnchors(names, seq, anchorPos, blocksPerLayer, notes);
+            int anchorsPerPass = markedStepAnchors(steps, anchorPos, atEnd, notes);
+            if (anchorsPerPass < 1) {
+                anchorsPerPass = layerAnchors(names, seq, anchorPos, blocksPerLayer, notes);
+            }
             if (anchorsPerPass < 1) {
                 return Result.fail("anchor " + anchorRegex + " seen " + anchorPos.length
                         + " time(s): too few to infer the layer count; pass --num-layers N");
@@ -268,6 +283,47 @@ final class AnchorDetector {
             return 0;
         }
         return oneSided > 0 ? oneSided : any;
+    }
+
+    /**
+     * Anchors per pass from the marked steps of the window: the most common anchor count of the steps that hold
+     * anchors (ties: the larger), the window's last step left out unless the window ends the trace; 0 when no
+     * such step is in the window. A step marker bounds a pass exactly, where the rare-kernel runs of {@link
+     * #layerAnchors} can only guess (a trace without lm_head or sampling kernels merges its passes).
+     */
+    private static int markedStepAnchors(long[] steps, int[] anchorPos, boolean atEnd, List<String> notes) {
+        long last = Long.MIN_VALUE;
+        for (int i = steps.length - 1; i >= 0; i--) {
+            if (steps[i] > 0) {
+                last = steps[i];
+                break;
+            }
+        }
+        if (last == Long.MIN_VALUE) {
+            return 0;
+        }
+        Map<Long, Integer> perStep = new java.util.LinkedHashMap<>();
+        for (int pos : anchorPos) {
+            long step = steps[pos];
+            if (step > 0 && (atEnd || step != last)) {
+                perStep.merge(step, 1, Integer::sum);
+            }
+        }
+        if (perStep.isEmpty()) {
+            return 0;
+        }
+        Map<Integer, Integer> byCount = new TreeMap<>();
+        perStep.values().forEach(c -> byCount.merge(c, 1, Integer::sum));
+        int best = 0;
+        int bestSteps = 0;
+        for (Map.Entry<Integer, Integer> e : byCount.entrySet()) {
+            if (e.getValue() >= bestSteps) { // ascending counts: ties go to the larger
+                best = e.getKey();
+                bestSteps = e.getValue();
+            }
+        }
+        notes.add("anchors per marked step: " + byCount + " (count: steps)");
+        return best;
     }
 
     private static boolean hasRare(int[] seq, int from, int to, Set<Integer> layerNames) {

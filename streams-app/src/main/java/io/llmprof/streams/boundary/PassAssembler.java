@@ -73,7 +73,8 @@ final class PassAssembler {
             Long tokens,
             String step,
             String boundary,
-            long traceStartNs) {}
+            long traceStartNs,
+            String workload) {}
 
     static ClosedPass assemble(
             Header h, SegmenterConfig config, List<long[]> rows, List<String> categoryNames, List<String> familyNames) {
@@ -147,7 +148,8 @@ final class PassAssembler {
                 h.tokens(),
                 h.step(),
                 h.boundary(),
-                h.traceStartNs());
+                h.traceStartNs(),
+                h.workload());
         return new ClosedPass(pass, layers, spans);
     }
 

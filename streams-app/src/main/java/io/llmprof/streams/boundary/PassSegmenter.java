@@ -61,6 +61,9 @@ public final class PassSegmenter {
     private static final int N_WRAPPER = 1;
     private static final int N_FORCED = 2;
     private static final int N_DROPPED = 3;
+    private static final int N_LATE = 4;
+    /** Closed steps remembered, so that their late GPU events do not open a second pass of the same step. */
+    static final int CLOSED_STEPS_KEPT = 16;
 
     private static final int GAP_MEDIANS_KEPT = 5;
     private static final int NAME_CACHE = 4096;
@@ -111,7 +114,10 @@ public final class PassSegmenter {
     private long openStep;
     private String openStepText;
     private final Map<Long, String> warmupSteps = new LinkedHashMap<>();
-    private final long[] noteCounts = new long[4];
+    private final long[] noteCounts = new long[5];
+    /** Ids of the last {@value #CLOSED_STEPS_KEPT} marked steps whose pass closed. */
+    private final ArrayDeque<Long> closedSteps = new ArrayDeque<>();
+
     private boolean awaitingHost;
     /** Bumped on every change of state, so a caller can skip writing an unchanged state. */
     private long modCount;
@@ -147,10 +153,12 @@ public final class PassSegmenter {
             } else {
                 tracker.host(event);
             }
-            if (pending.isEmpty()) {
+            List<String> unknown = tracker.takeReports();
+            if (pending.isEmpty() && unknown.isEmpty()) {
                 return Emitted.NONE;
             }
             Out out = new Out();
+            unknown.forEach(m -> out.anomaly(AnomalyKind.UNKNOWN_STEP_MARKER, m));
             drain(out, false);
             return out.emitted();
         }
@@ -289,6 +297,12 @@ public final class PassSegmenter {
             noteCounts[res == StepTracker.OUTSIDE ? N_OUTSIDE : N_WRAPPER]++;
             return;
         }
+        if (res != openStep && closedSteps.contains(res)) {
+            // The step's GPU work overlapped the next step's (a collective or copy stream running on): its pass
+            // is closed, a second pass of the same step would split it.
+            noteCounts[N_LATE]++;
+            return;
+        }
         if (openStep != res) {
             // GPU events that belong to no pass since the open pass's last event are noted on the pass after them
             long[] carried = noteCounts.clone();
@@ -331,20 +345,41 @@ public final class PassSegmenter {
         }
         int b = anchorsPerPass();
         boolean cut = INPUT_ENDED_EARLY.equals(reason);
-        boolean complete = openAnchors == b && !cut;
+        long work = tracker.work(openStep);
+        boolean training = work != 0;
+        // A training step is the unit: forward and backward layers are not cut (anchor counting assumes forward
+        // passes), so it is complete when it closed whole. So is a step of a rank that cuts no layers at all.
+        boolean unlayered = training || anchor == null;
+        boolean complete = unlayered ? !cut && !RESYNC.equals(reason) : openAnchors == b && !cut;
         StepMarker marker = StepMarker.parse(openStepText);
         List<String> notes = new ArrayList<>();
         if (cut) {
             notes.add("the input ended early (truncated or invalid) inside step " + openStepText);
-        } else if (!complete) {
+        } else if (!complete && !unlayered) {
             notes.add(openAnchors + " of " + b + " anchors in step " + openStepText);
+        }
+        if (training) {
+            notes.add("training step (" + TrainingEvidence.describe(work)
+                    + " inside): forward + backward + optimizer, not split into layers");
+        } else if (unlayered) {
+            notes.add("no anchor on this rank: the step is not split into layers");
         }
         if (marker != null && marker.note() != null) {
             notes.add(marker.note());
         }
         String text = openStepText;
-        closePass(new ArrayList<>(open), complete, reason, notes, marker, text, out);
-        if (openAnchors == 0) {
+        List<long[]> rows = new ArrayList<>(open);
+        if (training) {
+            rows.replaceAll(r -> {
+                long[] c = r.clone();
+                c[Rows.FLAGS] &= ~Rows.ANCHOR;
+                return c;
+            });
+        }
+        closePass(rows, complete, reason, notes, marker, text, training, out);
+        if (unlayered) {
+            // no layer anomaly: there is no forward-pass layer structure to miss
+        } else if (openAnchors == 0) {
             out.anomaly(
                     AnomalyKind.NO_ANCHOR,
                     "pass " + (nextPassIndex - 1) + ": anchor " + anchor + " matched none of the " + open.size()
@@ -357,6 +392,10 @@ public final class PassSegmenter {
         }
         open.clear();
         openAnchors = 0;
+        closedSteps.addLast(openStep);
+        while (closedSteps.size() > CLOSED_STEPS_KEPT) {
+            closedSteps.removeFirst();
+        }
         openStep = 0;
         openStepText = null;
         hasPredecessor = false;
@@ -443,7 +482,8 @@ public final class PassSegmenter {
                 ids,
                 texts,
                 anyCount ? counts : List.of(),
-                awaitingHost);
+                awaitingHost,
+                new ArrayList<>(closedSteps));
     }
 
     public static PassSegmenter fromState(SegmenterConfig config, SegmenterState s) {
@@ -492,6 +532,7 @@ public final class PassSegmenter {
             p.noteCounts[i] = st.noteCounts().get(i);
         }
         p.awaitingHost = st.awaitingHost();
+        p.closedSteps.addAll(st.closedSteps());
         return p;
     }
 
@@ -516,8 +557,9 @@ public final class PassSegmenter {
 
     // ---------------------------------------------------------------- counting
 
+    /** B; 0 while no layer count is known (a training rank does not detect one). */
     private int anchorsPerPass() {
-        return numLayers * config.blocksPerLayer();
+        return numLayers == null ? 0 : numLayers * config.blocksPerLayer();
     }
 
     private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap) {
@@ -528,7 +570,7 @@ public final class PassSegmenter {
         long[] columns = kernelColumns.get(canonical);
         if (columns == null) {
             long flags = Rows.KERNEL;
-            if (anchorPattern.matcher(canonical).find()) {
+            if (anchorPattern != null && anchorPattern.matcher(canonical).find()) {
                 flags |= Rows.ANCHOR;
             }
             if (categorizer.isAllReduce(canonical)) {
@@ -802,10 +844,13 @@ public final class PassSegmenter {
     }
 
     private void closePass(List<long[]> rows, boolean complete, String closedBy, List<String> extraNotes, Out out) {
-        closePass(rows, complete, closedBy, extraNotes, null, null, out);
+        closePass(rows, complete, closedBy, extraNotes, null, null, tracker.trainingSeen(), out);
     }
 
-    /** {@code marker} / {@code stepText}: the marked step the pass is, null for an anchor-cut pass. */
+    /**
+     * {@code marker} / {@code stepText}: the marked step the pass is, null for an anchor-cut pass; {@code training}:
+     * the pass is a training step (an anchor-cut pass: the rank showed training evidence).
+     */
     private void closePass(
             List<long[]> rows,
             boolean complete,
@@ -813,6 +858,7 @@ public final class PassSegmenter {
             List<String> extraNotes,
             StepMarker marker,
             String stepText,
+            boolean training,
             Out out) {
         if (rows.isEmpty()) {
             return;
@@ -838,7 +884,7 @@ public final class PassSegmenter {
                 rank,
                 config.profileName(),
                 anchor,
-                numLayers,
+                numLayers == null ? 0 : numLayers, // a training rank detects none
                 nextPassIndex++,
                 complete,
                 false,
@@ -849,7 +895,8 @@ public final class PassSegmenter {
                 marker == null ? null : marker.tokens(),
                 stepText,
                 marked ? PassRecord.BOUNDARY_MARKER : PassRecord.BOUNDARY_ANCHOR,
-                traceStartNs == Long.MAX_VALUE ? 0 : traceStartNs);
+                traceStartNs == Long.MAX_VALUE ? 0 : traceStartNs,
+                training ? PassRecord.TRAINING : PassRecord.INFERENCE);
         ClosedPass c = PassAssembler.assemble(h, config, rows, categories, families.names());
         if (complete) {
             long phase = phaseCode(c.pass().phase());
@@ -933,11 +980,12 @@ public final class PassSegmenter {
             "launched inside a wrapper marker but outside its inner step markers",
             "resolved before the host lane reached their launch (pending buffer full)",
             "whose step markers were dropped (over " + StepTracker.MAX_MARKERS
-                    + " ahead of the GPU lane); cut by anchors"
+                    + " ahead of the GPU lane); cut by anchors",
+            "of a step whose pass had closed (they ran after the next step's first GPU events)"
         };
         for (int i = 0; i < noteCounts.length; i++) {
             if (noteCounts[i] > 0) {
-                String belong = i == N_OUTSIDE || i == N_WRAPPER ? " belong to no pass" : "";
+                String belong = i == N_OUTSIDE || i == N_WRAPPER || i == N_LATE ? " belong to no pass" : "";
                 notes.add(noteCounts[i] + " GPU event(s) " + why[i] + belong);
                 noteCounts[i] = 0;
             }
@@ -960,8 +1008,16 @@ public final class PassSegmenter {
     // ---------------------------------------------------------------- detection
 
     private void finishWarmup(Out out, boolean atEnd) {
+        if (tracker.trainingSeen() && tracker.markersSeen() && (anchor == null || numLayers == null)) {
+            // Training steps are not split into layers: forward and backward kernels would only confuse detection
+            // (the HTA traces' steps read as "3 layers" of a copy kernel).
+            pendingNotes.add("training steps: no anchor or layer-count detection (a pass is a whole step)");
+            detecting = false;
+            replayWarmup(out);
+            return;
+        }
         AnchorDetector.Result r =
-                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer());
+                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer(), atEnd);
         List<long[]> buffered = new ArrayList<>(warmup);
         List<String> names = new ArrayList<>(warmupNames);
         warmup.clear();
@@ -976,6 +1032,20 @@ public final class PassSegmenter {
         numLayers = r.numLayers();
         detecting = false;
         pendingNotes.addAll(r.notes());
+        replay(buffered, names, out);
+    }
+
+    /** Takes the warm-up window out of detection and places it as it would have been placed without it. */
+    private void replayWarmup(Out out) {
+        List<long[]> buffered = new ArrayList<>(warmup);
+        List<String> names = new ArrayList<>(warmupNames);
+        warmup.clear();
+        warmupNames.clear();
+        warmupIds.clear();
+        replay(buffered, names, out);
+    }
+
+    private void replay(List<long[]> buffered, List<String> names, Out out) {
         Map<Long, String> steps = new HashMap<>(warmupSteps);
         warmupSteps.clear();
         for (long[] w : buffered) {

@@ -81,6 +81,9 @@ public final class SegmenterStateCodec {
                 .addAllHostTexts(t.hostTexts())
                 .setGpuSteps(rows(t.gpuSteps(), LongRows.newBuilder(), StepTracker.G_START))
                 .addAllGpuTexts(t.gpuTexts())
+                .addAllUnknownForms(t.unknownForms())
+                .setTrainingSeen(t.trainingSeen())
+                .setStepWork(rows(t.stepWork(), LongRows.newBuilder(), -1))
                 .build();
         StepStateProto.Builder b = StepStateProto.newBuilder()
                 .setTracker(tracker)
@@ -98,6 +101,9 @@ public final class SegmenterStateCodec {
         }
         for (long c : st.noteCounts()) {
             b.addNoteCounts(c);
+        }
+        for (long id : st.closedSteps()) {
+            b.addClosedSteps(id);
         }
         return b.build();
     }
@@ -163,7 +169,10 @@ public final class SegmenterStateCodec {
                 rows(t.getHostMarkers(), StepTracker.H_START),
                 strings(t.getHostTextsList()),
                 rows(t.getGpuSteps(), StepTracker.G_START),
-                strings(t.getGpuTextsList()));
+                strings(t.getGpuTextsList()),
+                strings(t.getUnknownFormsList()),
+                t.getTrainingSeen(),
+                rows(t.getStepWork(), -1));
         return new StepState(
                 tracker,
                 p.getTraceStartNs(),
@@ -174,7 +183,8 @@ public final class SegmenterStateCodec {
                 p.getWarmupStepIdsList(),
                 strings(p.getWarmupStepTextsList()),
                 p.getNoteCountsList(),
-                p.getAwaitingHost());
+                p.getAwaitingHost(),
+                p.getClosedStepsList());
     }
 
     private static List<String> strings(ProtocolStringList list) {

@@ -17,6 +17,8 @@ import java.util.List;
  * @param noteCounts GPU events that belong to no pass since the last closed pass, per reason (outside every
  *     marker, inside a wrapper only, resolved before the host lane reached them, markers dropped)
  * @param awaitingHost the GPU lane ended while events still wait for the host lane
+ * @param closedSteps ids of the last marked steps whose pass closed (at most {@value
+ *     PassSegmenter#CLOSED_STEPS_KEPT}, oldest first)
  */
 public record StepState(
         @JsonProperty("tracker") StepTrackerState tracker,
@@ -28,7 +30,8 @@ public record StepState(
         @JsonProperty("warmup_step_ids") List<Long> warmupStepIds,
         @JsonProperty("warmup_step_texts") List<String> warmupStepTexts,
         @JsonProperty("note_counts") List<Long> noteCounts,
-        @JsonProperty("awaiting_host") boolean awaitingHost) {
+        @JsonProperty("awaiting_host") boolean awaitingHost,
+        @JsonProperty("closed_steps") List<Long> closedSteps) {
 
     /** The state of a segmenter that has seen nothing (also what a version-1 state store value decodes to). */
     public static final StepState EMPTY = new StepState(
@@ -41,7 +44,8 @@ public record StepState(
             List.of(),
             List.of(),
             List.of(),
-            false);
+            false,
+            List.of());
 
     public StepState {
         tracker = tracker == null ? StepTrackerState.EMPTY : tracker;
@@ -52,8 +56,35 @@ public record StepState(
         warmupStepIds = warmupStepIds == null ? List.of() : List.copyOf(warmupStepIds);
         warmupStepTexts = warmupStepTexts == null ? List.of() : List.copyOf(warmupStepTexts);
         noteCounts = noteCounts == null ? List.of() : List.copyOf(noteCounts);
+        closedSteps = closedSteps == null ? List.of() : List.copyOf(closedSteps);
         if (warmupStepIds.size() != warmupStepTexts.size()) {
             throw new IllegalArgumentException("warm-up step ids and texts differ in number");
         }
+    }
+
+    /** A state of the releases before closed steps were remembered. */
+    public StepState(
+            StepTrackerState tracker,
+            long traceStartNs,
+            List<String> pendingNames,
+            List<long[]> pending,
+            long openStep,
+            String openStepText,
+            List<Long> warmupStepIds,
+            List<String> warmupStepTexts,
+            List<Long> noteCounts,
+            boolean awaitingHost) {
+        this(
+                tracker,
+                traceStartNs,
+                pendingNames,
+                pending,
+                openStep,
+                openStepText,
+                warmupStepIds,
+                warmupStepTexts,
+                noteCounts,
+                awaitingHost,
+                List.of());
     }
 }

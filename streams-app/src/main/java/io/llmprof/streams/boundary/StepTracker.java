@@ -28,6 +28,15 @@ final class StepTracker {
     static final long DROPPED = -3;
 
     static final int MAX_MARKERS = 4096;
+    /**
+     * Host markers kept after the GPU lane passed them: GPU events of one step are resolved in start order over
+     * all streams, and a step's late kernels (a collective on its own stream) may start after the next step's
+     * first ones.
+     */
+    static final int KEEP_PASSED = 8;
+
+    /** Unknown step-marker shapes reported per rank; later ones go unreported (one entry says so). */
+    static final int MAX_UNKNOWN_FORMS = 16;
     /** Markers checked backwards from a launch for enclosure (nesting depth is small in practice). */
     private static final int ENCLOSURE_SCAN = 32;
 
@@ -39,6 +48,14 @@ final class StepTracker {
     static final int H_END = 4;
     static final int H_LO = 5;
     static final int H_HI = 6;
+    /**
+     * The step id its launches resolve to once a GPU-side copy of the same family covered one of them: the same step
+     * on both lanes keeps one id even where the GPU copy ends before the step's last kernels. 0 while unknown; absent
+     * (width 7) in the rows of earlier releases.
+     */
+    static final int H_TWIN = 7;
+
+    private static final int H_WIDTH = 8;
     // GPU step row
     static final int G_ID = 0;
     static final int G_FAMILY = 1;
@@ -64,6 +81,14 @@ final class StepTracker {
     /** Host markers the host lane has not passed yet (the same arrays as in {@link #host}). */
     private final List<long[]> open = new ArrayList<>();
 
+    private final List<String> unknownForms = new ArrayList<>();
+    /** A host backward op or an optimizer step was seen on the rank ({@link TrainingEvidence}). */
+    private boolean trainingSeen;
+    /** {@link TrainingEvidence} bits of the steps (host or GPU ids) that hold training evidence; bounded. */
+    private final java.util.LinkedHashMap<Long, Long> work = new java.util.LinkedHashMap<>();
+    /** What the last calls found to report: not state, the caller takes it at once ({@link #takeReports}). */
+    private List<String> reports = List.of();
+
     // ---------------------------------------------------------------- input
 
     /** A host-lane event (runtime call, cpu_op, annotation), in start order. */
@@ -73,12 +98,28 @@ final class StepTracker {
             hostWatermarkNs = e.startNs();
             open.removeIf(m -> m[H_END] <= hostWatermarkNs);
         }
+        long evidence = TrainingEvidence.of(e);
+        if (evidence != 0) {
+            trainingSeen = true;
+            int i = lastStartingAtOrBefore(e.startNs());
+            for (int n = 0; i >= 0 && n < ENCLOSURE_SCAN; i--, n++) {
+                long[] m = host.get(i);
+                if (m[H_START] <= e.startNs() && e.startNs() < m[H_END]) {
+                    addWork(m[H_ID], evidence);
+                    if (m[H_TWIN] != 0) {
+                        addWork(m[H_TWIN], evidence);
+                    }
+                }
+            }
+        }
         if (e.kind() == TraceEvent.Kind.RUNTIME && e.correlation() != null) {
             launch(e.startNs(), e.correlation());
         } else if (e.kind() == TraceEvent.Kind.USER_ANNOTATION && StepMarker.mayBeMarker(e.name())) {
             StepMarker m = StepMarker.parse(e.name());
             if (m != null) {
                 hostMarker(m, e);
+            } else {
+                unknown(e, "host annotation");
             }
         }
     }
@@ -93,6 +134,16 @@ final class StepTracker {
         gpuSeen(e.startNs());
         StepMarker m = StepMarker.parse(e.name());
         if (m == null) {
+            long evidence = TrainingEvidence.of(e);
+            if (evidence != 0) {
+                trainingSeen = true;
+                for (long[] g : gpu) {
+                    if (g[G_START] <= e.startNs() && e.startNs() < g[G_END]) {
+                        addWork(g[G_ID], evidence);
+                    }
+                }
+            }
+            unknown(e, "GPU annotation");
             return;
         }
         markersSeen = true;
@@ -102,6 +153,39 @@ final class StepTracker {
         }
         gpu.add(new long[] {nextId++, m.family().ordinal(), e.startNs(), e.endNs()});
         gpuTexts.add(m.text());
+    }
+
+    /** Reports a step-like annotation of no known form once per shape (bounded). */
+    private void unknown(TraceEvent e, String where) {
+        String form = StepMarker.unknownForm(e.name());
+        if (form == null || unknownForms.contains(form) || unknownForms.size() > MAX_UNKNOWN_FORMS) {
+            return;
+        }
+        String message;
+        if (unknownForms.size() == MAX_UNKNOWN_FORMS) {
+            unknownForms.add("");
+            message = "more than " + MAX_UNKNOWN_FORMS
+                    + " shapes of step-like annotations of no known form; further ones are not reported";
+        } else {
+            unknownForms.add(form);
+            message = where + " \"" + shorten(e.name()) + "\" looks like a step marker but is no form llmprof"
+                    + " knows (docs/analysis.md \"Step markers\"): it does not cut passes; shape " + form;
+        }
+        if (reports.isEmpty()) {
+            reports = new ArrayList<>(1);
+        }
+        reports.add(message);
+    }
+
+    private static String shorten(String text) {
+        return text.length() > 160 ? text.substring(0, 160) + "…" : text;
+    }
+
+    /** What the calls since the last take found to report (unknown step-marker forms), then nothing. */
+    List<String> takeReports() {
+        List<String> r = reports;
+        reports = List.of();
+        return r;
     }
 
     void hostEnded() {
@@ -169,7 +253,7 @@ final class StepTracker {
                 droppedHi = Math.max(droppedHi, dropped[H_HI]);
             }
         }
-        long[] row = {nextId++, m.family().ordinal(), 0, e.startNs(), e.endNs(), Long.MAX_VALUE, Long.MIN_VALUE};
+        long[] row = {nextId++, m.family().ordinal(), 0, e.startNs(), e.endNs(), Long.MAX_VALUE, Long.MIN_VALUE, 0};
         host.add(row);
         hostTexts.add(m.text());
         if (e.endNs() > hostWatermarkNs) {
@@ -229,9 +313,9 @@ final class StepTracker {
         }
         long result;
         if (g != null && (h == null ? w == null || g[G_FAMILY] > w[H_FAMILY] : g[G_FAMILY] >= h[H_FAMILY])) {
-            result = g[G_ID];
+            result = h != null && h[H_FAMILY] == g[G_FAMILY] ? twin(h, g[G_ID]) : g[G_ID];
         } else if (h != null) {
-            result = h[H_ID];
+            result = h[H_TWIN] != 0 ? h[H_TWIN] : h[H_ID];
         } else if (w != null) {
             result = WRAPPER;
         } else if (!launched && lastResolvedStep > 0) {
@@ -246,6 +330,41 @@ final class StepTracker {
         lastResolvedStep = Math.max(0, result);
         prune(startNs, launched ? correlation : null);
         return result;
+    }
+
+    /**
+     * The one id of a step seen as host marker {@code h} and as GPU step {@code gpuId}: whichever its events got
+     * first (the host marker's when an earlier event resolved to it), kept on the host row; their training
+     * evidence merged into it.
+     */
+    private long twin(long[] h, long gpuId) {
+        if (h[H_TWIN] != 0) {
+            return h[H_TWIN];
+        }
+        long id = lastResolvedStep == h[H_ID] ? h[H_ID] : gpuId;
+        h[H_TWIN] = id;
+        addWork(id, work.getOrDefault(h[H_ID], 0L) | work.getOrDefault(gpuId, 0L));
+        return id;
+    }
+
+    private void addWork(long id, long bits) {
+        if (bits == 0) {
+            return;
+        }
+        work.merge(id, bits, (a, b) -> a | b);
+        while (work.size() > MAX_MARKERS) {
+            work.remove(work.keySet().iterator().next());
+        }
+    }
+
+    /** {@link TrainingEvidence} bits of step {@code id} (0: none, or forgotten after {@value #MAX_MARKERS} steps). */
+    long work(long id) {
+        return work.getOrDefault(id, 0L);
+    }
+
+    /** Whether the rank showed training evidence anywhere so far. */
+    boolean trainingSeen() {
+        return trainingSeen;
     }
 
     /** Whether a host marker the host lane has not passed yet may still hold launch {@code c}. */
@@ -288,7 +407,7 @@ final class StepTracker {
         if (correlation == null) {
             return;
         }
-        while (host.size() > 1) {
+        while (host.size() > KEEP_PASSED) {
             long[] m = host.get(0);
             boolean isFinal = hostEnded || m[H_END] <= hostWatermarkNs;
             boolean passed = m[H_LO] > m[H_HI] || m[H_HI] < correlation;
@@ -350,7 +469,12 @@ final class StepTracker {
                 host,
                 hostTexts,
                 gpu,
-                gpuTexts);
+                gpuTexts,
+                unknownForms,
+                trainingSeen,
+                work.entrySet().stream()
+                        .map(e -> new long[] {e.getKey(), e.getValue()})
+                        .toList());
     }
 
     static StepTracker fromState(StepTrackerState s) {
@@ -368,7 +492,7 @@ final class StepTracker {
         t.lastResolvedStep = s.lastResolvedStep();
         t.droppedHi = s.droppedHi();
         for (long[] m : s.hostMarkers()) {
-            long[] row = m.clone();
+            long[] row = java.util.Arrays.copyOf(m, Math.max(m.length, H_WIDTH)); // rows before H_TWIN: 0
             t.host.add(row);
             if (!t.hostEnded && row[H_END] > t.hostWatermarkNs) {
                 t.open.add(row);
@@ -377,6 +501,9 @@ final class StepTracker {
         t.hostTexts.addAll(s.hostTexts());
         s.gpuSteps().forEach(g -> t.gpu.add(g.clone()));
         t.gpuTexts.addAll(s.gpuTexts());
+        t.unknownForms.addAll(s.unknownForms());
+        t.trainingSeen = s.trainingSeen();
+        s.stepWork().forEach(r -> t.work.put(r[0], r[1]));
         return t;
     }
 }

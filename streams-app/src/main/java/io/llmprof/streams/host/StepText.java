@@ -12,7 +12,8 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>NVTX: a name containing {@code _forward_step}. TRT-LLM's {@code [Executor] _forward_step {i}: {c} ctx
  *       reqs, {g} gen reqs} gives step number i and phase context (c &gt; 0), generation (c = 0, g &gt; 0) or
- *       none; {@code _forward_step {i}} alone gives the number only.
+ *       none; its older {@code [Executor] _forward_step: {c} ctx reqs, {g} gen reqs} the phase only; {@code
+ *       _forward_step {i}} alone gives the number only.
  *   <li>marker: text {@link StepMarker#parse} recognizes; prefill and mixed are context, decode is generation;
  *       {@code ProfilerStep#N} gives step number N.
  * </ul>
@@ -21,8 +22,10 @@ import java.util.regex.Pattern;
  */
 record StepText(int level, String source, Long stepNumber, String phase) {
     static final String FORWARD_STEP = "_forward_step";
-    private static final Pattern TRT = Pattern.compile(
-            "_forward_step\\s+(\\d{1,18})\\s*:\\s*(\\d{1,9})\\s+ctx\\s+reqs?\\s*,\\s*(\\d{1,9})\\s+gen\\s+reqs?");
+    // The step number is absent from TensorRT-LLM's releases before the PyExecutor counted iterations.
+    private static final Pattern TRT =
+            Pattern.compile("_forward_step(?:\\s+(\\d{1,18}))?\\s*:\\s*(\\d{1,9})\\s+ctx\\s+reqs?"
+                    + "\\s*,\\s*(\\d{1,9})\\s+gen\\s+reqs?");
     private static final Pattern NUMBER = Pattern.compile("_forward_step\\s+(\\d{1,18})");
     private static final Pattern PROFILER_STEP = Pattern.compile("ProfilerStep#(\\d{1,18})");
 
@@ -37,7 +40,7 @@ record StepText(int level, String source, Long stepNumber, String phase) {
                 return new StepText(
                         Window.LEVEL_NVTX,
                         io.llmprof.events.host.HostStep.SOURCE_NVTX,
-                        Long.parseLong(m.group(1)),
+                        m.group(1) == null ? null : Long.parseLong(m.group(1)),
                         phase);
             }
             Matcher n = NUMBER.matcher(name);

@@ -86,7 +86,13 @@ final class Window {
     }
 
     static int markerLevel(StepMarker.Family family) {
-        return 2 + family.ordinal();
+        return switch (family) {
+            case PROFILER -> 2;
+            case VLLM -> 3;
+            case SGLANG -> 4;
+                // TRT-LLM's marker is the NVTX _forward_step range (StepText reads it as such first)
+            case TRTLLM -> LEVEL_NVTX;
+        };
     }
 
     void launch(long corr, boolean kernelLaunch) {

@@ -199,6 +199,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("run", target.run);
         doc.put("traces", target.files.stream().map(Path::toString).toList());
         doc.put("window_source", target.config.windowSource());
+        doc.put("workload", target.workload());
         doc.put("sums", HostReport.sums(all));
         doc.put("steps", HostReport.profile(target.profile));
         List<Object> ranks = new ArrayList<>();

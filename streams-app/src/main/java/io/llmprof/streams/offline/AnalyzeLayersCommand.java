@@ -9,6 +9,7 @@ import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.CrossRankPass;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.view.CrossRankView;
@@ -50,7 +51,8 @@ import picocli.CommandLine.Spec;
         name = "layers",
         description = {
             "Forward passes and per-layer timing of a PyTorch-profiler (Kineto) trace, per rank.",
-            "A pass is one step marker (ProfilerStep#N, SGLang step[..], vLLM execute_..) when the trace has them,",
+            "A pass is one step marker (ProfilerStep#N, SGLang step[..], vLLM execute_.., TensorRT-LLM _forward_step)",
+            "when the trace has them,",
             "else layers x blocks-per-layer anchor kernels; layers are cut at the anchor kernel."
         },
         mixinStandardHelpOptions = true,
@@ -179,6 +181,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             Integer layers = run.numLayers();
             List<CrossRankPass> crossRank = run.crossRank.ranks().size() < 2 ? List.of() : run.crossRank.passes();
             if (format == Format.json) {
+                List<String> notices = new ArrayList<>(segmenterConfig.notices());
+                notices.addAll(run.notices);
                 json.writeDocument(
                         out,
                         input.json(),
@@ -186,12 +190,22 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                         anchor,
                         layers,
                         segmenterConfig.blocksPerLayer(),
+                        run.workload(),
+                        notices,
                         crossRank.stream().map(CrossRankView::of).toList());
             } else {
                 header.add("profile: " + segmenterConfig.profileName() + ", " + (layers == null ? "?" : layers)
                         + " layers x " + segmenterConfig.blocksPerLayer() + " block(s), anchor role "
                         + segmenterConfig.role().wire()
                         + (segmenterConfig.anchor() == null ? ", anchor auto-detected" : ""));
+                String workload = run.workload();
+                if (PassRecord.TRAINING.equals(workload)) {
+                    header.add("workload: training: " + run.trainingPasses + " of " + run.passes + " passes are"
+                            + " training steps (backward ops or an optimizer step inside); each is one whole step"
+                            + " (forward + backward + optimizer), not a forward pass, and is not split into layers");
+                } else if (workload != null) {
+                    header.add("workload: inference (no backward op or optimizer step in any pass)");
+                }
                 segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
                 run.notices.forEach(n -> header.add("notice: " + n));
                 run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
@@ -234,6 +248,12 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         LayersJsonWriter json;
         long firstEventNs = Long.MAX_VALUE;
         long gpuEvents;
+        long passes;
+        long trainingPasses;
+
+        String workload() {
+            return io.llmprof.streams.report.LayersDocument.workload(passes, trainingPasses);
+        }
 
         Run(SegmenterConfig config, String job, ProfileCatalog catalog) {
             this.config = config;
@@ -329,13 +349,23 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 return; // most events close nothing
             }
             for (ClosedPass c : emitted.passes()) {
+                passes++;
+                if (c.pass().training()) {
+                    trainingPasses++;
+                }
                 crossRank.add(c.pass());
                 text.pass(rank, c);
                 if (json != null) {
                     json.pass(rank, c);
                 }
             }
-            emitted.anomalies().forEach(text::anomaly);
+            for (Anomaly a : emitted.anomalies()) {
+                if (a.kind() == AnomalyKind.UNKNOWN_STEP_MARKER) {
+                    notices.add(a.message()); // once per shape and rank already: a header notice, in JSON too
+                } else {
+                    text.anomaly(a);
+                }
+            }
         }
 
         void finishAll() {

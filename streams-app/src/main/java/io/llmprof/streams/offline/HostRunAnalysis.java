@@ -20,6 +20,8 @@ import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.boundary.StepMarker;
+import io.llmprof.streams.boundary.TrainingEvidence;
 import io.llmprof.streams.host.HostConfig;
 import io.llmprof.streams.host.HostRollup;
 import io.llmprof.streams.host.HostTracker;
@@ -86,6 +88,11 @@ final class HostRunAnalysis {
     final Map<String, RunProfile> phaseProfiles = new LinkedHashMap<>();
     final StragglerDetector stragglers;
     final List<String> notices = new ArrayList<>();
+    private static final int MAX_UNKNOWN_FORMS = 16;
+    /** {@link TrainingEvidence} bits seen anywhere in the run. */
+    long trainingEvidence;
+
+    private final java.util.Set<String> unknownForms = new java.util.HashSet<>();
     final List<InputProblem> problems = new ArrayList<>();
     final List<ReadSummary> summaries = new ArrayList<>();
     long gpuEvents;
@@ -158,6 +165,15 @@ final class HostRunAnalysis {
         return this;
     }
 
+    /** {@code training} when the run shows backward ops or an optimizer step, else {@code inference}; null: no GPU. */
+    String workload() {
+        return gpuEvents == 0
+                ? null
+                : trainingEvidence != 0
+                        ? io.llmprof.events.PassRecord.TRAINING
+                        : io.llmprof.events.PassRecord.INFERENCE;
+    }
+
     RunProfile profile(String phase) {
         return phase == null || phase.equals(HostThresholdSet.ALL) ? profile : phaseProfiles.get(phase);
     }
@@ -213,6 +229,23 @@ final class HostRunAnalysis {
         });
     }
 
+    /**
+     * A step-like annotation of no known form makes no window: said once per shape (docs/analysis.md "Unknown step
+     * markers"), at most {@value #MAX_UNKNOWN_FORMS} shapes.
+     */
+    private void unknownStepForm(String rank, TraceEvent e) {
+        if (e.name().contains("_forward_step")) {
+            return; // an NVTX _forward_step window whatever its text says (HostTracker)
+        }
+        String form = StepMarker.unknownForm(e.name());
+        if (form == null || unknownForms.size() >= MAX_UNKNOWN_FORMS || !unknownForms.add(form)) {
+            return;
+        }
+        notices.add("rank " + rank + ": " + (e.kind() == TraceEvent.Kind.GPU_ANNOTATION ? "GPU" : "host")
+                + " annotation \"" + (e.name().length() > 160 ? e.name().substring(0, 160) + "…" : e.name())
+                + "\" looks like a step marker but is no form llmprof knows: it makes no step window; shape " + form);
+    }
+
     private final class Sink implements OrderedSink {
         @Override
         public void event(String fileRank, TraceBatch.Lane lane, long index, TraceEvent e) {
@@ -222,6 +255,12 @@ final class HostRunAnalysis {
                 gpuEvents++;
             } else {
                 hostEvents++;
+            }
+            if (e.kind() == TraceEvent.Kind.USER_ANNOTATION || e.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
+                unknownStepForm(rank, e);
+            }
+            if (lane == TraceBatch.Lane.HOST || e.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
+                trainingEvidence |= TrainingEvidence.of(e);
             }
             r.tracker.accept(lane, e, r.sink);
             if (r.segmenting && !r.tracker.wantsPasses()) {

@@ -1,5 +1,6 @@
 package io.llmprof.streams.offline;
 
+import io.llmprof.streams.boundary.TrainingEvidence;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Locale;
@@ -24,6 +25,12 @@ final class HostText {
         out.println("job " + doc.get("job") + ", run " + doc.get("run") + ", window source "
                 + doc.get("window_source") + ", " + target.gpuEvents + " GPU events, " + target.hostEvents
                 + " host events");
+        if (io.llmprof.events.PassRecord.TRAINING.equals(doc.get("workload"))) {
+            out.println("workload: training (" + TrainingEvidence.describe(target.trainingEvidence)
+                    + " in the trace): a step window is one training step (forward + backward + optimizer)");
+        } else if (doc.get("workload") != null) {
+            out.println("workload: inference (no backward op or optimizer step in the trace)");
+        }
         for (Object n : (List<?>) doc.get("notices")) {
             out.println("notice: " + n);
         }

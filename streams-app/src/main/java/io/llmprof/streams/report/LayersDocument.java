@@ -3,6 +3,7 @@ package io.llmprof.streams.report;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.view.CrossRankView;
 import io.llmprof.events.view.PassView;
 import io.llmprof.streams.boundary.ClosedPass;
@@ -14,12 +15,15 @@ import java.util.Map;
  * exactly what {@code GET /api/ranks/{rank}/passes/{index}} returns, in the trace's own µs timebase;
  * {@code cross_rank} (last) holds the cross-rank view of each aligned pass when two or more ranks were read.
  */
-@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank"})
+@JsonPropertyOrder({"profile", "anchor", "num_layers", "blocks_per_layer", "workload", "notices", "ranks", "cross_rank"
+})
 public record LayersDocument(
         @JsonProperty("profile") String profile,
         @JsonProperty("anchor") @JsonInclude(JsonInclude.Include.ALWAYS) String anchor,
         @JsonProperty("num_layers") @JsonInclude(JsonInclude.Include.ALWAYS) Integer numLayers,
         @JsonProperty("blocks_per_layer") int blocksPerLayer,
+        @JsonProperty("workload") @JsonInclude(JsonInclude.Include.NON_NULL) String workload,
+        @JsonProperty("notices") @JsonInclude(JsonInclude.Include.NON_NULL) List<String> notices,
         @JsonProperty("ranks") List<RankPasses> ranks,
         @JsonProperty("cross_rank") List<CrossRankView> crossRank) {
 
@@ -32,6 +36,7 @@ public record LayersDocument(
     }
 
     public LayersDocument {
+        notices = notices == null ? null : List.copyOf(notices);
         ranks = List.copyOf(ranks);
         crossRank = crossRank == null ? List.of() : List.copyOf(crossRank);
     }
@@ -43,17 +48,42 @@ public record LayersDocument(
             Integer numLayers,
             int blocksPerLayer,
             Map<String, List<ClosedPass>> byRank) {
+        return of(profile, anchor, numLayers, blocksPerLayer, null, null, byRank);
+    }
+
+    /**
+     * As above, with the run's {@link #workload(List) workload} and notices (null: no {@code workload} / {@code
+     * notices} key).
+     */
+    public static LayersDocument of(
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            String workload,
+            List<String> notices,
+            Map<String, List<ClosedPass>> byRank) {
         return new LayersDocument(
                 profile,
                 anchor,
                 numLayers,
                 blocksPerLayer,
+                workload,
+                notices,
                 byRank.entrySet().stream()
                         .map(e -> new RankPasses(
                                 e.getKey(),
                                 e.getValue().stream().map(LayersDocument::view).toList()))
                         .toList(),
                 List.of());
+    }
+
+    /**
+     * The run's workload from its passes' counts: {@code training} when any pass is a training step, {@code
+     * inference} when passes exist and none is, null without passes.
+     */
+    public static String workload(long passes, long trainingPasses) {
+        return passes == 0 ? null : trainingPasses > 0 ? PassRecord.TRAINING : PassRecord.INFERENCE;
     }
 
     public static PassView view(ClosedPass c) {

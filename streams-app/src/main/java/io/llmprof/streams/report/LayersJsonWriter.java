@@ -93,10 +93,31 @@ public final class LayersJsonWriter implements AutoCloseable {
             int blocksPerLayer,
             List<CrossRankView> crossRank)
             throws IOException {
+        writeDocument(out, input, profile, anchor, numLayers, blocksPerLayer, null, null, crossRank);
+    }
+
+    /**
+     * As above, with the run's {@code workload} ({@link LayersDocument#workload}) and {@code notices} (what the text
+     * output's header says with "notice:": an unknown step-marker form, ranks read twice, ...) after {@code
+     * blocks_per_layer}; null: no such key.
+     */
+    public void writeDocument(
+            Writer out,
+            Object input,
+            String profile,
+            String anchor,
+            Integer numLayers,
+            int blocksPerLayer,
+            String workload,
+            List<String> notices,
+            List<CrossRankView> crossRank)
+            throws IOException {
         var m = Json.mapper();
         out.write("{" + (input == null ? "" : "\"input\":" + m.writeValueAsString(input) + ",") + "\"profile\":"
                 + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
                 + ",\"num_layers\":" + m.writeValueAsString(numLayers) + ",\"blocks_per_layer\":" + blocksPerLayer
+                + (workload == null ? "" : ",\"workload\":" + m.writeValueAsString(workload))
+                + (notices == null ? "" : ",\"notices\":" + m.writeValueAsString(notices))
                 + ",\"ranks\":[");
         boolean firstRank = true;
         for (Map.Entry<String, Spill> e : spills.entrySet()) {

@@ -192,7 +192,7 @@ public final class TextReport {
                     ms(row.firstLayerNs()),
                     ms(p.prologue().wallNs()),
                     ms(p.epilogue().wallNs()),
-                    p.phase() == null ? "-" : p.phase(),
+                    p.phase() != null ? p.phase() : p.training() ? "train" : "-",
                     p.batchSize() == null ? "-" : p.batchSize().toString(),
                     p.complete() ? "yes" : "no",
                     p.steady() ? "yes" : "no",

@@ -421,8 +421,7 @@ class MarkerModeTest {
     }
 
     /** Feeds {@code all}, restoring the segmenter from a snapshot after {@code split} events (0: never). */
-    private static List<Emitted> run(PassSegmenter s, List<TraceEvent> all, int split, boolean binary)
-            throws IOException {
+    static List<Emitted> run(PassSegmenter s, List<TraceEvent> all, int split, boolean binary) throws IOException {
         List<Emitted> out = new ArrayList<>();
         for (int i = 0; i < all.size(); i++) {
             if (i == split && split > 0) {

@@ -41,6 +41,13 @@ class HostWindowSourcesTest {
                 "step[IDLE] | null | null",
                 "execute_32_context_0(sq0)_generation_32(sq32) | null | generation",
                 "execute_8192_context_9(a)_generation_37(b) | null | context",
+                "[Executor] _forward_step: 2 ctx reqs, 5 gen reqs | null | context",
+                "[Executor] _forward_step: 0 ctx reqs, 5 gen reqs | null | generation",
+                "execute_context_1(8192)_generation_0(0) | null | context",
+                "execute_context_0(0)_generation_32(32) | null | generation",
+                "execute_new_3_cached_0 | null | context",
+                "execute_new_0_cached_32 | null | null",
+                "step[decode bs=8] | null | generation",
             })
     void stepTextGivesNumberAndPhase(String text, Long number, String phase) {
         StepText st = StepText.parse(text);
@@ -53,7 +60,8 @@ class HostWindowSourcesTest {
     void otherAnnotationsMakeNoWindow() {
         assertThat(StepText.parse("sampler")).isNull();
         assertThat(StepText.parse("ProfilerStep#x")).isNull();
-        assertThat(StepText.parse("step[decode]")).isNull();
+        assertThat(StepText.parse("step[decode")).isNull();
+        assertThat(StepText.parse("execute_context_1(8192)_generation_0")).isNull();
     }
 
     /**

@@ -38,8 +38,24 @@ class AnalyzeLayersCommandTest {
         JsonNode doc = Json.mapper().readTree(o.out());
         assertThat(doc.fieldNames())
                 .toIterable()
-                .containsExactly("input", "profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank");
+                .containsExactly(
+                        "input",
+                        "profile",
+                        "anchor",
+                        "num_layers",
+                        "blocks_per_layer",
+                        "workload",
+                        "notices",
+                        "ranks",
+                        "cross_rank");
+        assertThat(doc.get("workload").asText())
+                .as("a decode step, no backward op")
+                .isEqualTo("inference");
         assertThat(doc.get("cross_rank")).as("one rank: no cross-rank view").isEmpty();
+        assertThat(doc.get("notices"))
+                .extracting(JsonNode::asText)
+                .as("the text header's notices")
+                .containsExactly("profile generic chosen from Qwen--Qwen3-8B_config.json");
         assertThat(doc.get("profile").asText()).isEqualTo("generic");
         assertThat(doc.get("num_layers").asInt()).isEqualTo(36);
         assertThat(doc.get("blocks_per_layer").asInt()).isEqualTo(1);
@@ -60,6 +76,7 @@ class AnalyzeLayersCommandTest {
                         "kernels",
                         "complete",
                         "steady",
+                        "workload",
                         "phase",
                         "batch_size",
                         "tokens",
@@ -102,8 +119,14 @@ class AnalyzeLayersCommandTest {
         // Byte for byte what the REST API serves for the same pass (PassView.of over the segmenter's output).
         var r = RealTracesTest.analyze(SGLANG, SegmenterConfig.resolve(QWEN3, null, null, null));
         String expected = Json.mapper()
-                .writeValueAsString(
-                        LayersDocument.of("generic", r.segmenter().anchor(), 36, 1, Map.of("0", r.passes())));
+                .writeValueAsString(LayersDocument.of(
+                        "generic",
+                        r.segmenter().anchor(),
+                        36,
+                        1,
+                        "inference",
+                        List.of("profile generic chosen from Qwen--Qwen3-8B_config.json"),
+                        Map.of("0", r.passes())));
         // everything after the input block, byte for byte
         assertThat(o.out()).startsWith("{\"input\":{\"complete\":true,").endsWith("," + expected.substring(1) + "\n");
     }

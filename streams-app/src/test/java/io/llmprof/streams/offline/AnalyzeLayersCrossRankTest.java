@@ -52,7 +52,17 @@ class AnalyzeLayersCrossRankTest {
         JsonNode doc = Json.mapper().readTree(o.out());
         assertThat(doc.fieldNames())
                 .toIterable()
-                .containsExactly("input", "profile", "anchor", "num_layers", "blocks_per_layer", "ranks", "cross_rank");
+                .containsExactly(
+                        "input",
+                        "profile",
+                        "anchor",
+                        "num_layers",
+                        "blocks_per_layer",
+                        "workload",
+                        "notices",
+                        "ranks",
+                        "cross_rank");
+        assertThat(doc.get("workload").asText()).isEqualTo("inference");
         Map<String, Map<Long, JsonNode>> byRank = new HashMap<>();
         for (JsonNode rank : doc.get("ranks")) {
             Map<Long, JsonNode> passes = new HashMap<>();

@@ -26,8 +26,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A synth trace of each marker style, read by the agent's reader into batches in the order it emits them (the
- * lanes interleaved), through the topology: one pass per step, with the phase and marker text of synth's
- * ground truth.
+ * lanes interleaved), through the topology: one pass per step, with the phase, batch, tokens and marker text of
+ * synth's ground truth (vllm_v1 has the step on both lanes: the GPU-side copy decides, the same pass).
  */
 class SynthMarkersTopologyTest {
     static final String LLAMA =
@@ -41,14 +41,15 @@ class SynthMarkersTopologyTest {
     Path dir;
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"profiler", "sglang", "vllm"})
+    @ValueSource(strings = {"profiler", "sglang", "vllm", "vllm_v1", "trtllm"})
     void everyStepIsOnePassWithTheGroundTruthsPhaseAndStep(String style) throws IOException {
         Path config = Files.writeString(dir.resolve("llama_config.json"), LLAMA);
+        StepStyle steps = StepStyle.parse(style, "prefill:1,decode:3");
         RankTruth truth = SynthTrace.write(
                         SynthSpec.builder(config)
                                 .passes(8)
                                 .batchSize(16)
-                                .steps(StepStyle.parse(style, "prefill:1,decode:3"))
+                                .steps(steps)
                                 .build(),
                         dir.resolve("rank-0.json"))
                 .rank(0);
@@ -65,6 +66,7 @@ class SynthMarkersTopologyTest {
                 assertThat(pass.step()).as("pass %d", p).isEqualTo(pt.step());
                 assertThat(pass.phase()).as("pass %d", p).isEqualTo("profiler".equals(style) ? null : pt.phase());
                 assertThat(pass.batchSize()).isEqualTo("profiler".equals(style) ? null : Integer.valueOf(16));
+                assertThat(pass.tokens()).as("pass %d", p).isEqualTo(steps.tokens(p, 16));
                 assertThat(pass.kernels()).isEqualTo(truth.kernelsPerPass());
                 assertThat(pass.complete()).isTrue();
                 assertThat(pass.layerCount()).isEqualTo(truth.layers());
