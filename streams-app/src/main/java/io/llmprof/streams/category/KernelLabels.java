@@ -7,9 +7,10 @@ import java.util.Set;
 /**
  * What a kernel is, from its canonical name, without its template details: the qualified name and the <em>kinds</em>
  * of its template arguments. A kind is the unqualified name of a type argument (its own template arguments
- * dropped; numbers, booleans, casts, {@code std::} / {@code cute::} helpers and built-in types skipped), at most two.
- * A lambda argument's kind is the function that holds it; a one-argument {@code enable_*} wrapper (FlashAttention 3's
- * {@code enable_sm90_or_later}, torch's {@code enable_3x_kernel_for_sm9x}) is looked through. Itanium-mangled names
+ * dropped; numbers, booleans, casts, {@code std::} / {@code cute::} / {@code at::detail::} helpers and built-in types
+ * skipped), at most two. A lambda argument's kind is the function that holds it, also inside a one-argument template
+ * (ATen's {@code gpu_kernel_impl<lambda>}); an {@code enable_*} wrapper (FlashAttention 3's {@code
+ * enable_sm90_or_later}, torch's {@code enable_3x_kernel_for_sm9x}) is looked through. Itanium-mangled names
  * (hipcc, ck_tile) get the same from their top-level template arguments.
  *
  * <p>So {@code cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnBwdSm90<...>>>} is {@code
@@ -143,7 +144,7 @@ public final class KernelLabels {
     }
 
     private static String kind(String arg, int depth) {
-        String a = arg.strip();
+        String a = arg.strip().replace("(anonymous namespace)::", "");
         if (a.startsWith("const ")) {
             a = a.substring(6).strip();
         }
@@ -154,15 +155,14 @@ public final class KernelLabels {
         if (Character.isDigit(c0) || c0 == '-' || c0 == '(' || a.equals("true") || a.equals("false")) {
             return null; // a value (number, bool, cast enum)
         }
-        if (a.startsWith("std::") || a.startsWith("cute::") || a.startsWith("decltype")) {
-            return null;
+        if (a.startsWith("std::")
+                || a.startsWith("cute::")
+                || a.startsWith("at::detail::")
+                || a.startsWith("decltype")) {
+            return null; // helpers: arrays, tuples, offset calculators
         }
-        int lambda = a.indexOf("::{lambda");
-        if (lambda > 0) {
-            int paren = a.indexOf('(');
-            if (paren > 0 && paren < lambda) {
-                return last(a.substring(0, paren)); // the function that holds the lambda
-            }
+        if (isLambda(a)) {
+            return holder(a);
         }
         int lt = a.indexOf('<');
         String head = (lt < 0 ? a : a.substring(0, lt)).strip();
@@ -170,32 +170,42 @@ public final class KernelLabels {
             head = head.substring(0, head.length() - 1);
         }
         if (head.isEmpty()
-                || !head.chars()
-                        .allMatch(ch -> Character.isLetterOrDigit(ch)
-                                || ch == '_'
-                                || ch == ':'
-                                || ch == ' '
-                                || ch == '('
-                                || ch == ')')) {
+                || !head.chars().allMatch(ch -> Character.isLetterOrDigit(ch) || ch == '_' || ch == ':' || ch == ' ')) {
             return null;
         }
         String name = last(head);
         if (name.isEmpty() || BUILTIN.contains(name) || head.startsWith("unsigned ") || head.startsWith("signed ")) {
             return null;
         }
-        if (lt >= 0 && name.startsWith("enable_") && depth < MAX_WRAPPER_DEPTH) {
-            int gt = a.lastIndexOf('>');
-            if (gt > lt) {
-                List<String> inner = splitTopLevel(a.substring(lt + 1, gt));
-                if (!inner.isEmpty()) {
-                    String k = kind(inner.get(0), depth + 1);
-                    if (k != null) {
-                        return k;
-                    }
+        int gt = a.lastIndexOf('>');
+        if (lt >= 0 && gt > lt && depth < MAX_WRAPPER_DEPTH) {
+            List<String> inner = splitTopLevel(a.substring(lt + 1, gt));
+            if (name.startsWith("enable_") && !inner.isEmpty()) {
+                String k = kind(inner.get(0), depth + 1); // an arch guard around the real kernel
+                if (k != null) {
+                    return k;
+                }
+            }
+            if (inner.size() == 1) {
+                String i = inner.get(0).strip().replace("(anonymous namespace)::", "");
+                if (isLambda(i)) {
+                    return holder(i); // at::native::gpu_kernel_impl<the functor's lambda>: the functor says more
                 }
             }
         }
         return name;
+    }
+
+    /** A lambda type: {@code ns::function(args)::{lambda(...)#1}...}, the function not itself a template argument. */
+    private static boolean isLambda(String a) {
+        int lambda = a.indexOf("::{lambda");
+        int paren = a.indexOf('(');
+        return lambda > 0 && paren > 0 && paren < lambda && a.lastIndexOf('<', paren) < 0;
+    }
+
+    /** The function holding a lambda type. */
+    private static String holder(String lambda) {
+        return last(lambda.substring(0, lambda.indexOf('(')));
     }
 
     private static String last(String qualified) {

@@ -47,6 +47,16 @@ class KernelLabelsTest {
                 "at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 2ul>"
                         + " > | at::native::vectorized_elementwise_kernel<CUDAFunctor_add>"
                         + " | vectorized_elementwise_kernel<CUDAFunctor_add>",
+                // a lambda in an anonymous namespace; ATen's array helper is no kind
+                "at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar("
+                        + "at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()"
+                        + "#1}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >"
+                        + " | at::native::vectorized_elementwise_kernel<launch_clamp_scalar>"
+                        + " | vectorized_elementwise_kernel<launch_clamp_scalar>",
+                // a lambda nested in another template's arguments is that template's business
+                "at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::"
+                        + "native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)"
+                        + "#1}>, unsigned int, float, 4> > | at::native::reduce_kernel<ReduceOp> | reduce_kernel<ReduceOp>",
                 // numbers, flags, casts and built-in types are no kinds: the display name stays
                 "(anonymous namespace)::store_kvcache<2048l, 4, false, long> | (anonymous namespace)::store_kvcache"
                         + " | store_kvcache<…>",
