@@ -103,20 +103,37 @@ def family(kind, name):
                 n = n[:i]
                 break
     if "<" in n:
-        n = n[:n.index("<")] + "<…>" + n[n.rindex(">") + 1:]
+        n = n[:n.index("<")] + "<" + kinds(n[n.index("<") + 1:n.rindex(">")]) + ">" + n[n.rindex(">") + 1:]
     return n.split("::")[-1]
+
+
+BUILTIN = {"void", "bool", "char", "short", "int", "long", "float", "double", "unsigned", "signed", "half"}
+
+
+def kinds(args):
+    """docs/analysis.md "Kernel families": the kinds of the template arguments (type names without namespace or
+    arguments; numbers, flags and built-in types left out), at most two; "…" when there is none."""
+    out = []
+    for a in args.split(","):  # the names used here have no nested argument lists
+        a = a.strip()
+        if not a or a[0].isdigit() or a in ("true", "false") or a in BUILTIN:
+            continue
+        k = a.split("<")[0].split("::")[-1]
+        if k not in out:
+            out.append(k)
+    return ", ".join(out[:2]) or "…"
 
 
 def families(events, top=16):
     """Per family: count, sum, max, first kernel's category; by sum (ties: name), top 16 (never more here)."""
-    acc = {}
+    acc = {}  # keyed by (label, category): docs/analysis.md "Kernel families"
     for kind, name, _off, dur, cat in events:
-        f = acc.setdefault(family(kind, name), {"family": family(kind, name), "category": cat, "count": 0,
-                                                "sumNs": 0, "maxNs": 0})
+        f = acc.setdefault((family(kind, name), cat), {"family": family(kind, name), "category": cat, "count": 0,
+                                                       "sumNs": 0, "maxNs": 0})
         f["count"] += 1
         f["sumNs"] += dur
         f["maxNs"] = max(f["maxNs"], dur)
-    out = sorted(acc.values(), key=lambda f: (-f["sumNs"], f["family"]))
+    out = sorted(acc.values(), key=lambda f: (-f["sumNs"], f["family"], f["category"]))
     assert len(out) <= top
     return out
 

@@ -10,7 +10,7 @@ export const METRICS = [
   ['host_prep_perf_impact', 'M3b host prep impact', 'm3b'],
   ['host_prep_idle_attribution', 'M3c idle from host prep', 'm3c'],
   ['gpu_utilization', 'M4 GPU utilization', 'm4'],
-  ['nccl_ratio', 'M5 NCCL share', 'm5'],
+  ['nccl_ratio', 'M5 communication share', 'm5'],
   ['graph_coverage', 'graph coverage', null],
 ];
 const POINTS = 300;

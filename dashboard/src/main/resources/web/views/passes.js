@@ -408,7 +408,7 @@ function clustersPanel(clusters, ctx) {
         { key: 'avg_wall_us', label: 'avg wall µs', cls: 'num', fmt: (v) => fmt(v) },
         { key: 'avg_sum_us', label: 'avg kernel µs', cls: 'num', fmt: (v) => fmt(v) },
         { key: 'gemm_pct', label: 'gemm %', cls: 'num', fmt: (v) => fmt(v) },
-        { key: 'nccl_pct', label: 'nccl %', cls: 'num', fmt: (v) => fmt(v) },
+        { key: 'comm_pct', label: 'comm %', cls: 'num', fmt: (v) => fmt(v) },
         { key: 'moe_pct', label: 'moe %', cls: 'num', fmt: (v) => fmt(v) },
       ],
       cl,

@@ -125,7 +125,7 @@ class ClusterControllerTest {
         assertThat(moe.get("avg_wall_us").decimalValue()).isEqualByComparingTo("550.000");
         assertThat(moe.get("avg_sum_us").decimalValue()).isEqualByComparingTo("100.000");
         assertThat(moe.get("moe_pct").decimalValue()).isEqualByComparingTo("75.00");
-        assertThat(moe.get("nccl_pct").decimalValue()).isEqualByComparingTo("25.00");
+        assertThat(moe.get("comm_pct").decimalValue()).isEqualByComparingTo("25.00");
         assertThat(clusters.get(0).get("gemm_pct").decimalValue()).isEqualByComparingTo("50.00");
         assertThat(clusters.get(0).get("shares_pct").get("mla").decimalValue()).isEqualByComparingTo("50.00");
     }

@@ -1,5 +1,6 @@
 package io.llmprof.events.cluster;
 
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -15,6 +16,12 @@ import java.util.TreeMap;
  */
 public record ClusterRow(
         String cluster, int count, long avgWallNs, long avgSumNs, long sumNs, Map<String, Double> shares) {
+    /**
+     * The built-in communication categories: all-reduces, other collectives and point-to-point, expert-parallel
+     * dispatch/combine (profiles.json {@code communication_categories}).
+     */
+    public static final List<String> COMMUNICATION = List.of("allreduce", "collective", "ep_comm");
+
     public ClusterRow {
         shares = shares == null ? Map.of() : new TreeMap<>(shares);
     }
@@ -34,9 +41,9 @@ public record ClusterRow(
         return share("gemm_fp8") + share("gemm_bf16");
     }
 
-    /** NCCL% column: category {@code allreduce} (NCCL and custom all-reduce kernels). */
-    public double ncclPct() {
-        return share("allreduce");
+    /** Comm% column: every communication category ({@link #COMMUNICATION}). */
+    public double commPct() {
+        return COMMUNICATION.stream().mapToDouble(this::share).sum();
     }
 
     /** MHC% column: every category starting with {@code mhc} (mhc_pre, mhc_post, mhc). */

@@ -15,8 +15,9 @@ import java.util.Objects;
  * with count and duration deltas (B - A), the largest |duration delta| first. Shared by `analyze kernels
  * --compare-layer` and the dashboard's compare endpoint, so both say the same thing.
  *
- * <p>Families are matched by name. A {@link KernelFamily#OTHER} row (the rest beyond a bounded top list) is
- * matched like any family: it sums different kernels on each side, so its delta is only indicative.
+ * <p>Families are matched by name and category (one label launched for different purposes is two families). A
+ * {@link KernelFamily#OTHER} row (the rest beyond a bounded top list) is matched by name alone: it sums different
+ * kernels on each side (its category may be {@code mixed} on one side), so its delta is only indicative.
  */
 public final class LayerCompare {
     private LayerCompare() {}
@@ -60,21 +61,21 @@ public final class LayerCompare {
     }
 
     public static Result compare(List<KernelFamily> a, List<KernelFamily> b) {
-        Map<String, KernelFamily> inA = index(a);
-        Map<String, KernelFamily> inB = index(b);
+        Map<List<String>, KernelFamily> inA = index(a);
+        Map<List<String>, KernelFamily> inB = index(b);
         List<KernelFamily> onlyA = new ArrayList<>();
         List<Common> common = new ArrayList<>();
-        inA.forEach((name, fa) -> {
-            KernelFamily fb = inB.get(name);
+        inA.forEach((key, fa) -> {
+            KernelFamily fb = inB.get(key);
             if (fb == null) {
                 onlyA.add(fa);
             } else {
-                common.add(new Common(name, fa.category(), fa.count(), fb.count(), fa.sumNs(), fb.sumNs()));
+                common.add(new Common(fa.family(), fa.category(), fa.count(), fb.count(), fa.sumNs(), fb.sumNs()));
             }
         });
         List<KernelFamily> onlyB = new ArrayList<>();
-        inB.forEach((name, fb) -> {
-            if (!inA.containsKey(name)) {
+        inB.forEach((key, fb) -> {
+            if (!inA.containsKey(key)) {
                 onlyB.add(fb);
             }
         });
@@ -82,18 +83,21 @@ public final class LayerCompare {
         onlyB.sort(FamilyAccumulator.RANKING);
         common.sort(Comparator.comparingLong((Common c) -> Math.abs(c.deltaNs()))
                 .reversed()
-                .thenComparing(Common::family));
+                .thenComparing(Common::family)
+                .thenComparing(c -> String.valueOf(c.category())));
         long sumA = a.stream().mapToLong(KernelFamily::sumNs).sum();
         long sumB = b.stream().mapToLong(KernelFamily::sumNs).sum();
         return new Result(onlyA, onlyB, common, sumA, sumB);
     }
 
-    /** Families by name; a name listed twice (never from llmprof itself) is summed. */
-    private static Map<String, KernelFamily> index(List<KernelFamily> families) {
-        Map<String, KernelFamily> m = new LinkedHashMap<>();
+    /** Families by (name, category), {@link KernelFamily#OTHER} by name; a key listed twice is summed. */
+    private static Map<List<String>, KernelFamily> index(List<KernelFamily> families) {
+        Map<List<String>, KernelFamily> m = new LinkedHashMap<>();
         for (KernelFamily f : families) {
             m.merge(
-                    f.family(),
+                    KernelFamily.OTHER.equals(f.family())
+                            ? List.of(f.family())
+                            : List.of(f.family(), String.valueOf(f.category())),
                     f,
                     (x, y) -> new KernelFamily(
                             x.family(),

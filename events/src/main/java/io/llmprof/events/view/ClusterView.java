@@ -22,7 +22,7 @@ import java.util.Map;
     "mla_pct",
     "moe_pct",
     "gemm_pct",
-    "nccl_pct",
+    "comm_pct",
     "mhc_pct",
     "hadamard_pct",
     "shares_pct"
@@ -35,7 +35,7 @@ public record ClusterView(
         @JsonProperty("mla_pct") BigDecimal mlaPct,
         @JsonProperty("moe_pct") BigDecimal moePct,
         @JsonProperty("gemm_pct") BigDecimal gemmPct,
-        @JsonProperty("nccl_pct") BigDecimal ncclPct,
+        @JsonProperty("comm_pct") BigDecimal commPct,
         @JsonProperty("mhc_pct") BigDecimal mhcPct,
         @JsonProperty("hadamard_pct") BigDecimal hadamardPct,
         @JsonProperty("shares_pct") Map<String, BigDecimal> sharesPct) {
@@ -51,7 +51,7 @@ public record ClusterView(
                 pct(r.mlaPct()),
                 pct(r.moePct()),
                 pct(r.gemmPct()),
-                pct(r.ncclPct()),
+                pct(r.commPct()),
                 pct(r.mhcPct()),
                 pct(r.hadamardPct()),
                 shares);

@@ -40,7 +40,7 @@ class ClusterStatsTest {
         assertThat(c4.mlaPct()).isCloseTo(60.0, within(1e-9));
         assertThat(c4.moePct()).isCloseTo(20.0, within(1e-9));
         assertThat(c4.hadamardPct()).isCloseTo(10.0, within(1e-9));
-        assertThat(c4.ncclPct()).isCloseTo(10.0, within(1e-9));
+        assertThat(c4.commPct()).isCloseTo(10.0, within(1e-9));
         assertThat(rows.get(1).mhcPct()).isCloseTo(50.0, within(1e-9));
         assertThat(rows.get(3).gemmPct()).isCloseTo(50.0, within(1e-9));
         assertThat(rows.get(0).gemmPct()).isCloseTo(60.0, within(1e-9));

@@ -59,18 +59,44 @@ class LayerCompareTest {
     }
 
     @Test
-    void accumulatorReducesKernelsToRankedFamilies() {
+    void accumulatorReducesKernelsToRankedFamiliesKeyedByLabelAndCategory() {
         List<KernelFamily> fams = new FamilyAccumulator()
                 .add("b", "gemm", 5)
                 .add("a", "rope", 7)
-                .add("b", "quant", 4)
+                .add("b", "moe", 4)
                 .add("c", "other", 9)
+                .add("b", "gemm", 4)
                 .ranked();
+        // one launcher label launched for two purposes (gemm, moe) stays two families; by sum, ties by name
         assertThat(fams)
-                .containsExactly( // by sum, ties by name; category of the first kernel
+                .containsExactly(
                         new KernelFamily("b", "gemm", 2, 9, 5),
                         new KernelFamily("c", "other", 1, 9, 9),
-                        new KernelFamily("a", "rope", 1, 7, 7));
+                        new KernelFamily("a", "rope", 1, 7, 7),
+                        new KernelFamily("b", "moe", 1, 4, 4));
+    }
+
+    /**
+     * The issue-17 case: {@code device_kernel<...>} ran a grouped GEMM (moe) and FlashAttention backward (attention)
+     * under one label; merged, the compare diffed a family that mixed both. Keyed by category they compare apart.
+     */
+    @Test
+    void familiesOfOneLabelButDifferentCategoriesAreComparedApart() {
+        LayerCompare.Result r = LayerCompare.compare(
+                List.of(f("device_kernel<…>", "moe", 1, 300), f("device_kernel<…>", "attention", 1, 100)),
+                List.of(f("device_kernel<…>", "moe", 1, 310), f("device_kernel<…>", "attention", 1, 50)));
+        assertThat(r.onlyA()).isEmpty();
+        assertThat(r.onlyB()).isEmpty();
+        assertThat(r.common())
+                .extracting(LayerCompare.Common::category, LayerCompare.Common::deltaNs)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("attention", -50L),
+                        org.assertj.core.groups.Tuple.tuple("moe", 10L));
+        // an "other" row is matched by name whatever its category on each side
+        LayerCompare.Result o = LayerCompare.compare(
+                List.of(f(KernelFamily.OTHER, "mixed", 3, 30)), List.of(f(KernelFamily.OTHER, "gemm", 2, 20)));
+        assertThat(o.common()).singleElement().satisfies(c -> assertThat(c.deltaNs())
+                .isEqualTo(-10));
     }
 
     @Test

@@ -66,11 +66,12 @@ final class FamilyTable {
     }
 
     /**
-     * The families of a layer's rows by total duration, longest first (ties: name order): the first {@code top},
-     * then one {@link KernelFamily#OTHER} row summing the rest. A family's category is its first row's.
+     * The families of a layer's rows by total duration, longest first (ties: name, then category order): the first
+     * {@code top}, then one {@link KernelFamily#OTHER} row summing the rest. A family is a (label, category) pair:
+     * kernels of one label that their launch ops put in different categories are different families.
      */
     static List<KernelFamily> top(List<long[]> rows, List<String> familyNames, List<String> categoryNames, int top) {
-        Map<String, long[]> acc = new LinkedHashMap<>(); // family -> {count, sum, max, categoryIndex}
+        Map<Long, long[]> acc = new LinkedHashMap<>(); // (family, category) -> {count, sum, max, category, family}
         long[] overflow = null; // rows whose family did not fit the table: part of the OTHER row
         for (long[] r : rows) {
             String family = familyNames.get((int) r[Rows.FAMILY]);
@@ -82,14 +83,19 @@ final class FamilyTable {
                 overflow[3] = overflow[3] == r[Rows.CATEGORY] ? overflow[3] : -1;
                 continue;
             }
-            long[] a = acc.computeIfAbsent(family, f -> new long[] {0, 0, 0, r[Rows.CATEGORY]});
+            long[] a = acc.computeIfAbsent((r[Rows.FAMILY] << 32) | r[Rows.CATEGORY], k ->
+                    new long[] {0, 0, 0, r[Rows.CATEGORY], r[Rows.FAMILY]});
             a[0]++;
             a[1] += r[Rows.DUR];
             a[2] = Math.max(a[2], r[Rows.DUR]);
         }
         List<KernelFamily> all = new ArrayList<>(acc.size());
-        acc.forEach((f, a) -> all.add(new KernelFamily(f, categoryNames.get((int) a[3]), (int) a[0], a[1], a[2])));
-        all.sort(Comparator.comparingLong(KernelFamily::sumNs).reversed().thenComparing(KernelFamily::family));
+        acc.forEach((k, a) -> all.add(
+                new KernelFamily(familyNames.get((int) a[4]), categoryNames.get((int) a[3]), (int) a[0], a[1], a[2])));
+        all.sort(Comparator.comparingLong(KernelFamily::sumNs)
+                .reversed()
+                .thenComparing(KernelFamily::family)
+                .thenComparing(KernelFamily::category));
         if (all.size() <= top && overflow == null) {
             return all;
         }

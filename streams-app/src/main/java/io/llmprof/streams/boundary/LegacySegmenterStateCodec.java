@@ -131,7 +131,8 @@ final class LegacySegmenterStateCodec {
                     recentComplete,
                     pendingNotes,
                     families,
-                    steps);
+                    steps,
+                    null);
         } catch (ArrayIndexOutOfBoundsException | ArithmeticException e) {
             throw new IllegalArgumentException("truncated or corrupt segmenter state (" + bytes.length + " bytes)", e);
         }

@@ -117,7 +117,7 @@ final class PassAssembler {
             }
             Stats s = Stats.of(layerRows, categoryNames);
             List<KernelFamily> families = FamilyTable.top(layerRows, familyNames, categoryNames, config.topFamilies());
-            spans.add(LayerSpan.of(layerRows));
+            spans.add(LayerSpan.of(layerRows, categoryNames));
             layers.add(layerRecord(h, config, l, s, families, halves(config, blocks, l, k)));
         }
         Stats all = Stats.of(rows, categoryNames);

@@ -6,7 +6,9 @@ import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.category.Categorizer;
 import io.llmprof.streams.category.DisplayNames;
+import io.llmprof.streams.category.KernelLabels;
 import io.llmprof.streams.category.KernelNames;
+import io.llmprof.streams.category.LaunchContext;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -82,7 +84,7 @@ public final class PassSegmenter {
         }
     };
 
-    /** {categoryIndex, flags, familyIndex} per canonical kernel name: regexes per kernel otherwise. Depends on the anchor. */
+    /** {flags, familyIndex} per canonical kernel name: regexes per kernel otherwise. Depends on the anchor. */
     private final Map<String, long[]> kernelColumns = new HashMap<>();
 
     private String anchor;
@@ -107,6 +109,9 @@ public final class PassSegmenter {
     private final List<String> pendingNotes = new ArrayList<>();
 
     private StepTracker tracker = new StepTracker();
+    /** Kernel categories from what launched them: fed the host lane, asked when a kernel is delivered. */
+    private LaunchContext launches;
+
     private long traceStartNs = Long.MAX_VALUE;
     private final List<String> pendingNames = new ArrayList<>();
     private final Map<String, Integer> pendingIds = new HashMap<>();
@@ -127,7 +132,8 @@ public final class PassSegmenter {
         this.job = job;
         this.run = run;
         this.rank = rank;
-        this.categorizer = new Categorizer(config.categories(), config.allreducePattern());
+        this.categorizer = config.categorizer();
+        this.launches = new LaunchContext(categorizer);
         this.displayNames = new DisplayNames(config.displayNames());
         setAnchor(config.anchor());
         this.numLayers = config.numLayers();
@@ -151,6 +157,7 @@ public final class PassSegmenter {
             if (event.kind() == TraceEvent.Kind.GPU_ANNOTATION) {
                 tracker.gpuAnnotation(event);
             } else {
+                launches.host(event);
                 tracker.host(event);
             }
             List<String> unknown = tracker.takeReports();
@@ -233,6 +240,15 @@ public final class PassSegmenter {
             // anyway): a GPU-only trace, or a second device's rank, gets no host lane at all.
             boolean full = pending.size() > config.maxPassKernels()
                     || (!tracker.hostSeen() && pending.size() > config.warmupKernels());
+            if (!force
+                    && !full
+                    && p[P_HAS_CORR] != 0
+                    && p[P_KIND] == TraceEvent.Kind.KERNEL.ordinal()
+                    && tracker.hostSeen()
+                    && !tracker.hostEndedSeen()
+                    && launches.mayStillLaunch(p[P_CORR], p[P_START])) {
+                break; // its launch (what decides its category) may still come
+            }
             long res = tracker.resolve(p[P_START], p[P_HAS_CORR] != 0 ? p[P_CORR] : null, force || full);
             if (res == StepTracker.WAIT) {
                 break;
@@ -253,12 +269,24 @@ public final class PassSegmenter {
         String canonical = pendingNames.get((int) p[P_NAME]);
         TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) p[P_KIND]];
         String text = res > 0 ? stepText(res) : null;
+        // Decided now, in delivery order: the launch is known (the host lane has passed it) and what the run's
+        // eager kernels taught so far is what a live run would know here.
+        int category = categoryId(
+                kind == TraceEvent.Kind.KERNEL
+                        ? launches.categorize(
+                                canonical,
+                                categorizer.categoryOf(canonical),
+                                categorizer.nameRuleOverContext(canonical),
+                                p[P_HAS_CORR] != 0 ? p[P_CORR] : null,
+                                p[P_START],
+                                p[P_DUR])
+                        : categorizer.categoryOf(kind, canonical));
         if (detecting) {
             int id = warmupIds.computeIfAbsent(canonical, n -> {
                 warmupNames.add(n);
                 return warmupNames.size() - 1;
             });
-            warmup.add(new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res});
+            warmup.add(new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res, category});
             if (res > 0) {
                 warmupSteps.putIfAbsent(res, text);
             }
@@ -266,7 +294,7 @@ public final class PassSegmenter {
                 finishWarmup(out, false);
             }
         } else {
-            place(row(kind, canonical, p[P_START], p[P_DUR], p[P_GAP]), res, text, out);
+            place(row(kind, canonical, p[P_START], p[P_DUR], p[P_GAP], category), res, text, out);
         }
     }
 
@@ -460,7 +488,8 @@ public final class PassSegmenter {
                 recentComplete,
                 pendingNotes,
                 families.names(),
-                stepState());
+                stepState(),
+                launches.state());
     }
 
     private StepState stepState() {
@@ -533,6 +562,7 @@ public final class PassSegmenter {
         }
         p.awaitingHost = st.awaitingHost();
         p.closedSteps.addAll(st.closedSteps());
+        p.launches = LaunchContext.fromState(p.categorizer, s.launchContext());
         return p;
     }
 
@@ -555,6 +585,11 @@ public final class PassSegmenter {
         return config;
     }
 
+    /** Where the rank's kernel categories came from so far (launch context, learned names, name rules). */
+    public LaunchContext launchContext() {
+        return launches;
+    }
+
     // ---------------------------------------------------------------- counting
 
     /** B; 0 while no layer count is known (a training rank does not detect one). */
@@ -562,10 +597,10 @@ public final class PassSegmenter {
         return numLayers == null ? 0 : numLayers * config.blocksPerLayer();
     }
 
-    private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap) {
+    /** A compact row; {@code category} is an index into {@link #categories}. */
+    private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap, int category) {
         if (kind != TraceEvent.Kind.KERNEL) {
-            String category = categorizer.categoryOf(kind, canonical);
-            return new long[] {start, dur, gap, categoryId(category), 0, families.id(category)};
+            return new long[] {start, dur, gap, category, 0, families.id(categories.get(category))};
         }
         long[] columns = kernelColumns.get(canonical);
         if (columns == null) {
@@ -576,17 +611,16 @@ public final class PassSegmenter {
             if (categorizer.isAllReduce(canonical)) {
                 flags |= Rows.ALLREDUCE;
             }
+            // Families are keyed by (label, category): the label keeps the template kinds, the category the launch op.
             columns = new long[] {
-                categoryId(categorizer.categoryOf(kind, canonical)),
-                flags,
-                families.id(displayNames.simplify(canonical))
+                flags, families.id(KernelLabels.familyLabel(displayNames.simplify(canonical), canonical))
             };
             if (kernelColumns.size() >= NAME_CACHE) {
                 kernelColumns.clear();
             }
             kernelColumns.put(canonical, columns);
         }
-        return new long[] {start, dur, gap, columns[0], columns[1], columns[2]};
+        return new long[] {start, dur, gap, category, columns[0], columns[1]};
     }
 
     private int categoryId(String category) {
@@ -1051,7 +1085,11 @@ public final class PassSegmenter {
         for (long[] w : buffered) {
             TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) w[Rows.W_KIND]];
             long res = w.length > Rows.W_STEP ? w[Rows.W_STEP] : StepTracker.ANCHOR;
-            long[] row = row(kind, names.get((int) w[Rows.W_NAME]), w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP]);
+            String canonical = names.get((int) w[Rows.W_NAME]);
+            int category = w.length > Rows.W_CATEGORY
+                    ? (int) w[Rows.W_CATEGORY]
+                    : categoryId(categorizer.categoryOf(kind, canonical)); // a row stored before launch contexts
+            long[] row = row(kind, canonical, w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP], category);
             place(row, res, res > 0 ? steps.getOrDefault(res, "step " + res) : null, out);
         }
     }

@@ -28,6 +28,8 @@ final class Rows {
     static final int W_GAP = 4;
     /** How the step tracker resolved the event: a marker id (> 0) or a {@link StepTracker} code. */
     static final int W_STEP = 5;
+    /** Category decided when the event was delivered (an index into the segmenter's categories). */
+    static final int W_CATEGORY = 6;
 
     private Rows() {}
 

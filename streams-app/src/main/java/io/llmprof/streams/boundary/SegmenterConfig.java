@@ -1,6 +1,7 @@
 package io.llmprof.streams.boundary;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.llmprof.streams.category.Categorizer;
 import io.llmprof.streams.category.CategoryRule;
 import io.llmprof.streams.category.DisplayNames;
 import io.llmprof.streams.profile.AnchorRole;
@@ -34,6 +35,8 @@ import java.util.regex.PatternSyntaxException;
  * @param compressRatios config.json compress_ratios truncated to numLayers (the c_r column); empty without
  * @param displayNames ordered display-name rules: a kernel's family is its simplified name; null = the built-in ones
  * @param topFamilies kernel families listed per layer before one "other" row (0 = the default, 16)
+ * @param launchContextCategories ordered rules on launch-context op names; null = the built-in ones
+ * @param communicationCategories the categories that are communication; null = the built-in ones
  */
 public record SegmenterConfig(
         @JsonProperty("profile") String profileName,
@@ -54,7 +57,9 @@ public record SegmenterConfig(
         @JsonProperty("notices") List<String> notices,
         @JsonProperty("compress_ratios") List<Integer> compressRatios,
         @JsonProperty("display_names") List<DisplayNames.Rule> displayNames,
-        @JsonProperty("top_families") int topFamilies) {
+        @JsonProperty("top_families") int topFamilies,
+        @JsonProperty("launch_context_categories") List<CategoryRule> launchContextCategories,
+        @JsonProperty("communication_categories") List<String> communicationCategories) {
 
     public static final double DEFAULT_RESYNC_FACTOR = 20.0;
     public static final long DEFAULT_RESYNC_FLOOR_NS = 100_000;
@@ -82,6 +87,12 @@ public record SegmenterConfig(
         displayNames =
                 displayNames == null ? ProfileCatalog.builtIn().displayNames().rules() : List.copyOf(displayNames);
         topFamilies = topFamilies == 0 ? DEFAULT_TOP_FAMILIES : topFamilies;
+        launchContextCategories = launchContextCategories == null
+                ? ProfileCatalog.builtIn().launchContextCategories()
+                : List.copyOf(launchContextCategories);
+        communicationCategories = communicationCategories == null
+                ? ProfileCatalog.builtIn().communicationCategories()
+                : List.copyOf(communicationCategories);
         if (topFamilies < 1) {
             throw new IllegalArgumentException("top families must be >= 1, not " + topFamilies);
         }
@@ -166,7 +177,14 @@ public record SegmenterConfig(
                 notices,
                 ratios,
                 catalog.displayNames().rules(),
-                DEFAULT_TOP_FAMILIES);
+                DEFAULT_TOP_FAMILIES,
+                catalog.launchContextCategories(),
+                catalog.communicationCategories());
+    }
+
+    /** The categorizer of these rules (name rules, launch-context rules, communication categories). */
+    public Categorizer categorizer() {
+        return new Categorizer(categories, allreducePattern, launchContextCategories, communicationCategories);
     }
 
     /** Type of layer {@code layer} of a pass with {@code n} layers. */
@@ -257,7 +275,9 @@ public record SegmenterConfig(
                     from.notices,
                     from.compressRatios,
                     from.displayNames,
-                    topFamilies);
+                    topFamilies,
+                    from.launchContextCategories,
+                    from.communicationCategories);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.llmprof.streams.boundary;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.llmprof.streams.category.LaunchContextState;
 import java.util.List;
 
 /**
@@ -15,7 +16,7 @@ import java.util.List;
  * @param maxEndNs max end of all GPU events seen (idle gaps are measured from it)
  * @param lastStartNs start of the latest event (order check)
  * @param warmupNames canonical names referenced by warmup rows
- * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs, step}
+ * @param warmup warm-up rows {nameIndex, kindOrdinal, startNs, durNs, gapBeforeNs, step, categoryIndex}
  * @param categories category names referenced by open rows
  * @param open open pass rows {startNs, durNs, gapBeforeNs, categoryIndex, flags, familyIndex}
  * @param hasPredecessor whether the open pass follows a pass closed at a next_pass cut
@@ -24,6 +25,7 @@ import java.util.List;
  * @param pendingNotes notes for the next pass emitted
  * @param families kernel-family names referenced by open rows' family column (bounded, see FamilyTable)
  * @param steps step-marker state (null: none seen, as in a version-1 store value)
+ * @param launchContext launch-context state for kernel categories (null: none, as in a store value written before)
  */
 public record SegmenterState(
         @JsonProperty("job") String job,
@@ -45,7 +47,8 @@ public record SegmenterState(
         @JsonProperty("recent_complete") List<long[]> recentComplete,
         @JsonProperty("pending_notes") List<String> pendingNotes,
         @JsonProperty("families") List<String> families,
-        @JsonProperty("steps") StepState steps) {
+        @JsonProperty("steps") StepState steps,
+        @JsonProperty("launch_context") LaunchContextState launchContext) {
 
     public SegmenterState {
         warmupNames = warmupNames == null ? List.of() : List.copyOf(warmupNames);
@@ -57,6 +60,7 @@ public record SegmenterState(
         pendingNotes = pendingNotes == null ? List.of() : List.copyOf(pendingNotes);
         families = families == null ? List.of() : List.copyOf(families);
         steps = steps == null ? StepState.EMPTY : steps;
+        launchContext = launchContext == null ? LaunchContextState.EMPTY : launchContext;
     }
 
     private static List<long[]> copyRows(List<long[]> rows) {

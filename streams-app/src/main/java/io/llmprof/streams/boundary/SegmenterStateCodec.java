@@ -2,6 +2,8 @@ package io.llmprof.streams.boundary;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.ProtocolStringList;
+import io.llmprof.streams.category.LaunchContextState;
+import io.llmprof.streams.state.proto.LaunchContextProto;
 import io.llmprof.streams.state.proto.LongRows;
 import io.llmprof.streams.state.proto.SegmenterStateProto;
 import io.llmprof.streams.state.proto.StepStateProto;
@@ -40,7 +42,8 @@ public final class SegmenterStateCodec {
                 .setRecentComplete(rows(s.recentComplete(), LongRows.newBuilder(), -1))
                 .addAllPendingNotes(s.pendingNotes())
                 .addAllFamilies(s.families())
-                .setSteps(steps(s.steps()));
+                .setSteps(steps(s.steps()))
+                .setLaunchContext(launchContext(s.launchContext()));
         if (s.job() != null) {
             b.setJob(s.job());
         }
@@ -60,6 +63,37 @@ public final class SegmenterStateCodec {
             b.addGapMedians(m);
         }
         return b.build().toByteArray();
+    }
+
+    private static LaunchContextProto launchContext(LaunchContextState c) {
+        return LaunchContextProto.newBuilder()
+                .addAllCategories(c.categories())
+                .setFrames(rows(c.frames(), LongRows.newBuilder(), 1))
+                .setLaunches(rows(c.launches(), LongRows.newBuilder(), 0))
+                .setRecentOps(rows(c.recentOps(), LongRows.newBuilder(), 0))
+                .setLearned(rows(c.learned(), LongRows.newBuilder(), -1))
+                .setMaxDelivered(c.maxDelivered())
+                .setHostWatermarkNs(c.hostWatermarkNs())
+                .setLatestKernelStartNs(c.latestKernelStartNs())
+                .setLost(c.lost())
+                .addAllTallies(c.tallies())
+                .setByCategory(rows(c.byCategory(), LongRows.newBuilder(), -1))
+                .build();
+    }
+
+    private static LaunchContextState launchContext(LaunchContextProto p) {
+        return new LaunchContextState(
+                strings(p.getCategoriesList()),
+                rows(p.getFrames(), 1),
+                rows(p.getLaunches(), 0),
+                rows(p.getRecentOps(), 0),
+                rows(p.getLearned(), -1),
+                p.getMaxDelivered(),
+                p.hasLatestKernelStartNs() ? p.getLatestKernelStartNs() : Long.MIN_VALUE,
+                p.hasHostWatermarkNs() ? p.getHostWatermarkNs() : Long.MIN_VALUE,
+                p.getLost(),
+                p.getTalliesList(),
+                rows(p.getByCategory(), -1));
     }
 
     private static StepStateProto steps(StepState st) {
@@ -145,7 +179,8 @@ public final class SegmenterStateCodec {
                     rows(p.getRecentComplete(), -1),
                     strings(p.getPendingNotesList()),
                     strings(p.getFamiliesList()),
-                    steps(p.getSteps()));
+                    steps(p.getSteps()),
+                    p.hasLaunchContext() ? launchContext(p.getLaunchContext()) : LaunchContextState.EMPTY);
         } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
             throw new IllegalArgumentException("inconsistent segmenter state: " + e.getMessage(), e);
         }

@@ -1,5 +1,6 @@
 package io.llmprof.streams.category;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -7,9 +8,14 @@ import java.util.regex.PatternSyntaxException;
 
 /**
  * One ordered category rule: kernels whose canonical name matches {@code pattern} (regex, found anywhere)
- * belong to {@code category}. Case-insensitive unless the pattern says otherwise with {@code (?-i)}.
+ * belong to {@code category}. Case-insensitive unless the pattern says otherwise with {@code (?-i)}. A name rule
+ * decides only where a kernel's launch context says nothing, unless it is marked {@code over_context} (a profile
+ * author's category that must win over what launched the kernel, e.g. split-K reductions inside {@code aten::mm}).
  */
-public record CategoryRule(@JsonProperty("category") String category, @JsonProperty("pattern") String pattern) {
+public record CategoryRule(
+        @JsonProperty("category") String category,
+        @JsonProperty("pattern") String pattern,
+        @JsonProperty("over_context") @JsonInclude(JsonInclude.Include.NON_DEFAULT) boolean overContext) {
     public CategoryRule {
         Objects.requireNonNull(category, "category");
         Objects.requireNonNull(pattern, "pattern");
@@ -22,6 +28,10 @@ public record CategoryRule(@JsonProperty("category") String category, @JsonPrope
             throw new IllegalArgumentException(
                     "category " + category + ": bad pattern " + pattern + ": " + e.getDescription(), e);
         }
+    }
+
+    public CategoryRule(String category, String pattern) {
+        this(category, pattern, false);
     }
 
     Pattern compile() {

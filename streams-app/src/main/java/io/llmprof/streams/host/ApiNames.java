@@ -28,9 +28,9 @@ import java.util.Set;
  *       a GPU operation carries.
  * </ul>
  */
-final class ApiNames {
-    static final int LAUNCH = 1;
-    static final int GRAPH_LAUNCH = 2;
+public final class ApiNames {
+    public static final int LAUNCH = 1;
+    public static final int GRAPH_LAUNCH = 2;
     static final int SYNC = 4;
     static final int ALLOC = 8;
     /** A copy that is D2H only when its GPU memcpy says so. */
@@ -148,6 +148,12 @@ final class ApiNames {
             f |= GPU_WORK;
         }
         return f;
+    }
+
+    /** What a runtime call launches, by its raw name (suffixes stripped): {@link #LAUNCH}, {@link #GRAPH_LAUNCH} or 0. */
+    public static int launchKind(String rawName) {
+        int f = classify(stripVersion(rawName));
+        return is(f, GRAPH_LAUNCH) ? GRAPH_LAUNCH : is(f, LAUNCH) ? LAUNCH : 0;
     }
 
     static boolean is(int flags, int flag) {

@@ -41,8 +41,17 @@ public record HostConfig(
     public static final Set<String> SOURCES = Set.of(AUTO, NVTX, MARKER, PASS, ALLREDUCE);
 
     public static final List<String> DEFAULT_PREP = List.of("_prepare_tp_inputs", "_prepare_inputs", "prepare_inputs");
+    /**
+     * Communication kernels by name (M5, the caveat, collectives, all-reduce grouping): every collective,
+     * point-to-point, custom / symmetric-memory / one-shot / two-shot all-reduce and expert-parallel dispatch/combine
+     * (DeepEP, TensorRT-LLM MoE all-to-all, pplx, MORI). The names the communication categories of profiles.json
+     * match are matched here too (HostCommPatternTest).
+     */
     public static final String DEFAULT_COMM = "nccl|rccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|alltoall"
-            + "|cross_device_reduce|two_shot|one_shot|multimem";
+            + "|cross_device_reduce|two_shot|one_shot|multimem|allreduce_fusion|quickreduce|send_?recv|symm_mem"
+            + "|nvshmem|deep_ep::|dpsk::ep::|\\bep::(internode|intranode)|\\binter(node|node_ll)::(dispatch|combine)"
+            + "|\\bintranode::(dispatch|combine)|moeA2A|moe_?a2a|moe_?alltoall|moe_?comm|pplx::|mori::\\w*(dispatch"
+            + "|combine)|\\bep_?(dispatch|combine)";
 
     public HostConfig {
         Objects.requireNonNull(thresholds, "thresholds");

@@ -341,7 +341,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
 
     static List<KernelFamily> families(List<KernelRow> rows) {
         FamilyAccumulator acc = new FamilyAccumulator();
-        rows.forEach(k -> acc.add(k.simplified(), k.category(), k.durNs()));
+        rows.forEach(k -> acc.add(k.family(), k.category(), k.durNs()));
         return acc.ranked();
     }
 

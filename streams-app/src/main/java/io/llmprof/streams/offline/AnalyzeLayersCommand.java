@@ -20,6 +20,7 @@ import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.crossrank.CrossRankTable;
 import io.llmprof.streams.profile.ProfileCatalog;
 import io.llmprof.streams.report.CrossRankText;
+import io.llmprof.streams.report.KernelCategories;
 import io.llmprof.streams.report.LayersJsonWriter;
 import io.llmprof.streams.report.TextReport;
 import java.io.IOException;
@@ -183,6 +184,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (format == Format.json) {
                 List<String> notices = new ArrayList<>(segmenterConfig.notices());
                 notices.addAll(run.notices);
+                run.kernelCategories(json, header);
                 json.writeDocument(
                         out,
                         input.json(),
@@ -208,6 +210,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 }
                 segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
                 run.notices.forEach(n -> header.add("notice: " + n));
+                run.kernelCategories(null, header);
                 run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
                 CrossRankText.render(out, crossRank);
             }
@@ -392,6 +395,21 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 notices.add("ranks detected different anchors or layer counts: " + anchors + " " + counts
                         + "; the top-level values are the first rank's");
             }
+        }
+
+        /** Each reported rank's kernels by category (JSON per rank; text: one header line per rank). */
+        void kernelCategories(LayersJsonWriter json, List<String> header) {
+            segmenters.each((rank, s) -> {
+                if (!reported.contains(rank)) {
+                    return;
+                }
+                KernelCategories c = KernelCategories.of(s.launchContext());
+                if (json != null) {
+                    json.kernelCategories(rank, c);
+                } else {
+                    header.add(c.line(rank));
+                }
+            });
         }
 
         /** The configured anchor, else the first rank's detected one. */

@@ -43,11 +43,11 @@ final class HostText {
                 + doc.get("crossed"));
         out.println("VERDICT (llmprof):         " + or(doc.get("llmprof_verdict"), "n/a (no steps)") + "   votes "
                 + votes((List<?>) doc.get("votes")));
-        out.println(
-                "host prep confirmed: " + doc.get("host_prep_confirmed") + "   nccl caveat: " + doc.get("nccl_caveat")
-                        + (Boolean.TRUE.equals(doc.get("nccl_caveat"))
-                                ? " (communication is a large share of GPU busy time: idle partly means waiting for peers)"
-                                : ""));
+        out.println("host prep confirmed: " + doc.get("host_prep_confirmed") + "   communication caveat (nccl_caveat): "
+                + doc.get("nccl_caveat")
+                + (Boolean.TRUE.equals(doc.get("nccl_caveat"))
+                        ? " (communication is a large share of GPU busy time: idle partly means waiting for peers)"
+                        : ""));
         out.println();
         metricsTable(out, doc);
         steps(out, map(doc.get("steps")));

@@ -9,6 +9,7 @@ import io.llmprof.streams.boundary.LayerSpan;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.category.Categorizer;
 import io.llmprof.streams.category.DisplayNames;
+import io.llmprof.streams.category.KernelLabels;
 import io.llmprof.streams.category.KernelNames;
 import io.llmprof.streams.profile.AnchorRole;
 import java.io.IOException;
@@ -30,6 +31,9 @@ import java.util.regex.Pattern;
  * are never reordered, only cut), described by its {@link LayerSpan}: the run of {@code rows} events that starts
  * with an event of the first row's (start, duration) and ends with one of the last row's. A ring of the last
  * {@code rows} GPU events finds it exactly; memory is one layer.
+ *
+ * <p>Categories are the segmenter's, carried by the span (decided from each kernel's launch context while the
+ * trace was segmented); a span without them (a caller that built its own) falls back to the name rules.
  *
  * <p>Read 3 (host lane of the rank's process), only when the kernels carry correlation ids: a runtime launch
  * with the correlation of one of the kernels gives its {@code External id}; the cpu_op with that External id
@@ -64,19 +68,22 @@ final class LayerKernels {
             ReaderOptions options)
             throws IOException {
         Map<Integer, List<TraceEvent>> found = findLayers(trace, rank, spans, options);
-        Categorizer categorizer = new Categorizer(config.categories(), config.allreducePattern());
+        Categorizer categorizer = config.categorizer();
         DisplayNames names = new DisplayNames(config.displayNames());
         Pattern anchorPattern = anchor == null ? null : Pattern.compile(anchor);
         Map<Integer, List<KernelRow>> out = new LinkedHashMap<>();
         Map<Long, List<int[]>> byCorrelation = new HashMap<>(); // correlation -> {layer, order}
         for (var e : spans.entrySet()) {
             List<TraceEvent> events = found.getOrDefault(e.getKey(), List.of());
+            List<String> decided = e.getValue().categories().size() == events.size()
+                    ? e.getValue().categories()
+                    : null;
             List<KernelRow> rows = new ArrayList<>(events.size());
             int anchorsSeen = 0;
             for (int i = 0; i < events.size(); i++) {
                 TraceEvent ev = events.get(i);
                 String canonical = KernelNames.canonical(ev.name());
-                String category = categorizer.categoryOf(ev.kind(), canonical);
+                String category = decided != null ? decided.get(i) : categorizer.categoryOf(ev.kind(), canonical);
                 boolean isAnchor = ev.kind() == TraceEvent.Kind.KERNEL
                         && anchorPattern != null
                         && anchorPattern.matcher(canonical).find();
@@ -92,11 +99,13 @@ final class LayerKernels {
                 if (isAnchor) {
                     anchorsSeen++;
                 }
-                String simplified = ev.kind() == TraceEvent.Kind.KERNEL ? names.simplify(canonical) : category;
+                boolean kernel = ev.kind() == TraceEvent.Kind.KERNEL;
+                String simplified = kernel ? names.simplify(canonical) : category;
                 rows.add(new KernelRow(
                         i,
                         ev.name(),
                         simplified,
+                        kernel ? KernelLabels.familyLabel(simplified, canonical) : category,
                         category,
                         half,
                         ev.startNs(),

@@ -76,6 +76,11 @@ final class RankSegmenters {
         return segmenters.values();
     }
 
+    /** Each rank's segmenter, in rank order. */
+    void each(BiConsumer<String, PassSegmenter> action) {
+        segmenters.forEach(action);
+    }
+
     private void end(String rank, PassSegmenter s, String reason) {
         if (ended.add(rank)) {
             out.accept(rank, s.endOfTrace(reason));

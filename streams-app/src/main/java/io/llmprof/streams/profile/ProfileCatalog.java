@@ -20,7 +20,8 @@ import java.util.stream.Stream;
 /**
  * The profiles and universal category rules: the built-in {@code profiles.json} resource, optionally
  * extended by user files. A user profile with a built-in's name replaces it in place; new profiles are
- * tried before the built-ins for auto-selection; user universal rules come before the built-in ones.
+ * tried before the built-ins for auto-selection; user universal and launch-context rules come before the built-in
+ * ones; user communication categories are added to the built-in ones.
  */
 public final class ProfileCatalog {
     public static final String RESOURCE = "/io/llmprof/streams/profiles.json";
@@ -29,11 +30,17 @@ public final class ProfileCatalog {
     public record CatalogFile(
             @JsonProperty("profiles") List<Profile> profiles,
             @JsonProperty("universal_categories") List<CategoryRule> universalCategories,
+            @JsonProperty("communication_categories") List<String> communicationCategories,
+            @JsonProperty("launch_context_categories") List<CategoryRule> launchContextCategories,
             @JsonProperty("allreduce_pattern") String allreducePattern,
             @JsonProperty("display_names") List<DisplayNames.Rule> displayNames) {
         public CatalogFile {
             profiles = profiles == null ? List.of() : List.copyOf(profiles);
             universalCategories = universalCategories == null ? List.of() : List.copyOf(universalCategories);
+            communicationCategories =
+                    communicationCategories == null ? List.of() : List.copyOf(communicationCategories);
+            launchContextCategories =
+                    launchContextCategories == null ? List.of() : List.copyOf(launchContextCategories);
             displayNames = displayNames == null ? List.of() : List.copyOf(displayNames);
         }
     }
@@ -42,13 +49,22 @@ public final class ProfileCatalog {
 
     private final List<Profile> profiles;
     private final List<CategoryRule> universal;
+    private final List<String> communication;
+    private final List<CategoryRule> launchContext;
     private final String allreducePattern;
     private final DisplayNames displayNames;
 
     private ProfileCatalog(
-            List<Profile> profiles, List<CategoryRule> universal, String allreducePattern, DisplayNames names) {
+            List<Profile> profiles,
+            List<CategoryRule> universal,
+            List<String> communication,
+            List<CategoryRule> launchContext,
+            String allreducePattern,
+            DisplayNames names) {
         this.profiles = List.copyOf(profiles);
         this.universal = List.copyOf(universal);
+        this.communication = List.copyOf(communication);
+        this.launchContext = List.copyOf(launchContext);
         this.allreducePattern = allreducePattern;
         this.displayNames = names;
     }
@@ -65,6 +81,8 @@ public final class ProfileCatalog {
                 c = new ProfileCatalog(
                         f.profiles(),
                         f.universalCategories(),
+                        f.communicationCategories(),
+                        f.launchContextCategories(),
                         f.allreducePattern(),
                         new DisplayNames(f.displayNames()));
             } catch (IOException e) {
@@ -119,8 +137,12 @@ public final class ProfileCatalog {
         merged.addAll(byName.values());
         List<CategoryRule> rules = new ArrayList<>(user.universalCategories());
         rules.addAll(universal);
+        List<String> comm = new ArrayList<>(communication);
+        user.communicationCategories().stream().filter(c -> !comm.contains(c)).forEach(comm::add);
+        List<CategoryRule> context = new ArrayList<>(user.launchContextCategories());
+        context.addAll(launchContext);
         String ar = user.allreducePattern() != null ? user.allreducePattern() : allreducePattern;
-        return new ProfileCatalog(merged, rules, ar, displayNames.prependedBy(user.displayNames()));
+        return new ProfileCatalog(merged, rules, comm, context, ar, displayNames.prependedBy(user.displayNames()));
     }
 
     public List<Profile> profiles() {
@@ -129,6 +151,16 @@ public final class ProfileCatalog {
 
     public List<CategoryRule> universalCategories() {
         return universal;
+    }
+
+    /** Categories that are communication: every collective and expert-parallel dispatch/combine. */
+    public List<String> communicationCategories() {
+        return communication;
+    }
+
+    /** Ordered rules on the names of the ops and annotations a kernel was launched in. */
+    public List<CategoryRule> launchContextCategories() {
+        return launchContext;
     }
 
     public String allreducePattern() {

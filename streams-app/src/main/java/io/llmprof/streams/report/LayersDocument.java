@@ -27,11 +27,19 @@ public record LayersDocument(
         @JsonProperty("ranks") List<RankPasses> ranks,
         @JsonProperty("cross_rank") List<CrossRankView> crossRank) {
 
-    /** One rank's passes in index order. */
-    @JsonPropertyOrder({"rank", "passes"})
-    public record RankPasses(@JsonProperty("rank") String rank, @JsonProperty("passes") List<PassView> passes) {
+    /** One rank's passes in index order, then its kernels by category (absent when not known). */
+    @JsonPropertyOrder({"rank", "passes", "kernel_categories"})
+    public record RankPasses(
+            @JsonProperty("rank") String rank,
+            @JsonProperty("passes") List<PassView> passes,
+            @JsonProperty("kernel_categories") @JsonInclude(JsonInclude.Include.NON_NULL)
+                    KernelCategories kernelCategories) {
         public RankPasses {
             passes = List.copyOf(passes);
+        }
+
+        public RankPasses(String rank, List<PassView> passes) {
+            this(rank, passes, null);
         }
     }
 

@@ -23,6 +23,7 @@ import java.util.TreeMap;
  */
 public final class LayersJsonWriter implements AutoCloseable {
     private final Map<String, Spill> spills = new TreeMap<>();
+    private final Map<String, KernelCategories> categories = new TreeMap<>();
 
     private static final class Spill {
         final Path file;
@@ -40,6 +41,12 @@ public final class LayersJsonWriter implements AutoCloseable {
     /** Declares a rank (so that a rank without passes still appears with an empty list). */
     public void rank(String rank) {
         spill(rank);
+    }
+
+    /** A rank's kernels by category, written after its passes. */
+    public void kernelCategories(String rank, KernelCategories c) {
+        spill(rank);
+        categories.put(rank, c);
     }
 
     public void pass(String rank, ClosedPass pass) {
@@ -127,7 +134,12 @@ public final class LayersJsonWriter implements AutoCloseable {
             try (var in = Files.newBufferedReader(e.getValue().file, StandardCharsets.UTF_8)) {
                 in.transferTo(out);
             }
-            out.write("]}");
+            out.write("]");
+            KernelCategories c = categories.get(e.getKey());
+            if (c != null) {
+                out.write(",\"kernel_categories\":" + m.writeValueAsString(c));
+            }
+            out.write("}");
         }
         out.write("],\"cross_rank\":" + m.writeValueAsString(crossRank) + "}\n");
         out.flush();

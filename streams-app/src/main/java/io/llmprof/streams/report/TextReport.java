@@ -59,7 +59,7 @@ public final class TextReport {
             Map.entry("MLA", List.of("mla")),
             Map.entry("MoE", List.of("moe")),
             Map.entry("GEMM", List.of("gemm_fp8", "gemm_bf16")),
-            Map.entry("NCCL", List.of("allreduce")),
+            Map.entry("Comm", ClusterRow.COMMUNICATION),
             Map.entry("MHC", List.of("mhc*")),
             Map.entry("Hadam", List.of("hadamard")));
 
@@ -267,7 +267,7 @@ public final class TextReport {
                 "MLA",
                 "MoE",
                 "GEMM",
-                "NCCL",
+                "Comm",
                 "MHC",
                 "Hadam",
                 "AR#",
@@ -296,9 +296,11 @@ public final class TextReport {
         }
         out.println("  SumDur = total kernel duration: it double-counts kernels that run concurrently on several"
                 + " streams (so it may exceed Wall); Busy = union of kernel intervals.");
-        out.println("  MLA, MoE, GEMM (gemm_fp8 + gemm_bf16), NCCL (all-reduce), MHC (mhc*), Hadam: ms of SumDur"
-                + " per category; AR# = all-reduce kernels, K# = kernels (memcpy/memset not counted);"
-                + " c_r = compress_ratios[L].");
+        out.println(
+                "  MLA, MoE, GEMM (gemm_fp8 + gemm_bf16), Comm (allreduce + collective + ep_comm), MHC (mhc*), Hadam: ms of"
+                        + " SumDur"
+                        + " per category; AR# = all-reduce kernels, K# = kernels (memcpy/memset not counted);"
+                        + " c_r = compress_ratios[L].");
         renderClusters(out, "Clusters of pass " + p.index() + " (" + why + ")", new ClusterStats().addPass(c.layers()));
     }
 
@@ -329,7 +331,7 @@ public final class TextReport {
                 "MLA%",
                 "MoE%",
                 "GEMM%",
-                "NCCL%",
+                "Comm%",
                 "MHC%",
                 "Hadam%");
         for (ClusterRow row : stats.rows()) {
@@ -343,7 +345,7 @@ public final class TextReport {
                     row.mlaPct(),
                     row.moePct(),
                     row.gemmPct(),
-                    row.ncclPct(),
+                    row.commPct(),
                     row.mhcPct(),
                     row.hadamardPct());
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.llmprof.events.Json;
+import io.llmprof.streams.category.LaunchContextState;
 import io.llmprof.streams.state.proto.LongRows;
 import io.llmprof.streams.state.proto.SegmenterStateProto;
 import java.util.Arrays;
@@ -43,7 +44,28 @@ class SegmenterStateCodecTest {
             List.of(1L, 0L, 3L, 0L),
             true);
 
+    /** Launch-context state with every field set, extremes included. */
+    static final LaunchContextState LAUNCHES = new LaunchContextState(
+            List.of("moe", "allreduce"),
+            List.of(
+                    new long[] {4037, 1_000, 9_000, -1, 0, 1, 41_956},
+                    new long[] {4037, 1_200, 1_300, 1, -1, 0, 0},
+                    new long[] {-1, Long.MIN_VALUE, Long.MAX_VALUE, -1, -1, 0, 0}),
+            List.of(new long[] {6_935_929, 0, 1_100}, new long[] {6_935_930, -2, 1_250}, new long[] {5, -1, 0}),
+            List.of(new long[] {41_956, 0, 1_000, 9_000}),
+            List.of(new long[] {Long.MIN_VALUE, 1}, new long[] {-7_046_029_254_386_353_131L, -3}),
+            6_935_929,
+            Long.MAX_VALUE,
+            1_250,
+            3,
+            List.of(1L, 10L, 2L, 20L, 3L, 30L, 4L, 40L),
+            List.of(new long[] {0, 1, 10}, new long[] {1, 9, Long.MAX_VALUE}));
+
     private static SegmenterState state(String anchor, Integer layers, List<long[]> open) {
+        return state(anchor, layers, open, LAUNCHES);
+    }
+
+    private static SegmenterState state(String anchor, Integer layers, List<long[]> open, LaunchContextState launches) {
         return new SegmenterState(
                 "job",
                 "run ü/∑",
@@ -64,7 +86,8 @@ class SegmenterStateCodecTest {
                 List.of(new long[] {120_000, 240}),
                 List.of("lead-in: 3 GPU event(s) …"),
                 List.of("Cijk_Alik_Bljk_MT64x32x256", "memcpy"),
-                STEPS);
+                STEPS,
+                launches);
     }
 
     @Test
@@ -108,6 +131,20 @@ class SegmenterStateCodecTest {
         // and it continues: the restored segmenter accepts events
         PassSegmenter p = PassSegmenter.fromState(PassSegmenterTest.opens(2), s);
         assertThat(p.state().steps().traceStartNs()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    /** A format-3 value written before launch contexts (no field 22) decodes with an empty launch context. */
+    @Test
+    void a_value_without_launch_context_decodes_with_an_empty_one() throws Exception {
+        byte[] withContext = SegmenterStateCodec.encode(state("anchor", 4, List.of(new long[] {1, 2, 3, 4, 5, 0})));
+        byte[] before = SegmenterStateProto.parseFrom(withContext).toBuilder()
+                .clearLaunchContext()
+                .build()
+                .toByteArray();
+        SegmenterState back = SegmenterStateCodec.decode(before);
+        assertThat(Json.mapper().writeValueAsString(back.launchContext()))
+                .isEqualTo(Json.mapper().writeValueAsString(LaunchContextState.EMPTY));
+        assertThat(back.open()).hasSize(1);
     }
 
     @Test
@@ -176,7 +213,8 @@ class SegmenterStateCodecTest {
     /** A version-2 value (the hand-written layout before protobuf) of this class's full state still decodes. */
     @Test
     void a_version_2_value_still_decodes() throws JsonProcessingException {
-        SegmenterState s = state("anchor_kernel|^x$", 16, List.of(new long[] {1_000, 15, 0, 1, 4, 0}));
+        SegmenterState s =
+                state("anchor_kernel|^x$", 16, List.of(new long[] {1_000, 15, 0, 1, 4, 0}), LaunchContextState.EMPTY);
         SegmenterState back =
                 SegmenterStateCodec.decode(java.util.HexFormat.of().parseHex(VERSION_2_HEX));
         assertThat(Json.mapper().writeValueAsString(back))

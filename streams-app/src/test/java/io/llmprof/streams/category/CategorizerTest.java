@@ -9,8 +9,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class CategorizerTest {
     static Categorizer forProfile(String profile) {
-        SegmenterConfig c = SegmenterConfig.resolve(null, profile, "x", 1);
-        return new Categorizer(c.categories(), c.allreducePattern());
+        return SegmenterConfig.resolve(null, profile, "x", 1).categorizer();
     }
 
     @ParameterizedTest(name = "{0} -> {1}")
@@ -57,6 +56,115 @@ class CategorizerTest {
             })
     void universalRulesFirstMatchWins(String name, String category) {
         assertThat(forProfile("generic").categoryOf(name)).isEqualTo(category);
+    }
+
+    /**
+     * Issue 17's names, as the engines emit them (looked up in their sources and published traces: TensorRT-LLM's
+     * trtllm-gen batched GEMM cubins and moeAlltoAllKernels.cu, DeepEP's intranode/internode(_ll) kernels and
+     * DeepSeek's profile-data names, vLLM/SGLang custom all-reduce, torch symmetric memory, NCCL).
+     */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                // MXFP4 / FP8 expert GEMMs of TensorRT-LLM's generated kernels: moe, not activation for swiGlu
+                "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x64x256_s3_et128x64_m128x64x32_cga1x1x1_16dp256b_TN_transOut_schedS"
+                        + "_biasM_bN_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100f | moe",
+                "bmm_E2m1_E2m1E2m1_Fp32_t128x64x256_s6_et128x64_m128x64x64_cga1x1x1_16dp256b_TN_transOut_schedS_bN"
+                        + "_ldgsts_tmaOpt_clmp_swiGlu_dynBatch_sm100a | moe",
+                "bmm_Bfloat16_MxE2m1MxE4m3_Fp32_Ab32_Bb32_t128x8x512_s3_et128x8_m128x8x32_cga1x1x1_16dp256b_rM_TN"
+                        + "_transOut_schPd2x1x2x3_bN_ldgsts_ldgstsSf_rgTma_clmp_dynB_sm100f | moe",
+                "moe::dev::routing::routingCustom::routingIndicesSmallBsKernel<KernelParams<float, __nv_bfloat16, 1024,"
+                        + " 16>> | moe",
+                // vLLM / triton_kernels MXFP4 expert GEMMs (OGS), fused swiglu or not
+                "_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu | moe",
+                "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1 | moe",
+                // expert-parallel dispatch / combine: communication, before moe
+                "deep_ep::intranode::dispatch<8, 768, 6144> | ep_comm",
+                "deep_ep::intranode::cached_notify_combine<8> | ep_comm",
+                "deep_ep::internode_ll::combine<7168, 9, false> | ep_comm",
+                "deep_ep::layout::get_dispatch_layout<256, 32, 8> | ep_comm",
+                "dpsk::ep::internode::dispatch_ll<true, 8, 7168> | ep_comm",
+                "dpsk::ep::internode::combine_ll<8, 7168> | ep_comm",
+                "tensorrt_llm::kernels::moe_comm::moeA2ADispatchKernel<8, __nv_bfloat16> | ep_comm",
+                "tensorrt_llm::kernels::moe_comm::moeA2ACombineKernel<__nv_bfloat16, 8> | ep_comm",
+                // custom, symmetric-memory, one-shot / two-shot all-reduces
+                "void vllm::cross_device_reduce_2stage<__nv_bfloat16, 8> | allreduce",
+                "allreduce_fusion_kernel_oneshot_lamport<__nv_bfloat16, 8, true> | allreduce",
+                "tensorrt_llm::kernels::oneShotAllReduceKernel<__nv_bfloat16, 8> | allreduce",
+                "tensorrt_llm::kernels::twoShotAllReduceKernel<__nv_bfloat16, 8> | allreduce",
+                "c10d::symmetric_memory::multimem_all_reduce_kernel<__nv_bfloat16, 16> | allreduce",
+                "c10d::symmetric_memory::two_shot_all_reduce_kernel<__nv_bfloat16, 8> | allreduce",
+                "quickreduce::allreduce_prototype_twoshot<half> | allreduce",
+                // every other collective and point-to-point: communication too
+                "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t | collective",
+                "ncclDevKernel_AllGather_RING_LL | collective",
+                "ncclKernel_Broadcast_RING_LL_Sum_int8_t | collective",
+                "c10d::symmetric_memory::multimem_all_gather_kernel<16> | collective",
+                // a template argument no longer decides for the kernel: ck_tile FMHA with BlockAttentionQuantScaleEnum
+                "_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernelINS_40BlockFmhaBatchPrefillPipeline"
+                        + "QRKSVSAsyncINS_28BlockAttentionQuantScaleEnumE0EEEEEEvv | attention",
+                // the library name fbgemm is not a GEMM
+                "fbgemm_gpu::permute_2D_data_kernel<false, int, int, decltype(nullptr)> | other",
+                "fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_cuda_kernel<float> | quant",
+            })
+    void issue17NameRules(String name, String category) {
+        Categorizer c = forProfile("generic");
+        assertThat(c.categoryOf(KernelNames.canonical(name))).isEqualTo(category);
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "nccl:all_reduce | allreduce",
+                "c10d::allreduce_ | allreduce",
+                "symm_mem::two_shot_all_reduce_ | allreduce",
+                "symm_mem::multimem_all_reduce_ | allreduce",
+                "_C_custom_ar::all_reduce | allreduce",
+                "vllm::all_reduce | allreduce",
+                "trtllm::allreduce | allreduce",
+                "nccl:all_to_all | collective",
+                "nccl:_all_gather_base | collective",
+                "c10d::alltoall_base_ | collective",
+                "symm_mem::all_to_all_vdev | collective",
+                "deep_ep::Buffer::dispatch | ep_comm",
+                "trtllm::moe_a2a_dispatch | ep_comm",
+                "vllm::moe_forward | moe",
+                "vllm::outplace_fused_experts | moe",
+                "_moe_C::topk_softmax | moe",
+                "aten::_grouped_mm | moe",
+                "trtllm::fp4_block_scale_moe_runner | moe",
+                "vllm::unified_attention_with_output | attention",
+                "aiter::mha_batch_prefill | attention",
+                "_C_cache_ops::reshape_and_cache_flash | attention",
+                "aten::_flash_attention_forward | attention",
+                "aten::_scaled_mm | gemm_fp8",
+                "aten::mm | gemm_bf16",
+                "aten::addmm | gemm_bf16",
+                "aiter::gemm_a16w16 | gemm_bf16",
+                "_C::fused_add_rms_norm | rmsnorm",
+                "_C::rms_norm_dynamic_per_token_quant | rmsnorm",
+                "_C::static_scaled_fp8_quant | quant",
+                "_C::rotary_embedding | rope",
+                "sgl_kernel::silu_and_mul | activation",
+            })
+    void launchContextRules(String op, String category) {
+        assertThat(forProfile("generic").contextCategoryOf(op)).isEqualTo(category);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "ProfilerStep#6",
+        "aten::copy_",
+        "aten::empty",
+        "record_param_comms",
+        "fbgemm::permute_2D_sparse_data",
+        "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq1sqsk1024)",
+        "## forward ##"
+    })
+    void scopesAndGenericOpsSayNothing(String op) {
+        assertThat(forProfile("generic").contextCategoryOf(op)).isNull();
     }
 
     @ParameterizedTest(name = "{0} -> {1}")

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.events.Json;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.report.KernelCategories;
 import io.llmprof.streams.report.LayersDocument;
 import io.llmprof.streams.support.SharedData;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -61,7 +61,7 @@ class AnalyzeLayersCommandTest {
         assertThat(doc.get("blocks_per_layer").asInt()).isEqualTo(1);
         assertThat(doc.get("anchor").asText()).startsWith("^Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_");
         JsonNode rank = doc.get("ranks").get(0);
-        assertThat(rank.fieldNames()).toIterable().containsExactly("rank", "passes");
+        assertThat(rank.fieldNames()).toIterable().containsExactly("rank", "passes", "kernel_categories");
         assertThat(rank.get("rank").asText()).isEqualTo("0");
         JsonNode pass = rank.get("passes").get(0);
         assertThat(pass.fieldNames())
@@ -119,14 +119,18 @@ class AnalyzeLayersCommandTest {
         // Byte for byte what the REST API serves for the same pass (PassView.of over the segmenter's output).
         var r = RealTracesTest.analyze(SGLANG, SegmenterConfig.resolve(QWEN3, null, null, null));
         String expected = Json.mapper()
-                .writeValueAsString(LayersDocument.of(
+                .writeValueAsString(new LayersDocument(
                         "generic",
                         r.segmenter().anchor(),
                         36,
                         1,
                         "inference",
                         List.of("profile generic chosen from Qwen--Qwen3-8B_config.json"),
-                        Map.of("0", r.passes())));
+                        List.of(new LayersDocument.RankPasses(
+                                "0",
+                                r.passes().stream().map(LayersDocument::view).toList(),
+                                KernelCategories.of(r.segmenter().launchContext()))),
+                        List.of()));
         // everything after the input block, byte for byte
         assertThat(o.out()).startsWith("{\"input\":{\"complete\":true,").endsWith("," + expected.substring(1) + "\n");
     }
@@ -138,7 +142,7 @@ class AnalyzeLayersCommandTest {
         assertThat(o.out())
                 .contains("Fwd#", "Start(s)", "End(s)", "Duration(ms)", "Avg Layer(ms)", "First Layer(ms)", "Notes")
                 .contains("Busy(ms)", "Prologue(ms)", "Epilogue(ms)", "Phase", "BS", "Complete", "Steady")
-                .contains("L  c_r Type", "Wall(ms)", "Busy(ms)", "SumDur(ms)", "MLA", "MoE", "GEMM", "NCCL")
+                .contains("L  c_r Type", "Wall(ms)", "Busy(ms)", "SumDur(ms)", "MLA", "MoE", "GEMM", "Comm")
                 .contains("MHC", "Hadam", "AR#", "K#", "Top categories", "double-counts")
                 .contains("pass 0 (first complete pass; no steady pass)")
                 // relative to the first event read (the execute_ marker at 4909914216204.635 us)

@@ -25,7 +25,8 @@ import picocli.CommandLine;
  * A user extends llmprof without recompiling: a profiles file adds a model profile chosen by a config key,
  * with its own anchor (cuBLASLt's split-K reduce, which closes both the attention half (o_proj) and the
  * MLP half (down proj) of a synth llama layer), two blocks per layer with half labels, and a category rule
- * of its own. `analyze layers --profiles` must cut the synth trace exactly where that profile says.
+ * of its own, marked {@code over_context}: the reduce is launched inside {@code aten::mm}, whose launch context says
+ * gemm. `analyze layers --profiles` must cut the synth trace exactly where that profile says.
  *
  * <p>Expectations come from the synth ground truth (kernel order of a pass, host step bounds) and the
  * documented rules (role closes: block i = (anchor i-1, anchor i], layer 0 starts with the pass, the cut
@@ -61,7 +62,7 @@ class UserProfileEndToEndTest {
                    "anchor": "splitKreduce_kernel", "blocks_per_layer": 2, "role": "closes",
                    "half_labels": ["attn", "mlp"],
                    "select_when": {"key": "my_family", "test": "present"},
-                   "categories": [{"category": "splitk_reduce", "pattern": "splitKreduce"}]}
+                   "categories": [{"category": "splitk_reduce", "pattern": "splitKreduce", "over_context": true}]}
                 ]}
                 """);
         trace = tmp.resolve("synth.json");
