@@ -791,6 +791,18 @@ public final class KinetoReader {
 
         private void finish() {
             String rank = baseRank();
+            if (options.spillDir() != null) {
+                // sorted on disk: every lane still waits for the end; let them out interleaved by time
+                List<LaneSequencer> lanes = new ArrayList<>();
+                if (host != null) {
+                    lanes.add(host);
+                }
+                if (primaryGpu != null) {
+                    lanes.add(primaryGpu);
+                }
+                lanes.addAll(otherGpus.values());
+                LaneSequencer.finishTogether(lanes);
+            }
             if (host != null) {
                 host.finish();
             }

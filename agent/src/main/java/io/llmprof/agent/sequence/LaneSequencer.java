@@ -2,7 +2,9 @@ package io.llmprof.agent.sequence;
 
 import io.llmprof.events.TraceEvent;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -184,6 +186,44 @@ public final class LaneSequencer {
             emit(pollSmallest());
         }
         finished = true;
+    }
+
+    /**
+     * Finishes several lanes of one rank at once. Spilling lanes (whose events all wait for the end) come out
+     * interleaved by start time, as they happened, so that a kernel follows its launch (ties: the order of {@code
+     * lanes}); other lanes finish one after the other, in that order.
+     */
+    public static void finishTogether(List<LaneSequencer> lanes) {
+        List<SpillSort.Drain> drains = new ArrayList<>();
+        List<LaneSequencer> spilling = new ArrayList<>();
+        try {
+            for (LaneSequencer l : lanes) {
+                if (l.spill == null) {
+                    l.finish();
+                } else {
+                    l.finished = true;
+                    drains.add(l.spill.drain());
+                    spilling.add(l);
+                }
+            }
+            while (true) {
+                int next = -1;
+                for (int i = 0; i < drains.size(); i++) {
+                    if (drains.get(i).hasNext()
+                            && (next < 0
+                                    || drains.get(i).nextStart()
+                                            < drains.get(next).nextStart())) {
+                        next = i;
+                    }
+                }
+                if (next < 0) {
+                    return;
+                }
+                drains.get(next).emitNext();
+            }
+        } finally {
+            drains.forEach(SpillSort.Drain::close);
+        }
     }
 
     /** Events emitted so far; also the index the next one gets. */

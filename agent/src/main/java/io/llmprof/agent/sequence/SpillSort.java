@@ -107,19 +107,25 @@ final class SpillSort implements AutoCloseable {
 
     /** Emits everything in order. */
     void finish() {
-        Arrays.sort(held, 0, size, ORDER);
-        if (runs.isEmpty()) {
-            for (int i = 0; i < size; i++) {
-                out.emit(nextIndex++, held[i].event);
-                held[i] = null;
+        try (Drain d = drain()) {
+            while (d.hasNext()) {
+                d.emitNext();
             }
-            size = 0;
-            return;
         }
-        // run r's events all come before run r+1's in the file, the held ones last
-        PriorityQueue<Cursor> heads = new PriorityQueue<>(
+    }
+
+    /** What {@link #finish} emits, pulled one event at a time (to interleave several lanes by time). */
+    Drain drain() {
+        Arrays.sort(held, 0, size, ORDER);
+        return new Drain();
+    }
+
+    /** The lane's events in order: the runs (run r's events all came before run r+1's) and the held ones last. */
+    final class Drain implements AutoCloseable {
+        private final PriorityQueue<Cursor> heads = new PriorityQueue<>(
                 Comparator.comparingLong((Cursor c) -> c.current.startNs()).thenComparingInt(c -> c.order));
-        try {
+
+        private Drain() {
             for (int r = 0; r < runs.size(); r++) {
                 Cursor c = new RunCursor(r, runs.get(r));
                 if (c.advance()) {
@@ -130,20 +136,35 @@ final class SpillSort implements AutoCloseable {
             if (last.advance()) {
                 heads.add(last);
             }
-            while (!heads.isEmpty()) {
-                Cursor c = heads.poll();
-                out.emit(nextIndex++, c.current);
-                if (c.advance()) {
-                    heads.add(c);
-                } else {
-                    c.close();
-                }
+        }
+
+        boolean hasNext() {
+            return !heads.isEmpty();
+        }
+
+        /** Start of the next event; only when {@link #hasNext}. */
+        long nextStart() {
+            return heads.peek().current.startNs();
+        }
+
+        void emitNext() {
+            Cursor c = heads.poll();
+            out.emit(nextIndex++, c.current);
+            if (c.advance()) {
+                heads.add(c);
+            } else {
+                c.close();
             }
-        } finally {
+        }
+
+        @Override
+        public void close() {
             for (Cursor c : heads) {
                 c.close();
             }
-            close();
+            heads.clear();
+            size = 0;
+            SpillSort.this.close();
         }
     }
 

@@ -316,8 +316,18 @@ final class DrillDownState {
         }
     }
 
+    /**
+     * Top gaps whose preceding host event was not found because the host history no longer reached back (the host
+     * lane ran more than {@value #HOST_RING} events ahead); not state: offline reads the input again, lanes
+     * interleaved by time, when it is not 0.
+     */
+    long precedingLost;
+
     private void resolve(Top t) {
         t.resolved = true;
+        if (ringSize == HOST_RING && ringStart[Math.floorMod(ringPos - ringSize, HOST_RING)] >= t.end) {
+            precedingLost++;
+        }
         for (int i = 1; i <= ringSize; i++) {
             int at = Math.floorMod(ringPos - i, HOST_RING);
             if (ringStart[at] >= t.end) {

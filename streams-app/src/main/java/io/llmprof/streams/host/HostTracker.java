@@ -297,6 +297,11 @@ public final class HostTracker {
     }
 
     /** The rank's drill-down of everything seen so far (bounded). */
+    /** See {@link DrillDownState#precedingLost}. */
+    public long precedingLost() {
+        return drill.precedingLost;
+    }
+
     public HostDrillDown drillDown() {
         return drill.build(config);
     }

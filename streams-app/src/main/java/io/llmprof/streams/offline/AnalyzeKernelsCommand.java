@@ -135,9 +135,11 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             err.println("analyze kernels: " + e.getMessage());
             return 2;
         }
-        PassIndex index = order.read(
-                ReaderOptions.defaults(),
-                o -> PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o));
+        PassIndex index = order.read(ReaderOptions.defaults(), o -> {
+            PassIndex p = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o);
+            order.sortedIf(p.launchesLost);
+            return p;
+        });
         Integer refused = InputReport.refuse("analyze kernels", trace, index.summary, err);
         if (refused != null) {
             return refused;

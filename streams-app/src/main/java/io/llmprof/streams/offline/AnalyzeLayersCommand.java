@@ -178,6 +178,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             run.notices.addAll(order.notices());
             header.add(input.headerLine());
             run.finishAll();
+            order.sortedIf(run.segmenters.launchesLost());
             String anchor = run.anchor();
             Integer layers = run.numLayers();
             List<CrossRankPass> crossRank = run.crossRank.ranks().size() < 2 ? List.of() : run.crossRank.passes();

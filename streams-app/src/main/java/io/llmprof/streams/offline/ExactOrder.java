@@ -13,7 +13,9 @@ import java.util.stream.Stream;
  * Offline results exact whatever the order of events in the file. The first reading uses the bounded reorder window
  * (fast, and enough for files as profilers write them); when events came out of order beyond it, the analysis is
  * thrown away and the input read again with every lane externally sorted (sorted runs spilled to a temp directory and
- * merged, memory still bounded), with a notice. The directory is deleted on {@link #close}.
+ * merged, memory still bounded), with a notice. The same happens when the launch context lost launches (a host
+ * lane far ahead of its kernels, as in a large host-first file): the sorted reading interleaves the lanes by time, so
+ * every kernel meets its launch. The directory is deleted on {@link #close}.
  */
 final class ExactOrder implements AutoCloseable {
     /** One complete analysis of the input with these reader options, from fresh state. */
@@ -22,7 +24,15 @@ final class ExactOrder implements AutoCloseable {
         T run(ReaderOptions options) throws IOException;
     }
 
+    /** Thrown by an attempt that wants the sorted reading (see {@link #sortedIf}). */
+    static final class ReadSorted extends RuntimeException {
+        ReadSorted(String why) {
+            super(why, null, false, false);
+        }
+    }
+
     private Path dir;
+    private String why;
 
     /**
      * Runs {@code attempt} with the bounded reorder window, stopping at the first event beyond it; then, if there was
@@ -32,8 +42,30 @@ final class ExactOrder implements AutoCloseable {
         try {
             return attempt.run(options.withAbortOnLate());
         } catch (LaneSequencer.LateEvent late) {
-            dir = Files.createTempDirectory("llmprof-sort-");
-            return attempt.run(options.withSpillDir(dir));
+            why = "events were out of start-time order beyond the reorder window (" + options.reorderWindow()
+                    + " events per lane)";
+        } catch (ReadSorted r) {
+            why = r.getMessage();
+        }
+        dir = Files.createTempDirectory("llmprof-sort-");
+        return attempt.run(options.withSpillDir(dir));
+    }
+
+    /**
+     * Called by an attempt before it reports: asks for the sorted reading when {@code launchesLost} &gt; 0 and this
+     * is not it already.
+     */
+    void sortedIf(long launchesLost) {
+        sortedIf(launchesLost, 0);
+    }
+
+    /** As {@link #sortedIf(long)}, also when top gaps lost their preceding host call the same way. */
+    void sortedIf(long launchesLost, long precedingLost) {
+        if (dir == null && (launchesLost > 0 || precedingLost > 0)) {
+            throw new ReadSorted((launchesLost > 0 ? launchesLost + " kernel launches" : "")
+                    + (launchesLost > 0 && precedingLost > 0 ? " and " : "")
+                    + (precedingLost > 0 ? "the preceding host call of " + precedingLost + " top gaps" : "")
+                    + " were lost because the host lane ran too far ahead of the GPU lane");
         }
     }
 
@@ -50,10 +82,8 @@ final class ExactOrder implements AutoCloseable {
         if (dir == null) {
             return List.of();
         }
-        return List.of(
-                "events were out of start-time order beyond the reorder window (" + ReaderOptions.DEFAULT_REORDER_WINDOW
-                        + " events per lane): the input was read again with every lane sorted on disk, so the results are"
-                        + " exact");
+        return List.of(why + ": the input was read again with every lane sorted on disk and the lanes interleaved by"
+                + " time, so the results are exact");
     }
 
     @Override

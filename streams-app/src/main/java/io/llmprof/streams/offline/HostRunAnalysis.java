@@ -125,8 +125,15 @@ final class HostRunAnalysis {
     static HostRunAnalysis read(HostConfig config, SegmenterConfig segmenterConfig, List<Path> files)
             throws IOException {
         try (ExactOrder order = new ExactOrder()) {
-            HostRunAnalysis a = order.read(
-                    ReaderOptions.defaults(), o -> new HostRunAnalysis(config, segmenterConfig, files).read(o));
+            HostRunAnalysis a = order.read(ReaderOptions.defaults(), o -> {
+                HostRunAnalysis r = new HostRunAnalysis(config, segmenterConfig, files).read(o);
+                order.sortedIf(
+                        r.segmenters.launchesLost(),
+                        r.ranks.values().stream()
+                                .mapToLong(x -> x.tracker.precedingLost())
+                                .sum());
+                return r;
+            });
             a.notices.addAll(0, order.notices());
             return a;
         }

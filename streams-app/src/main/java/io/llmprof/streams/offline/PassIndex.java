@@ -62,6 +62,8 @@ final class PassIndex {
     long firstEventNs = Long.MAX_VALUE;
     /** What the read of the trace gave (complete or not, problems), for the command's exit code. */
     io.llmprof.agent.kineto.ReadSummary summary;
+    /** Launches the segmenters' launch context lost ({@link ExactOrder#sortedIf}). */
+    long launchesLost;
 
     private IntPredicate keepLayer;
 
@@ -107,6 +109,7 @@ final class PassIndex {
             }
         });
         segmenters.finishAll();
+        index.launchesLost = segmenters.launchesLost();
         if (index.firstEventNs == Long.MAX_VALUE) {
             index.firstEventNs = 0;
         }

@@ -66,6 +66,13 @@ final class RankSegmenters {
         segmenters.forEach((rank, s) -> end(rank, s, reason));
     }
 
+    /** Launches of every rank dropped before their kernel arrived (those kernels fell back to their names). */
+    long launchesLost() {
+        return segmenters.values().stream()
+                .mapToLong(s -> s.launchContext().lost())
+                .sum();
+    }
+
     /** Forgets a rank: its segmenter and open pass are dropped, nothing more is emitted for it. */
     void drop(String rank) {
         segmenters.remove(rank);
