@@ -7,9 +7,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * A {@link RequestTable} kept in two stores, one record per entity, for the live processor: no record grows with
@@ -74,8 +74,11 @@ public final class StoredRequestTable implements RequestTable {
     }
 
     private final HashMap<String, Slot> slots = new HashMap<>();
-    /** Requests added or touched in this batch, by their new sequence number (above every stored one). */
-    private final TreeMap<Long, String> young = new TreeMap<>();
+    /**
+     * Requests added or touched in this batch, in the order of their new sequence numbers (all above every stored
+     * one): a touch moves a request to the end, as sequence numbers only grow.
+     */
+    private final LinkedHashMap<String, Req> young = new LinkedHashMap<>();
     /** Linked ids read or changed in this batch: their primary id, or null when none. */
     private final HashMap<String, String> links = new HashMap<>();
 
@@ -178,7 +181,7 @@ public final class StoredRequestTable implements RequestTable {
         }
         s.req = r;
         r.seq = nextSeq++;
-        young.put(r.seq, r.id);
+        young.put(r.id, r);
         open++;
     }
 
@@ -188,12 +191,11 @@ public final class StoredRequestTable implements RequestTable {
         Slot s = slot(r.id);
         if (s.req == null) {
             open++;
-        } else {
-            young.remove(s.req.seq);
         }
+        young.remove(r.id);
         s.req = r;
         r.seq = nextSeq++;
-        young.put(r.seq, r.id);
+        young.put(r.id, r);
     }
 
     @Override
@@ -202,7 +204,7 @@ public final class StoredRequestTable implements RequestTable {
         if (s.req == null) {
             return;
         }
-        young.remove(s.req.seq);
+        young.remove(r.id);
         s.req = null;
         s.stored = null;
         s.encoded = null;
@@ -246,8 +248,7 @@ public final class StoredRequestTable implements RequestTable {
             } // else: touched or removed in this batch; the flush deletes its old key
             floor = seq + 1;
         }
-        Map.Entry<Long, String> y = young.firstEntry();
-        return y == null ? null : slots.get(y.getValue()).req;
+        return young.isEmpty() ? null : young.values().iterator().next();
     }
 
     @Override
