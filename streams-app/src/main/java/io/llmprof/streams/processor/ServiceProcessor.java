@@ -83,6 +83,8 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     static final int MAX_SOURCES = 256;
     /** Chunks of one instance's analyzer state at most (32 MB at the default cap). */
     static final int MAX_HEAD_CHUNKS = 64;
+    /** Bytes of a chunk record left for its key and the record's overhead. */
+    private static final int CHUNK_KEY_ROOM = 1024;
 
     static final int LIVE = 64;
 
@@ -377,13 +379,14 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                 meters.stateCapped(StreamsMeters.StateStore.SERVICE);
                 String why =
                         "the record of a request of " + key + " would be over the cap of " + maxStateBytes + " bytes";
-                LOG.warn("{}: request {} evicted (STATE_BOUND anomaly sent)", why, id);
+                LOG.warn("{}: request {} evicted (STATE_BOUND anomaly sent)", why, ServiceAnalyzer.shortId(id));
                 analyzer.evictRequest(id, why, out);
             }
         }
         byte[] head = analyzer == null ? null : analyzer.encodeHead();
         int room = maxStateBytes - 64 - cursorBytes(entry);
-        int chunks = head == null || head.length <= room ? 0 : (head.length + maxStateBytes - 1) / maxStateBytes;
+        int chunkBytes = maxStateBytes - CHUNK_KEY_ROOM;
+        int chunks = head == null || head.length <= room ? 0 : (head.length + chunkBytes - 1) / chunkBytes;
         if (chunks > MAX_HEAD_CHUNKS) {
             meters.stateCapped(StreamsMeters.StateStore.SERVICE);
             String why = "service state of " + key + " grew to " + head.length + " bytes, over " + MAX_HEAD_CHUNKS
@@ -408,10 +411,10 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             entry.headChunks = 0;
         }
         for (int i = 0; i < chunks; i++) {
-            int from = i * maxStateBytes;
+            int from = i * chunkBytes;
             requestStore.put(
                     StoredRequestTable.headChunkKey(key, i),
-                    Arrays.copyOfRange(head, from, Math.min(head.length, from + maxStateBytes)));
+                    Arrays.copyOfRange(head, from, Math.min(head.length, from + chunkBytes)));
         }
         for (int i = chunks; i < entry.headChunks; i++) {
             requestStore.delete(StoredRequestTable.headChunkKey(key, i));

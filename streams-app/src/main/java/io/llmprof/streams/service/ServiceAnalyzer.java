@@ -713,10 +713,15 @@ public final class ServiceAnalyzer {
                 sink,
                 "request-size",
                 AnomalyKind.STATE_BOUND,
-                why + ": request " + r.id + " is reported TIMED_OUT early",
+                why + ": request " + shortId(r.id) + " is reported TIMED_OUT early",
                 "instance " + instance);
         timeOut(r, "evicted", sink);
         return true;
+    }
+
+    /** An id for a message or log line: its first 100 characters and its length when it is longer. */
+    public static String shortId(String id) {
+        return id.length() <= 100 ? id : id.substring(0, 100) + "... (" + id.length() + " characters)";
     }
 
     // ---------------------------------------------------------------------------------------------------------
