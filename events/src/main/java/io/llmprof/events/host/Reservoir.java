@@ -54,6 +54,39 @@ public final class Reservoir {
         return new Reservoir(this);
     }
 
+    /**
+     * Everything a reservoir holds, for a binary state codec: {@link #of(State)} gives a reservoir that continues
+     * exactly as this one would (same samples, same random sequence).
+     *
+     * @param samples the sample, {@code size} values (a copy)
+     * @param random the position of the fixed-seed random sequence
+     */
+    public record State(int capacity, long[] samples, long count, long sum, long min, long max, long random) {
+        public State {
+            if (capacity < 1 || samples.length > capacity || count < samples.length) {
+                throw new IllegalArgumentException(
+                        "reservoir state: capacity " + capacity + ", " + samples.length + " samples, count " + count);
+            }
+        }
+    }
+
+    public State state() {
+        return new State(capacity, Arrays.copyOf(samples, size), count, sum, min, max, state);
+    }
+
+    public static Reservoir of(State s) {
+        Reservoir r = new Reservoir();
+        r.capacity = s.capacity();
+        r.size = s.samples().length;
+        r.samples = Arrays.copyOf(s.samples(), Math.max(r.size, Math.min(s.capacity(), 16)));
+        r.count = s.count();
+        r.sum = s.sum();
+        r.min = s.min();
+        r.max = s.max();
+        r.state = s.random();
+        return r;
+    }
+
     public void add(long value) {
         count++;
         sum += value;

@@ -162,11 +162,17 @@ public class StreamsCommand implements Callable<Integer> {
     Long serviceKvTotalBlocks;
 
     @Option(
+            names = "--service-max-open-requests",
+            paramLabel = "N",
+            description = "Open requests tracked per instance; beyond it the least recently active is reported"
+                    + " TIMED_OUT with a STATE_BOUND anomaly (default: 1000000; each is one state-store record).")
+    Integer serviceMaxOpenRequests;
+
+    @Option(
             names = "--max-state-record-bytes",
             paramLabel = "BYTES",
-            description = "Cap on one state-store record; a bigger one is cut down (oldest open requests evicted,"
-                    + " with a STATE_BOUND anomaly) before it is written (default: 524288, under Kafka's 1 MB"
-                    + " default record limit).")
+            description = "Cap on one state-store record; a bigger one is cut down before it is written (default:"
+                    + " 524288, under Kafka's 1 MB default record limit).")
     Integer maxStateRecordBytes;
 
     @Option(
@@ -200,7 +206,14 @@ public class StreamsCommand implements Callable<Integer> {
     }
 
     private ServiceConfig service() {
-        ServiceConfig s = ServiceConfig.DEFAULTS;
+        ServiceConfig s = ServiceConfig.DEFAULTS.withMaxOpenRequests(ServiceConfig.LIVE_MAX_OPEN_REQUESTS);
+        if (serviceMaxOpenRequests != null) {
+            if (serviceMaxOpenRequests < 1) {
+                throw new IllegalArgumentException(
+                        "--service-max-open-requests must be at least 1, got " + serviceMaxOpenRequests);
+            }
+            s = s.withMaxOpenRequests(serviceMaxOpenRequests);
+        }
         if (serviceRequestTimeout != null) {
             s = s.withRequestTimeout(serviceRequestTimeout);
         }

@@ -1,5 +1,7 @@
 package io.llmprof.streams.processor;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.RankKey;
@@ -15,17 +17,17 @@ import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.service.ByteStore;
 import io.llmprof.streams.service.ServiceAnalyzer;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.service.ServiceSink;
-import java.io.ByteArrayInputStream;
+import io.llmprof.streams.service.StoredRequestTable;
+import io.llmprof.streams.state.proto.RequestTableMeta;
+import io.llmprof.streams.state.proto.ServiceInstanceState;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,32 +44,52 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Service-level analysis, live: one {@link ServiceAnalyzer} per serving instance ({@code <job>/<instance>}, the
- * record key of {@code llmprof.service-events}), kept in one store entry with the instance's de-duplication
- * cursors (next expected index per source; a re-sent batch's events below it are dropped and counted).
+ * record key of {@code llmprof.service-events}), with the instance's de-duplication cursors (next expected index per
+ * source; a re-sent batch's events below it are dropped and counted).
  *
- * <p>A record is all or nothing: outputs are buffered, the store is written, then they are forwarded; a record
- * that throws (a tombstone, a key that does not match its batch) leaves the state as it was and goes to the
- * dead-letter topic through the processing exception handler. A batch with {@code endOfStream} finishes the
- * analyzer (open requests TIMED_OUT, pending forwards and summaries out) and resets it; the cursors stay, so a
- * re-sent copy changes nothing.
+ * <p>State, in three stores (issue 15: one value per instance holding every open request grew to 16.8 MB with 181k
+ * open requests, and Kafka refused it):
+ *
+ * <ul>
+ *   <li>{@link Stores#head()}, key {@code <job>/<instance>}: the cursors, the request table's counters and the
+ *       analyzer's bounded state ({@code ServiceInstanceState}); an analyzer state over the record cap is split into
+ *       chunks kept in the requests store (at most {@value #MAX_HEAD_CHUNKS}; beyond, the analyzer is finished and
+ *       restarted with a STATE_BOUND anomaly);
+ *   <li>{@link Stores#requests()} and {@link Stores#order()}: one record per open request, per linked id and per
+ *       position in the oldest-first order ({@link StoredRequestTable}); a batch writes only the requests it
+ *       touched, once each.
+ * </ul>
+ *
+ * <p>A record is all or nothing: outputs are buffered, the stores are written, then they are forwarded; a record
+ * that throws (a tombstone, a key that does not match its batch) writes nothing and goes to the dead-letter topic
+ * through the processing exception handler. A batch with {@code endOfStream} finishes the analyzer (open requests
+ * TIMED_OUT, pending forwards and summaries out) and resets it; the cursors stay, so a re-sent copy changes nothing.
+ * A stored head that cannot be read (another format: the one-value format 1 of earlier releases, with its open
+ * requests, is not migrated) resets the instance with an anomaly.
  *
  * <p>A wall-clock punctuation expires instances idle for the request timeout: {@code expire(latestEventNs +
  * idle)}, so requests of a server that stopped sending are reported TIMED_OUT without a new event. Entries idle
  * longer than the state retention with nothing pending are forgotten (cursors included).
  *
- * <p>An entry is never written over {@code maxStateBytes}: one that would be is cut down first, the least
- * recently active open requests reported TIMED_OUT (with a STATE_BOUND anomaly giving the count), and if that is
- * not enough the analyzer is finished and restarted. A changelog record Kafka refuses kills the stream thread,
- * and its replacement meets the same record.
+ * <p>No record is written over {@code maxStateBytes}: a request whose record would be is reported TIMED_OUT at
+ * once (STATE_BOUND anomaly), an analyzer state is chunked, and the oldest cursors are dropped from a head still
+ * over it. A changelog record Kafka refuses kills the stream thread, and its replacement meets the same record.
  */
 public final class ServiceProcessor implements Processor<String, ServiceBatch, String, Object> {
     private static final Logger LOG = LoggerFactory.getLogger(ServiceProcessor.class);
-    /** Version of the stored entry (head, cursors, analyzer state). */
-    private static final byte FORMAT = 1;
+    /** Version of the head value ({@code ServiceInstanceState}); 1 was the hand-written one-value layout. */
+    private static final int FORMAT = 2;
     /** Sources remembered per instance for de-duplication. */
     static final int MAX_SOURCES = 256;
+    /** Chunks of one instance's analyzer state at most (32 MB at the default cap). */
+    static final int MAX_HEAD_CHUNKS = 64;
+    /** Bytes of a chunk record left for its key and the record's overhead. */
+    private static final int CHUNK_KEY_ROOM = 1024;
 
     static final int LIVE = 64;
+
+    /** Names of the three stores: instance heads, per-request records, oldest-first order. */
+    public record Stores(String head, String requests, String order) {}
 
     /** Names of the children this processor forwards to. */
     public record Sinks(
@@ -84,14 +106,14 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     private final ServiceConfig config;
     private final StreamsMeters meters;
-    private final String storeName;
+    private final Stores storeNames;
     private final Sinks sinks;
     private final Duration punctuationInterval;
     private final long idleMs;
     private final long retentionMs;
     private final int maxStateBytes;
 
-    /** Decoded entries of recently used instances, as the store holds them; dropped on failure, init, close. */
+    /** Decoded entries of recently used instances, as the stores hold them; dropped on failure, init, close. */
     private final Map<String, Entry> live = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
@@ -101,25 +123,32 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     private ProcessorContext<String, Object> context;
     private KeyValueStore<String, byte[]> store;
+    private ByteStore requestStore;
+    private ByteStore orderStore;
 
-    /** One instance: when it last got a record (wall clock), its cursors, its analyzer (null after an end). */
+    /**
+     * One instance: when it last got a record (wall clock), its cursors, its request table, its analyzer (null after
+     * an end), and how many chunks its analyzer state was last written in.
+     */
     static final class Entry {
         long lastWallMs;
         final LinkedHashMap<String, Long> cursors = new LinkedHashMap<>();
+        StoredRequestTable table;
         ServiceAnalyzer analyzer;
+        int headChunks;
     }
 
     public ServiceProcessor(
             ServiceConfig config,
             StreamsMeters meters,
-            String storeName,
+            Stores stores,
             Sinks sinks,
             Duration punctuationInterval,
             Duration retention,
             int maxStateBytes) {
         this.config = Objects.requireNonNull(config, "config");
         this.meters = Objects.requireNonNull(meters, "meters");
-        this.storeName = Objects.requireNonNull(storeName, "storeName");
+        this.storeNames = Objects.requireNonNull(stores, "stores");
         this.sinks = Objects.requireNonNull(sinks, "sinks");
         this.punctuationInterval = Objects.requireNonNull(punctuationInterval, "punctuationInterval");
         this.idleMs = config.requestTimeout().toMillis();
@@ -134,7 +163,9 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     public void init(ProcessorContext<String, Object> context) {
         live.clear();
         this.context = context;
-        this.store = context.getStateStore(storeName);
+        this.store = context.getStateStore(storeNames.head());
+        this.requestStore = bytes(context.getStateStore(storeNames.requests()));
+        this.orderStore = bytes(context.getStateStore(storeNames.order()));
         context.schedule(punctuationInterval, PunctuationType.WALL_CLOCK_TIME, this::punctuate);
     }
 
@@ -155,11 +186,14 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             throw new IllegalArgumentException(
                     "record key " + record.key() + " does not match the batch's instance key " + key);
         }
+        if (key.indexOf('\0') >= 0) {
+            throw new IllegalArgumentException("an instance key must not hold NUL (the state key separator)");
+        }
         Buffer out = new Buffer();
         int skip;
         int fresh;
         try {
-            Entry entry = load(key);
+            Entry entry = load(key, out, context.currentSystemTimeMs());
             long next = entry.cursors.getOrDefault(batch.source(), 0L);
             int size = batch.events().size();
             IndexGap.check(next, batch.firstIndex(), size, key + " from " + batch.source());
@@ -175,7 +209,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                         batch.firstIndex() - 1);
             }
             if (fresh > 0 && entry.analyzer == null) {
-                entry.analyzer = new ServiceAnalyzer(batch.job(), batch.instance(), config);
+                entry.analyzer = new ServiceAnalyzer(batch.job(), batch.instance(), config, entry.table);
             }
             for (ServiceEvent e : batch.events().subList(skip, size)) {
                 entry.analyzer.accept(e, out);
@@ -190,9 +224,9 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                 entry.cursors.remove(entry.cursors.keySet().iterator().next());
             }
             entry.lastWallMs = context.currentSystemTimeMs();
-            store.put(key, encodeCapped(key, entry, out));
+            save(key, entry, out);
         } catch (RuntimeException e) {
-            live.remove(key); // the live object may be half-way through the batch; the store is the truth
+            live.remove(key); // the live object may be half-way through the batch; the stores are the truth
             throw e;
         }
         meters.serviceEvents(fresh);
@@ -200,14 +234,40 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         out.forward(key, record.timestamp());
     }
 
-    private Entry load(String key) {
+    /** The instance's entry: live, else decoded from the stores, else new; an unreadable one is reset. */
+    private Entry load(String key, Buffer out, long nowMs) {
         Entry entry = live.get(key);
         if (entry != null) {
             return entry;
         }
         byte[] saved = store.get(key);
-        entry = saved == null ? new Entry() : decode(saved);
+        if (saved == null) {
+            entry = fresh(key);
+        } else {
+            try {
+                entry = decode(key, saved);
+            } catch (RuntimeException e) {
+                LOG.warn("unreadable service state of {}; the instance starts over", key, e);
+                meters.error(StreamsMeters.Stage.SERVICE);
+                StoredRequestTable.purge(key, requestStore, orderStore);
+                store.put(key, null);
+                out.anomaly(new Anomaly(
+                        RankKey.job(key),
+                        RankKey.rank(key),
+                        AnomalyKind.UNPROCESSABLE_RECORD,
+                        "service state unreadable (" + e.getMessage() + "): the instance's analysis starts over",
+                        "instance " + key));
+                entry = fresh(key);
+                entry.lastWallMs = nowMs;
+            }
+        }
         live.put(key, entry);
+        return entry;
+    }
+
+    private Entry fresh(String key) {
+        Entry entry = new Entry();
+        entry.table = new StoredRequestTable(key, requestStore, orderStore, StoredRequestTable.Meta.EMPTY);
         return entry;
     }
 
@@ -219,26 +279,25 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         try (KeyValueIterator<String, byte[]> it = store.all()) {
             while (it.hasNext()) {
                 KeyValue<String, byte[]> kv = it.next();
-                Head head;
+                ServiceInstanceState head;
                 try {
-                    head = head(kv.value);
+                    head = parse(kv.value);
                 } catch (RuntimeException e) {
                     LOG.warn("unreadable service state of {}; dropped", kv.key, e);
                     unreadable.add(kv.key);
                     meters.error(StreamsMeters.Stage.PUNCTUATION);
                     continue;
                 }
-                long idleFor = nowMs - head.lastWallMs();
-                if (head.pending() && idleFor >= idleMs) {
+                long idleFor = nowMs - head.getLastWallMs();
+                if (head.getPending() && idleFor >= idleMs) {
                     idle.add(kv.key);
-                } else if (!head.pending() && idleFor >= retentionMs) {
+                } else if (!head.getPending() && idleFor >= retentionMs) {
                     forget.add(kv.key);
                 }
             }
         }
         for (String key : unreadable) {
-            live.remove(key);
-            store.delete(key);
+            drop(key);
         }
         for (String key : forget) {
             forget(key, nowMs);
@@ -248,23 +307,29 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         }
     }
 
+    /** Deletes everything stored for an instance. */
+    private void drop(String key) {
+        live.remove(key);
+        StoredRequestTable.purge(key, requestStore, orderStore);
+        store.put(key, null);
+    }
+
     private void expire(String key, long nowMs) {
         Buffer out = new Buffer();
         try {
             Entry entry = live.remove(key);
             if (entry == null) {
-                entry = decode(store.get(key));
+                entry = decode(key, store.get(key));
             }
             long idleNs = Math.multiplyExact(Math.max(0, nowMs - entry.lastWallMs), 1_000_000L);
             long latest = entry.analyzer.latestEventNs();
             entry.analyzer.expire(latest == Long.MIN_VALUE ? Long.MIN_VALUE : latest + idleNs, out);
-            store.put(key, encodeCapped(key, entry, out));
+            save(key, entry, out);
             live.put(key, entry);
         } catch (RuntimeException e) {
             // one instance's failure must not stop the others' expiry nor repeat every punctuation
             LOG.warn("idle expiry of service instance {} failed; its state is reset", key, e);
-            live.remove(key);
-            store.delete(key);
+            drop(key);
             meters.error(StreamsMeters.Stage.SERVICE);
             Anomaly a = new Anomaly(
                     RankKey.job(key),
@@ -281,14 +346,14 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     /**
      * An instance settled and idle beyond the retention: its analyzer (if it did not end) is finished, so what it
-     * still holds goes out, and the entry, cursors included, is dropped.
+     * still holds goes out, and everything stored for it, cursors included, is dropped.
      */
     private void forget(String key, long nowMs) {
         Buffer out = new Buffer();
         try {
             Entry entry = live.remove(key);
             if (entry == null) {
-                entry = decode(store.get(key));
+                entry = decode(key, store.get(key));
             }
             if (entry.analyzer != null) {
                 entry.analyzer.finish(out);
@@ -298,120 +363,216 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             meters.error(StreamsMeters.Stage.SERVICE);
             out = new Buffer();
         }
-        live.remove(key);
-        store.delete(key);
+        drop(key);
         out.forward(key, nowMs);
     }
 
     /**
-     * The entry encoded, cut down under {@code maxStateBytes} first when it is over: open requests evicted oldest
-     * first (a few rounds, aiming at 3/4 of the cap so that the next batches do not cut again at once), then, if
-     * what is over is not requests, the analyzer finished and dropped, then the oldest cursors.
+     * Writes the instance after a batch or an expiry: requests whose record would be over {@code maxStateBytes}
+     * evicted first, then the request table's changes, the analyzer state (inline or in chunks), and the head, cut
+     * down under the cap (oldest cursors dropped) when it is still over.
      */
-    private byte[] encodeCapped(String key, Entry entry, Buffer out) {
-        byte[] bytes = encode(entry);
-        if (bytes.length <= maxStateBytes) {
-            return bytes;
+    private void save(String key, Entry entry, Buffer out) {
+        ServiceAnalyzer analyzer = entry.analyzer;
+        if (analyzer != null) {
+            for (String id : entry.table.prepare(maxStateBytes)) {
+                meters.stateCapped(StreamsMeters.StateStore.SERVICE);
+                String why =
+                        "the record of a request of " + key + " would be over the cap of " + maxStateBytes + " bytes";
+                LOG.warn("{}: request {} evicted (STATE_BOUND anomaly sent)", why, ServiceAnalyzer.shortId(id));
+                analyzer.evictRequest(id, why, out);
+            }
         }
-        int before = bytes.length;
-        meters.stateCapped(StreamsMeters.StateStore.SERVICE);
-        String why = "service state of " + key + " grew to " + before + " bytes, over the cap of " + maxStateBytes;
-        int evicted = 0;
-        for (int round = 0;
-                round < 4
-                        && bytes.length > maxStateBytes
-                        && entry.analyzer != null
-                        && entry.analyzer.openRequests() > 0;
-                round++) {
-            double keep = maxStateBytes * 0.75 / bytes.length;
-            int n = (int) Math.ceil(entry.analyzer.openRequests() * (1 - keep));
-            evicted += entry.analyzer.evictOldest(Math.max(1, n), why, out);
-            bytes = encode(entry);
-        }
-        if (bytes.length > maxStateBytes && entry.analyzer != null) {
-            ServiceAnalyzer analyzer = entry.analyzer;
+        byte[] head = analyzer == null ? null : analyzer.encodeHead();
+        int room = maxStateBytes - 64 - cursorBytes(entry);
+        int chunkBytes = maxStateBytes - CHUNK_KEY_ROOM;
+        int chunks = head == null || head.length <= room ? 0 : (head.length + chunkBytes - 1) / chunkBytes;
+        if (chunks > MAX_HEAD_CHUNKS) {
+            meters.stateCapped(StreamsMeters.StateStore.SERVICE);
+            String why = "service state of " + key + " grew to " + head.length + " bytes, over " + MAX_HEAD_CHUNKS
+                    + " records of " + maxStateBytes + " bytes";
+            LOG.warn("{}: the analysis is finished and restarts (STATE_BOUND anomaly sent)", why);
             entry.analyzer = null;
             analyzer.finish(out);
             out.anomaly(new Anomaly(
                     analyzer.job(),
                     analyzer.instance(),
                     AnomalyKind.STATE_BOUND,
-                    why + ", not only in open requests: the analysis is finished (what it held goes out) and restarts",
+                    why + ": the analysis is finished (what it held goes out) and restarts",
                     "instance " + key));
-            bytes = encode(entry);
+            head = null;
+            chunks = 0;
         }
-        while (bytes.length > maxStateBytes && !entry.cursors.isEmpty()) {
-            int drop = Math.max(1, entry.cursors.size() / 2);
-            for (int i = 0; i < drop; i++) {
-                entry.cursors.remove(entry.cursors.keySet().iterator().next());
+        entry.table.flush();
+        if (entry.analyzer == null && entry.table.meta().aliases() > 0) {
+            // linked ids no request lists any more (see ServiceAnalyzer): gone with the analyzer
+            StoredRequestTable.purge(key, requestStore, orderStore);
+            entry.table = new StoredRequestTable(key, requestStore, orderStore, StoredRequestTable.Meta.EMPTY);
+            entry.headChunks = 0;
+        }
+        for (int i = 0; i < chunks; i++) {
+            int from = i * chunkBytes;
+            requestStore.put(
+                    StoredRequestTable.headChunkKey(key, i),
+                    Arrays.copyOfRange(head, from, Math.min(head.length, from + chunkBytes)));
+        }
+        for (int i = chunks; i < entry.headChunks; i++) {
+            requestStore.delete(StoredRequestTable.headChunkKey(key, i));
+        }
+        entry.headChunks = chunks;
+        byte[] bytes = encode(entry, chunks == 0 ? head : null, chunks);
+        if (bytes.length > maxStateBytes) {
+            meters.stateCapped(StreamsMeters.StateStore.SERVICE);
+            int before = entry.cursors.size();
+            while (bytes.length > maxStateBytes && !entry.cursors.isEmpty()) {
+                int drop = Math.max(1, entry.cursors.size() / 2);
+                for (int i = 0; i < drop; i++) {
+                    entry.cursors.remove(entry.cursors.keySet().iterator().next());
+                }
+                bytes = encode(entry, chunks == 0 ? head : null, chunks);
             }
-            bytes = encode(entry);
+            LOG.warn(
+                    "service head of {} over the cap of {} bytes: {} of {} de-duplication cursors dropped",
+                    key,
+                    maxStateBytes,
+                    before - entry.cursors.size(),
+                    before);
         }
-        LOG.warn(
-                "{}: {} open requests evicted, {} bytes written (STATE_BOUND anomaly sent)",
-                why,
-                evicted,
-                bytes.length);
-        return bytes;
+        store.put(key, bytes);
     }
 
-    /** The head of a stored entry: what the punctuation decides on without decoding the analyzer. */
-    private record Head(long lastWallMs, boolean pending) {}
-
-    private static Head head(byte[] data) {
-        java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(data);
-        byte format = in.get();
-        if (format != FORMAT) {
-            throw new IllegalArgumentException("unknown service entry format " + format);
+    private static int cursorBytes(Entry entry) {
+        int n = 0;
+        for (String source : entry.cursors.keySet()) {
+            n += source.length() * 3 + 16;
         }
-        return new Head(in.getLong(), in.get() != 0);
+        return n;
     }
 
-    private static byte[] encode(Entry entry) {
+    private static byte[] encode(Entry entry, byte[] inlineHead, int chunks) {
+        StoredRequestTable.Meta meta = entry.table.meta();
+        ServiceInstanceState.Builder b = ServiceInstanceState.newBuilder()
+                .setFormat(FORMAT)
+                .setLastWallMs(entry.lastWallMs)
+                .setPending(entry.analyzer != null && entry.analyzer.pending())
+                .addAllCursorSources(entry.cursors.keySet())
+                .addAllCursorNext(entry.cursors.values())
+                .setTable(RequestTableMeta.newBuilder()
+                        .setNextSeq(meta.nextSeq())
+                        .setFloor(meta.floor())
+                        .setOpen(meta.open())
+                        .setAliases(meta.aliases()))
+                .setHasAnalyzer(entry.analyzer != null)
+                .setHeadChunks(chunks);
+        if (inlineHead != null) {
+            b.setHead(ByteString.copyFrom(inlineHead));
+        }
+        return b.build().toByteArray();
+    }
+
+    private static ServiceInstanceState parse(byte[] data) {
+        if (data.length > 0 && data[0] == 1) {
+            throw new IllegalArgumentException("service state format 1 (one value per instance, before per-request"
+                    + " records) is not read by this version");
+        }
+        ServiceInstanceState p;
         try {
-            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-            DataOutputStream out = new DataOutputStream(bytes);
-            out.writeByte(FORMAT);
-            out.writeLong(entry.lastWallMs);
-            out.writeBoolean(entry.analyzer != null && entry.analyzer.pending());
-            out.writeInt(entry.cursors.size());
-            for (Map.Entry<String, Long> c : entry.cursors.entrySet()) {
-                out.writeUTF(c.getKey());
-                out.writeLong(c.getValue());
-            }
-            byte[] analyzer = entry.analyzer == null ? null : entry.analyzer.encode();
-            out.writeInt(analyzer == null ? -1 : analyzer.length);
-            if (analyzer != null) {
-                out.write(analyzer);
-            }
-            out.flush();
-            return bytes.toByteArray();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            p = ServiceInstanceState.parseFrom(data);
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("unreadable service state: " + e.getMessage(), e);
         }
+        if (p.getFormat() != FORMAT) {
+            throw new IllegalArgumentException("unknown service state format " + p.getFormat());
+        }
+        return p;
     }
 
-    private Entry decode(byte[] data) {
-        try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(data))) {
-            byte format = in.readByte();
-            if (format != FORMAT) {
-                throw new IllegalArgumentException("unknown service entry format " + format);
-            }
-            Entry entry = new Entry();
-            entry.lastWallMs = in.readLong();
-            in.readBoolean(); // pending: derived from the analyzer
-            int sources = in.readInt();
-            for (int i = 0; i < sources; i++) {
-                entry.cursors.put(in.readUTF(), in.readLong());
-            }
-            int length = in.readInt();
-            if (length >= 0) {
-                entry.analyzer = ServiceAnalyzer.decode(in.readNBytes(length), config);
-            }
-            return entry;
-        } catch (IOException e) {
-            throw new IllegalArgumentException("truncated service state: " + e.getMessage(), e);
+    private Entry decode(String key, byte[] data) {
+        ServiceInstanceState p = parse(data);
+        if (p.getCursorSourcesCount() != p.getCursorNextCount()) {
+            throw new IllegalArgumentException("unreadable service state: cursors without their indexes");
         }
+        Entry entry = new Entry();
+        entry.lastWallMs = p.getLastWallMs();
+        for (int i = 0; i < p.getCursorSourcesCount(); i++) {
+            entry.cursors.put(p.getCursorSources(i), p.getCursorNext(i));
+        }
+        RequestTableMeta m = p.getTable();
+        entry.table = new StoredRequestTable(
+                key,
+                requestStore,
+                orderStore,
+                new StoredRequestTable.Meta(m.getNextSeq(), m.getFloor(), m.getOpen(), m.getAliases()));
+        entry.headChunks = p.getHeadChunks();
+        if (p.getHasAnalyzer()) {
+            byte[] head;
+            if (p.getHeadChunks() == 0) {
+                head = p.getHead().toByteArray();
+            } else {
+                ByteArrayOutputStream joined = new ByteArrayOutputStream();
+                for (int i = 0; i < p.getHeadChunks(); i++) {
+                    byte[] chunk = requestStore.get(StoredRequestTable.headChunkKey(key, i));
+                    if (chunk == null) {
+                        throw new IllegalArgumentException(
+                                "service state of " + key + ": chunk " + i + " of " + p.getHeadChunks() + " missing");
+                    }
+                    joined.writeBytes(chunk);
+                }
+                head = joined.toByteArray();
+            }
+            entry.analyzer = ServiceAnalyzer.restore(head, config, entry.table);
+        }
+        return entry;
+    }
+
+    /**
+     * A Kafka Streams store as the analysis core's {@link ByteStore}; deletes are puts of null (no read). Range scans
+     * go to the order store, which is not cached: a caching store copies every cached key of the range into a new
+     * {@code TreeSet} for each {@code range()} call (Kafka Streams 4.3 {@code NamedCache.keySetIterator}).
+     */
+    private static ByteStore bytes(KeyValueStore<String, byte[]> kv) {
+        return new ByteStore() {
+            @Override
+            public byte[] get(String key) {
+                return kv.get(key);
+            }
+
+            @Override
+            public void put(String key, byte[] value) {
+                kv.put(key, value);
+            }
+
+            @Override
+            public void delete(String key) {
+                kv.put(key, null);
+            }
+
+            @Override
+            public List<Map.Entry<String, byte[]>> scan(String from, String to, int max) {
+                List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+                try (KeyValueIterator<String, byte[]> it = kv.range(from, to)) {
+                    while (out.size() < max && it.hasNext()) {
+                        KeyValue<String, byte[]> next = it.next();
+                        out.add(Map.entry(next.key, next.value));
+                    }
+                }
+                return out;
+            }
+
+            @Override
+            public int deleteRange(String from, String to) {
+                List<String> keys = new ArrayList<>();
+                try (KeyValueIterator<String, byte[]> it = kv.range(from, to)) {
+                    while (it.hasNext()) {
+                        keys.add(it.next().key);
+                    }
+                }
+                for (String k : keys) {
+                    kv.put(k, null);
+                }
+                return keys.size();
+            }
+        };
     }
 
     /** Outputs of one record or expiry, forwarded only once the store holds the state after them. */

@@ -1,9 +1,7 @@
 package io.llmprof.streams.service;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
-import io.llmprof.events.Json;
 import io.llmprof.events.host.Reservoir;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.CoordinatorRecord;
@@ -23,7 +21,6 @@ import io.llmprof.streams.service.ServiceState.Kv;
 import io.llmprof.streams.service.ServiceState.MoeOp;
 import io.llmprof.streams.service.ServiceState.Node;
 import io.llmprof.streams.service.ServiceState.Req;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -68,6 +65,28 @@ import java.util.function.Supplier;
  *   <li>Events naming a request that finished recently (a MindIE running-queue Dequeue after httpRes) are
  *       ignored, not a new request; the last {@value #RECENT} ids are remembered.
  * </ul>
+ *
+ * <p>State. Open requests and the linked ids routed to them are in a {@link RequestTable}: a map offline
+ * ({@link MemoryRequestTable}), one store record each live ({@link StoredRequestTable}); their number is bounded
+ * by {@link ServiceConfig#maxOpenRequests()} (beyond it the least recently active is TIMED_OUT with a STATE_BOUND
+ * anomaly), each request by {@value #MAX_ALIASES} aliases and {@value #MAX_ALIASES} links. (A Link that merges two
+ * requests whose links together exceed {@value #MAX_ALIASES} leaves the excess linked ids routed but listed nowhere:
+ * they stay until the instance ends or is forgotten.) Everything else ({@link ServiceState}, one record live, split
+ * in chunks when it is over the record cap) is bounded by a count, never by the number of requests; encoded sizes
+ * below are estimates with ids and labels of 10-40 characters:
+ *
+ * <ul>
+ *   <li>recently closed ids: {@value #RECENT} (about 40 KB);
+ *   <li>dp rank per pid, pending forward per pid, forwards per pid: {@value #MAX_PIDS} each (about 60, 120 and 40
+ *       KB when full; one entry per process in practice);
+ *   <li>KV state: {@value #MAX_KV_KEYS} dp ranks; coordinator nodes: {@value #MAX_NODES}; state counters:
+ *       {@value #MAX_STATE_NAMES} names; anomaly counts: 256 codes (a few KB each);
+ *   <li>EP balance: {@value #MAX_EP_CELLS} (layer, rank) cells and {@value #MAX_RANKS} ranks (about 0.8 MB when
+ *       full; 58 layers x 64 ranks is about 45 KB);
+ *   <li>MoE: 2 ops x {@value #MAX_RANKS} ranks x a {@value #RESERVOIR}-sample reservoir (about 0.8 MB when full),
+ *       and at most {@value #MAX_PENDING_ALIGNMENTS} calls waiting for a lagging rank per op (each holding one
+ *       duration per rank; empty while the ranks keep pace).
+ * </ul>
  */
 public final class ServiceAnalyzer {
     /** Ids of finished requests remembered so that their late events do not open a new request. */
@@ -88,6 +107,8 @@ public final class ServiceAnalyzer {
     static final int RESERVOIR = 128;
     /** Bounded labels of a PD record. */
     static final int MAX_PD_LABELS = 16;
+    /** Request-state counters (WAITING, RUNNING, ... from deltas). */
+    static final int MAX_STATE_NAMES = 64;
 
     static final Set<String> ENQUEUE = Set.of("Enqueue", "ReqEnQueue");
     static final Set<String> DEQUEUE = Set.of("Dequeue", "ReqDeQueue");
@@ -103,17 +124,25 @@ public final class ServiceAnalyzer {
     private final ServiceConfig config;
     private final long timeoutNs;
     private final ServiceState s;
+    private final RequestTable requests;
 
+    /** An analyzer with its open requests in memory (offline). */
     public ServiceAnalyzer(String job, String instance, ServiceConfig config) {
-        this(config, fresh(job, instance));
+        this(config, fresh(job, instance), new MemoryRequestTable());
     }
 
-    private ServiceAnalyzer(ServiceConfig config, ServiceState state) {
+    /** A new analyzer whose open requests live in {@code table} (live: an empty {@link StoredRequestTable}). */
+    public ServiceAnalyzer(String job, String instance, ServiceConfig config, StoredRequestTable table) {
+        this(config, fresh(job, instance), table);
+    }
+
+    private ServiceAnalyzer(ServiceConfig config, ServiceState state, RequestTable requests) {
         this.job = Objects.requireNonNull(state.job, "job");
         this.instance = Objects.requireNonNull(state.instance, "instance");
         this.config = Objects.requireNonNull(config, "config");
         this.timeoutNs = config.requestTimeout().toNanos();
         this.s = state;
+        this.requests = Objects.requireNonNull(requests, "requests");
     }
 
     private static ServiceState fresh(String job, String instance) {
@@ -196,8 +225,8 @@ public final class ServiceAnalyzer {
             emitForward(f, null, sink);
         }
         s.forwards.clear();
-        List<Req> open = new ArrayList<>(s.requests.values());
-        for (Req r : open) {
+        // oldest first, as they would have timed out; one at a time (a stored table holds many)
+        for (Req r = requests.oldest(); r != null; r = requests.oldest()) {
             timeOut(r, "the stream ended", sink);
         }
         flushStates(sink);
@@ -211,7 +240,7 @@ public final class ServiceAnalyzer {
 
     /** Number of requests open now. */
     public int openRequests() {
-        return s.requests.size();
+        return requests.size();
     }
 
     /**
@@ -219,7 +248,7 @@ public final class ServiceAnalyzer {
      * snapshot, summaries not flushed.
      */
     public boolean pending() {
-        return !s.requests.isEmpty() || !s.forwards.isEmpty() || s.statesDirty || summariesDirty();
+        return requests.size() > 0 || !s.forwards.isEmpty() || s.statesDirty || summariesDirty();
     }
 
     /** Events accepted so far. */
@@ -227,28 +256,17 @@ public final class ServiceAnalyzer {
         return s.events;
     }
 
-    /** The whole state, for the live store (see {@link #decode}): compact JSON, versioned. */
-    public byte[] encode() {
-        try {
-            return Json.mapper().writeValueAsBytes(s);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("service state cannot be written: " + e.getMessage(), e);
-        }
+    /**
+     * The state besides the open requests, for the live store (see {@link #restore}); the requests are in the
+     * {@link StoredRequestTable} given to the analyzer.
+     */
+    public byte[] encodeHead() {
+        return ServiceStateCodec.encodeHead(s);
     }
 
-    /** Restores an analyzer from {@link #encode()}'s bytes. */
-    public static ServiceAnalyzer decode(byte[] bytes, ServiceConfig config) {
-        ServiceState st;
-        try {
-            st = Json.mapper().readValue(bytes, ServiceState.class);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("unreadable service state: " + e.getMessage(), e);
-        }
-        if (st.format != ServiceState.FORMAT) {
-            throw new IllegalArgumentException("service state format " + st.format + " is not " + ServiceState.FORMAT
-                    + " (written by another version)");
-        }
-        return new ServiceAnalyzer(config, st);
+    /** Restores an analyzer from {@link #encodeHead()}'s bytes and the table that holds its open requests. */
+    public static ServiceAnalyzer restore(byte[] head, ServiceConfig config, StoredRequestTable table) {
+        return new ServiceAnalyzer(config, ServiceStateCodec.decodeHead(head), table);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -376,8 +394,8 @@ public final class ServiceAnalyzer {
 
     /** The open request of an id (through aliases), a new one, or null for an id that finished recently. */
     private Req request(String rid, ServiceEvent e, ServiceSink sink) {
-        String id = s.aliases.getOrDefault(rid, rid);
-        Req r = s.requests.get(id);
+        String id = primaryOf(rid);
+        Req r = requests.get(id);
         if (r != null) {
             return r;
         }
@@ -388,13 +406,13 @@ public final class ServiceAnalyzer {
         r.id = id;
         r.firstSeenNs = e.startNs();
         r.lastEventNs = e.endNs();
-        s.requests.put(id, r);
+        requests.add(r);
         return r;
     }
 
     private boolean allRecent(ServiceEvent e) {
         for (RequestRef ref : e.requests()) {
-            if (!s.recent.contains(s.aliases.getOrDefault(ref.rid(), ref.rid()))) {
+            if (!s.recent.contains(primaryOf(ref.rid()))) {
                 return false;
             }
         }
@@ -410,8 +428,13 @@ public final class ServiceAnalyzer {
     /** Moves the request to the young end of the timeout order. */
     private void touch(Req r, long endNs) {
         r.lastEventNs = Math.max(r.lastEventNs, endNs);
-        s.requests.remove(r.id);
-        s.requests.put(r.id, r);
+        requests.touch(r);
+    }
+
+    /** The primary id of a request id (itself unless it is a linked id). */
+    private String primaryOf(String rid) {
+        String p = requests.primary(rid);
+        return p == null ? rid : p;
     }
 
     /** Link: the {@code to} id becomes an alias of the request {@code from}; two open requests merge. */
@@ -432,19 +455,19 @@ public final class ServiceAnalyzer {
             fromText = refs.get(0).rid();
             toText = refs.get(1).rid();
         }
-        String from = s.aliases.getOrDefault(RequestIds.canonical(fromText), RequestIds.canonical(fromText));
-        String to = s.aliases.getOrDefault(RequestIds.canonical(toText), RequestIds.canonical(toText));
+        String from = primaryOf(RequestIds.canonical(fromText));
+        String to = primaryOf(RequestIds.canonical(toText));
         if (from.equals(to) || s.recent.contains(from)) {
             return;
         }
-        Req a = s.requests.get(from);
-        Req b = s.requests.get(to);
+        Req a = requests.get(from);
+        Req b = requests.get(to);
         if (a == null) {
             a = new Req();
             a.id = from;
             a.firstSeenNs = e.startNs();
             a.lastEventNs = e.endNs();
-            s.requests.put(from, a);
+            requests.add(a);
         }
         if (a.links.size() >= MAX_ALIASES) {
             emitAnomaly(
@@ -465,15 +488,15 @@ public final class ServiceAnalyzer {
         if (a.aliases.size() > MAX_ALIASES) {
             a.aliases.remove(a.aliases.size() - 1);
         }
-        s.aliases.put(to, from);
+        requests.link(to, from);
         touch(a, e.endNs());
     }
 
     /** Folds request {@code b} into {@code a} (a Link named them as one). */
     private void merge(Req a, Req b, ServiceSink sink) {
-        s.requests.remove(b.id);
+        requests.remove(b);
         for (String l : b.links) {
-            s.aliases.put(l, a.id);
+            requests.link(l, a.id);
             if (a.links.size() < MAX_ALIASES) {
                 a.links.add(l);
             }
@@ -591,9 +614,9 @@ public final class ServiceAnalyzer {
     }
 
     private void close(Req r, String status, String reason, Long endNs, long atNs, ServiceSink sink) {
-        s.requests.remove(r.id);
+        requests.remove(r);
         for (String l : r.links) {
-            s.aliases.remove(l);
+            requests.unlink(l);
             remember(l);
         }
         remember(r.id);
@@ -651,8 +674,7 @@ public final class ServiceAnalyzer {
         if (nowNs == Long.MIN_VALUE) {
             return;
         }
-        while (!s.requests.isEmpty()) {
-            Req oldest = s.requests.values().iterator().next();
+        for (Req oldest = requests.oldest(); oldest != null; oldest = requests.oldest()) {
             if (oldest.lastEventNs >= nowNs - timeoutNs) {
                 return;
             }
@@ -662,8 +684,8 @@ public final class ServiceAnalyzer {
 
     /** Beyond maxOpenRequests the least recently touched request is reported TIMED_OUT. */
     private void bound(ServiceSink sink) {
-        while (s.requests.size() > config.maxOpenRequests()) {
-            Req oldest = s.requests.values().iterator().next();
+        while (requests.size() > config.maxOpenRequests()) {
+            Req oldest = requests.oldest();
             emitAnomaly(
                     sink,
                     "open-requests",
@@ -676,29 +698,30 @@ public final class ServiceAnalyzer {
     }
 
     /**
-     * Reports the {@code n} least recently active open requests TIMED_OUT now, as {@code maxOpenRequests} does, with
-     * one {@link AnomalyKind#STATE_BOUND} anomaly that starts with {@code why} and gives the count. The live
-     * processor calls it when the instance's stored state would exceed its size cap.
+     * Reports one open request TIMED_OUT now, with a {@link AnomalyKind#STATE_BOUND} anomaly that starts with
+     * {@code why}. The live processor calls it for a request whose stored record would exceed the record cap (ids
+     * and labels of absurd length).
      *
-     * @return the requests evicted (fewer than {@code n} when fewer are open)
+     * @return whether the request was open
      */
-    public int evictOldest(int n, String why, ServiceSink sink) {
-        int open = s.requests.size();
-        int evict = Math.min(Math.max(0, n), open);
-        if (evict == 0) {
-            return 0;
+    public boolean evictRequest(String id, String why, ServiceSink sink) {
+        Req r = requests.get(id);
+        if (r == null) {
+            return false;
         }
         emitAnomaly(
                 sink,
-                "state-size",
+                "request-size",
                 AnomalyKind.STATE_BOUND,
-                why + ": the " + evict + " least recently active of " + open
-                        + " open requests are reported TIMED_OUT early",
+                why + ": request " + shortId(r.id) + " is reported TIMED_OUT early",
                 "instance " + instance);
-        for (int i = 0; i < evict; i++) {
-            timeOut(s.requests.values().iterator().next(), "evicted", sink);
-        }
-        return evict;
+        timeOut(r, "evicted", sink);
+        return true;
+    }
+
+    /** An id for a message or log line: its first 100 characters and its length when it is longer. */
+    public static String shortId(String id) {
+        return id.length() <= 100 ? id : id.substring(0, 100) + "... (" + id.length() + " characters)";
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -1004,10 +1027,7 @@ public final class ServiceAnalyzer {
             labels.put(l.getKey(), l.getValue());
         }
         String rid = reqs.isEmpty()
-                ? (e.requests().isEmpty()
-                        ? null
-                        : s.aliases.getOrDefault(
-                                e.requests().get(0).rid(), e.requests().get(0).rid()))
+                ? (e.requests().isEmpty() ? null : primaryOf(e.requests().get(0).rid()))
                 : reqs.get(0).id;
         sink.pd(new PdRecord(
                 job,
@@ -1273,6 +1293,17 @@ public final class ServiceAnalyzer {
                     c.setValue(0L);
                 }
                 changed(e.startNs());
+            }
+            String state = d.getKey();
+            if (!admitted(
+                    s.states,
+                    state,
+                    MAX_STATE_NAMES,
+                    "state-names",
+                    () -> MAX_STATE_NAMES + " request-state counters: " + state + " is not counted",
+                    e,
+                    sink)) {
+                continue;
             }
             long delta = Math.round(d.getValue());
             long now = s.states.getOrDefault(d.getKey(), 0L) + delta;

@@ -9,24 +9,18 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Everything a {@link ServiceAnalyzer} remembers, as plain public fields so that the codec writes it as it is
- * (compact JSON, {@link #FORMAT}). Object fields are null or non-null exactly as the analyzer left them; maps are
- * insertion- or key-ordered, never hash-ordered, so a decoded state iterates as the original did.
+ * What a {@link ServiceAnalyzer} remembers besides its open requests (those are in its {@link RequestTable}), as
+ * plain fields that {@link ServiceStateCodec} writes as they are. Object fields are null or non-null exactly as the
+ * analyzer left them; maps are insertion- or key-ordered, never hash-ordered, so a decoded state iterates as the
+ * original did. Every collection here is bounded by a count (see {@link ServiceAnalyzer}'s class doc), none by the
+ * number of requests.
  */
 final class ServiceState {
-    /** Version of the stored form; another version is refused by {@link ServiceAnalyzer#decode}. */
-    static final int FORMAT = 1;
-
-    public int format = FORMAT;
     public String job;
     public String instance;
     public long latestEventNs = Long.MIN_VALUE;
     public long events;
 
-    /** Open requests by primary id, in the order they were last touched (oldest first). */
-    public LinkedHashMap<String, Req> requests = new LinkedHashMap<>();
-    /** Linked ids to their request's primary id. */
-    public LinkedHashMap<String, String> aliases = new LinkedHashMap<>();
     /** Ids (primary and linked) of requests that finished or timed out recently: later events for them are ignored. */
     public LinkedHashSet<String> recent = new LinkedHashSet<>();
 
@@ -73,7 +67,7 @@ final class ServiceState {
     static final int WAITING = 1;
     static final int RUNNING = 2;
 
-    /** One open request. */
+    /** One open request, kept in a {@link RequestTable}. */
     static final class Req {
         public String id;
         /** Other ids it was seen under (raw hash-suffixed ids, linked ids), at most 8, for the record. */
@@ -107,6 +101,8 @@ final class ServiceState {
         public Long specAccepted;
         public Double cacheHitRate;
         public String dpRank;
+        /** Position in the touch order, kept by a {@link StoredRequestTable} (0 in memory). */
+        public long seq;
     }
 
     /** A forward waiting for the next one of its pid. */

@@ -44,7 +44,8 @@ import org.apache.kafka.streams.StreamsConfig;
  *     #DEFAULT_CROSS_RANK_PASSES}
  * @param host host-overhead analysis settings (thresholds, prep patterns, window source, rolling steps);
  *     null = {@link HostConfig#defaults()}
- * @param service service-level analysis settings; null = {@link ServiceConfig#DEFAULTS}
+ * @param service service-level analysis settings; null = {@link ServiceConfig#DEFAULTS} with the live bound on
+ *     open requests ({@link ServiceConfig#LIVE_MAX_OPEN_REQUESTS})
  * @param serviceModelConfig config.json giving the MoE layer count of EP balance ({@link
  *     io.llmprof.streams.service.MoeLayers}) when {@code service} does not set it; null = {@code modelConfig}
  * @param maxStateRecordBytes cap on the encoded size of one state-store record; a record over it is cut down
@@ -197,7 +198,9 @@ public record StreamsAppConfig(
     }
 
     public ServiceConfig effectiveService() {
-        return service == null ? ServiceConfig.DEFAULTS : service;
+        return service == null
+                ? ServiceConfig.DEFAULTS.withMaxOpenRequests(ServiceConfig.LIVE_MAX_OPEN_REQUESTS)
+                : service;
     }
 
     public Duration effectiveMaxRebalancing() {

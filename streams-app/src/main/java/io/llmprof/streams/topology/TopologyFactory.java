@@ -52,7 +52,8 @@ import org.apache.kafka.streams.state.Stores;
  *                                                                                   -> anomalies-sink
  *
  * llmprof.service-events -> service-events-source -> service-analyzer -> service-*-sink (the nine
- *   llmprof.service-* topics) and service-anomalies-sink -> llmprof.anomalies      [service-state]
+ *   llmprof.service-* topics) and service-anomalies-sink -> llmprof.anomalies
+ *                                    [service-state] [service-requests] [service-request-order]
  *
  * llmprof.passes -> cross-rank-passes-source -> cross-rank-by-job (key: job) -> [repartition topic
  *   &lt;app&gt;-cross-rank-passes-by-job-repartition] -> cross-rank-aggregator -> cross-rank-sink -> llmprof.cross-rank
@@ -104,8 +105,12 @@ public final class TopologyFactory {
     public static final String SERVICE_SOURCE = "service-events-source";
 
     public static final String SERVICE = "service-analyzer";
-    /** Per {@code <job>/<instance>}: de-duplication cursors and the analyzer state. */
+    /** Per {@code <job>/<instance>}: de-duplication cursors, request-table counters and the analyzer state. */
     public static final String SERVICE_STORE = "service-state";
+    /** One record per open request and per linked id (and the chunks of an analyzer state over the record cap). */
+    public static final String SERVICE_REQUESTS_STORE = "service-requests";
+    /** The open requests' oldest-first order: one record per request, keyed by its touch sequence number. */
+    public static final String SERVICE_ORDER_STORE = "service-request-order";
 
     public static final String SERVICE_REQUESTS_SINK = "service-requests-sink";
     public static final String SERVICE_BATCHES_SINK = "service-batches-sink";
@@ -259,11 +264,12 @@ public final class TopologyFactory {
 
     private static void service(Topology topology, StreamsAppConfig config, StreamsMeters meters) {
         ServiceConfig serviceConfig = serviceConfig(config);
-        StoreBuilder<KeyValueStore<String, byte[]>> store = Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(SERVICE_STORE), Serdes.String(), Serdes.ByteArray())
-                .withCachingEnabled()
-                .withLoggingEnabled(Map.of(
-                        TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
+        StoreBuilder<KeyValueStore<String, byte[]>> store = serviceStore(SERVICE_STORE);
+        StoreBuilder<KeyValueStore<String, byte[]>> requestStore = serviceStore(SERVICE_REQUESTS_STORE);
+        // Not cached: range scans of a caching store copy every cached key of the range (NamedCache.keySetIterator);
+        // its writes are one delete and one put per request touched, once per batch.
+        StoreBuilder<KeyValueStore<String, byte[]>> orderStore =
+                serviceStore(SERVICE_ORDER_STORE).withCachingDisabled();
         ServiceProcessor.Sinks sinks = new ServiceProcessor.Sinks(
                 SERVICE_REQUESTS_SINK,
                 SERVICE_BATCHES_SINK,
@@ -281,7 +287,7 @@ public final class TopologyFactory {
                 return new ServiceProcessor(
                         serviceConfig,
                         meters,
-                        SERVICE_STORE,
+                        new ServiceProcessor.Stores(SERVICE_STORE, SERVICE_REQUESTS_STORE, SERVICE_ORDER_STORE),
                         sinks,
                         config.effectivePunctuationInterval(),
                         config.effectiveStateRetention(),
@@ -290,7 +296,7 @@ public final class TopologyFactory {
 
             @Override
             public Set<StoreBuilder<?>> stores() {
-                return Set.of(store);
+                return Set.of(store, requestStore, orderStore);
             }
         };
         topology.addSource(
@@ -309,6 +315,14 @@ public final class TopologyFactory {
         sink(topology, SERVICE_EP_BALANCE_SINK, Topics.SERVICE_EP_BALANCE);
         sink(topology, SERVICE_MOE_SINK, Topics.SERVICE_MOE);
         sink(topology, SERVICE_ANOMALIES_SINK, Topics.ANOMALIES);
+    }
+
+    /** A cached, logged store of the service analyzer (one changelog record per key and commit while cached). */
+    private static StoreBuilder<KeyValueStore<String, byte[]>> serviceStore(String name) {
+        return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), Serdes.ByteArray())
+                .withCachingEnabled()
+                .withLoggingEnabled(Map.of(
+                        TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
     }
 
     private static <V> void sink(Topology topology, String name, Topic<String, V> topic) {

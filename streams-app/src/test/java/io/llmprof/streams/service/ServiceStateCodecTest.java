@@ -3,17 +3,23 @@ package io.llmprof.streams.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.llmprof.agent.service.ServiceFixtures.Format;
+import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.events.service.ServiceEvent;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The state codec round-trips mid-stream: for every split point of a stream that exercises every part of the
- * engine, running the first part, encoding, decoding and running the rest gives exactly the outputs of one
- * uninterrupted run, and a decoded state encodes to the same bytes.
+ * The live form of the analyzer (open requests in a {@link StoredRequestTable}, the rest encoded by {@link
+ * ServiceStateCodec}) gives exactly the outputs of the offline one (requests in memory): whatever the batch size,
+ * and with a restore from the stores at any point.
  */
 class ServiceStateCodecTest {
     /** All scenarios one after another (times shifted so that none times another out), plus MoE flushes. */
@@ -26,6 +32,8 @@ class ServiceStateCodecTest {
                 ServiceAnalyzerTest.mindie(),
                 ServiceAnalyzerTest.ep(),
                 ServiceAnalyzerTest.moe(),
+                merges(),
+                touchOrder(),
                 List.of(
                         Ev.of("KVCache", "", 10)
                                 .rid("k")
@@ -67,36 +75,146 @@ class ServiceStateCodecTest {
         return all;
     }
 
+    /**
+     * Two requests with five linked ids each, then linked to each other: the merged request keeps 8 links, the
+     * other two linked ids still route to it (and to nothing listed); late events of the finished request are ignored.
+     */
+    static List<ServiceEvent> merges() {
+        List<ServiceEvent> out = new ArrayList<>();
+        out.add(Ev.of("Request", "httpReq", 10).rid("p").build());
+        out.add(Ev.of("Request", "httpReq", 20).rid("q").build());
+        for (int i = 0; i < 5; i++) {
+            out.add(Ev.of("", "Link", 30 + i)
+                    .label("from", "p")
+                    .label("to", "pl" + i)
+                    .build());
+            out.add(Ev.of("", "Link", 40 + i)
+                    .label("from", "q")
+                    .label("to", "ql" + i)
+                    .build());
+        }
+        out.add(Ev.of("", "Link", 50).label("from", "p").label("to", "q").build());
+        out.add(Ev.of("ModelExecute", "modelExec", 60).dur(10).rid("ql4").build());
+        out.add(Ev.of("Schedule", "Enqueue", 80).rid("pl1").build());
+        out.add(Ev.of("Request", "httpRes", 90).rid("ql3").build());
+        out.add(Ev.of("Schedule", "Dequeue", 95).rid("ql4").build());
+        return out;
+    }
+
+    /**
+     * ta opens before tb but is touched after it: at 5,200 (timeout 5,000) tb (last event 100) times out, ta (4,000)
+     * does not. Timed out in creation order instead, neither would go out there.
+     */
+    static List<ServiceEvent> touchOrder() {
+        return List.of(
+                Ev.of("Request", "httpReq", 0).rid("ta").build(),
+                Ev.of("Request", "httpReq", 100).rid("tb").build(),
+                Ev.of("Schedule", "Enqueue", 4_000).rid("ta").build(),
+                Ev.of("KVCache", "KVCacheStatus", 5_200)
+                        .metric("totalBlocks", 10)
+                        .build(),
+                Ev.of("Request", "httpRes", 5_300).rid("ta").build());
+    }
+
     // summaryEvery 3: EP/MoE summaries go out mid-stream too; a short timeout: timeouts happen mid-stream.
     private static final ServiceConfig CONFIG = new ServiceConfig(Duration.ofNanos(5_000), 2, 64, 3, null);
 
+    @TempDir
+    Path dir;
+
+    static RecordingSink inMemory(List<ServiceEvent> events, ServiceConfig config) {
+        RecordingSink out = new RecordingSink();
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", config);
+        events.forEach(e -> a.accept(e, out));
+        a.finish(out);
+        return out;
+    }
+
+    /** The live way: batches of {@code batch} events, each ending with the table's flush. */
+    static RecordingSink stored(List<ServiceEvent> events, ServiceConfig config, int batch, Stores stores) {
+        RecordingSink out = new RecordingSink();
+        StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", config, table);
+        for (int i = 0; i < events.size(); i++) {
+            a.accept(events.get(i), out);
+            if ((i + 1) % batch == 0) {
+                table.prepare(Integer.MAX_VALUE);
+                table.flush();
+            }
+        }
+        a.finish(out);
+        table.prepare(Integer.MAX_VALUE);
+        table.flush();
+        return out;
+    }
+
+    /** The two stores of one instance. */
+    record Stores(MapByteStore requests, MapByteStore order) {
+        Stores() {
+            this(new MapByteStore(), new MapByteStore());
+        }
+
+        StoredRequestTable table(StoredRequestTable.Meta meta) {
+            return new StoredRequestTable("job/inst", requests, order, meta);
+        }
+    }
+
     @Test
-    void every_split_point_encodes_decodes_and_continues_with_identical_output() {
-        List<ServiceEvent> events = everything();
-        RecordingSink straight = new RecordingSink();
-        ServiceAnalyzer one = new ServiceAnalyzer("job", "inst", CONFIG);
-        events.forEach(e -> one.accept(e, straight));
-        one.finish(straight);
-        assertThat(straight.requests).hasSize(6);
+    void the_scenarios_exercise_every_part_of_the_engine() {
+        RecordingSink straight = inMemory(everything(), CONFIG);
+        // lost, 1, a (speculative), the mindie pair (one after the link), p (q merged into it), tb, ta, k, zz
+        assertThat(straight.requests).hasSize(9);
         // "lost" (httpReq at 0) times out when the event at 10,000 arrives, after request 1 finished at 1,310
         assertThat(straight.requests.get(1).rid()).isEqualTo("lost");
         assertThat(straight.request("lost").status()).isEqualTo("TIMED_OUT");
+        assertThat(straight.request("p").aliases()).hasSize(8);
+        assertThat(straight.request("p").status()).isEqualTo("FINISHED");
         assertThat(straight.moe).isNotEmpty();
         assertThat(straight.ep).isNotEmpty();
+        // tb timed out right after the KV record at 5,200 (+ the part's offset), before ta finished
+        int kv = straight.all.indexOf(straight.kv.stream()
+                .filter(k -> k.totalBlocks() != null && k.totalBlocks() == 10)
+                .findFirst()
+                .orElseThrow());
+        assertThat(straight.all.get(kv + 1)).isEqualTo(straight.request("tb"));
+        assertThat(straight.request("tb").status()).isEqualTo("TIMED_OUT");
+    }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 3, 5, 8, 13, 1000})
+    void batches_of_any_size_give_the_outputs_of_the_requests_in_memory(int batch) {
+        List<ServiceEvent> events = everything();
+        Stores stores = new Stores();
+        assertThat(stored(events, CONFIG, batch, stores).all).isEqualTo(inMemory(events, CONFIG).all);
+        // after the end: every request gone; only the two linked ids no request lists are left
+        assertThat(stores.order().map).isEmpty();
+        assertThat(stores.requests().map.keySet()).containsExactlyInAnyOrder("job/inst\0aql3", "job/inst\0aql4");
+    }
+
+    @Test
+    void every_split_point_restores_from_the_stores_and_continues_with_identical_output() {
+        List<ServiceEvent> events = everything();
+        RecordingSink straight = inMemory(events, CONFIG);
         for (int split = 0; split <= events.size(); split++) {
             RecordingSink out = new RecordingSink();
-            ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG);
+            Stores stores = new Stores();
+            StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
+            ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
             for (ServiceEvent e : events.subList(0, split)) {
                 first.accept(e, out);
             }
-            byte[] bytes = first.encode();
-            ServiceAnalyzer second = ServiceAnalyzer.decode(bytes, CONFIG);
-            assertThat(second.encode()).as("re-encoding at split %d", split).isEqualTo(bytes);
+            table.prepare(Integer.MAX_VALUE);
+            table.flush();
+            byte[] head = first.encodeHead();
+            StoredRequestTable restoredTable = stores.table(table.meta());
+            ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
+            assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
             assertThat(second.latestEventNs()).isEqualTo(first.latestEventNs());
             assertThat(second.openRequests()).isEqualTo(first.openRequests());
             for (ServiceEvent e : events.subList(split, events.size())) {
                 second.accept(e, out);
+                restoredTable.prepare(Integer.MAX_VALUE);
+                restoredTable.flush();
             }
             second.finish(out);
             assertThat(out.all).as("outputs with a restore at split %d", split).isEqualTo(straight.all);
@@ -104,13 +222,89 @@ class ServiceStateCodecTest {
     }
 
     @Test
+    void a_synth_service_run_gives_the_same_outputs_and_leaves_nothing_stored() throws Exception {
+        ServiceSynth.Truth truth = ServiceSynth.write(
+                new ServiceSynth.Spec(400, 1, 1).withTiming(ServiceSynth.Timing.REALISTIC), Format.JSONL, dir);
+        List<ServiceEvent> events = new ArrayList<>();
+        ServiceReaders.read(dir, events::add, p -> {
+            throw new AssertionError(p.toString());
+        });
+        Stores stores = new Stores();
+        RecordingSink live = stored(events, ServiceConfig.DEFAULTS, 97, stores);
+        RecordingSink offline = inMemory(events, ServiceConfig.DEFAULTS);
+        assertThat(offline.requests).hasSize((int) truth.requests());
+        assertThat(live.all).isEqualTo(offline.all);
+        assertThat(stores.requests().map).isEmpty();
+        assertThat(stores.order().map).isEmpty();
+        // one record per request: none holds more than one request
+        assertThat(stores.requests().largest).isLessThan(200);
+    }
+
+    @Test
+    void the_oldest_first_order_survives_touches_removals_and_restores() {
+        Stores stores = new Stores();
+        StoredRequestTable t = stores.table(StoredRequestTable.Meta.EMPTY);
+        for (String id : List.of("a", "b", "c", "d")) {
+            ServiceState.Req r = new ServiceState.Req();
+            r.id = id;
+            t.add(r);
+        }
+        t.touch(t.get("a"));
+        t.prepare(Integer.MAX_VALUE);
+        t.flush();
+        assertThat(stores.order().map.values()).extracting(String::new).containsExactly("b", "c", "d", "a");
+        StoredRequestTable u = stores.table(t.meta());
+        assertThat(u.oldest().id).isEqualTo("b");
+        u.remove(u.get("b"));
+        u.touch(u.get("c"));
+        assertThat(u.oldest().id).isEqualTo("d");
+        u.remove(u.oldest());
+        assertThat(u.oldest().id).isEqualTo("a");
+        assertThat(u.size()).isEqualTo(2);
+        u.prepare(Integer.MAX_VALUE);
+        u.flush();
+        assertThat(stores.order().map.values()).extracting(String::new).containsExactly("a", "c");
+        assertThat(u.meta().floor())
+                .as("the scan starts past the deleted keys")
+                .isEqualTo(u.meta().nextSeq() - 2);
+        StoredRequestTable v = stores.table(u.meta());
+        assertThat(v.oldest().id).isEqualTo("a");
+        assertThat(v.size()).isEqualTo(2);
+    }
+
+    @Test
+    void an_undecodable_request_record_is_taken_as_absent_and_deleted() {
+        Stores stores = new Stores();
+        StoredRequestTable t = stores.table(StoredRequestTable.Meta.EMPTY);
+        for (String id : List.of("a", "b")) {
+            ServiceState.Req r = new ServiceState.Req();
+            r.id = id;
+            t.add(r);
+        }
+        t.prepare(Integer.MAX_VALUE);
+        t.flush();
+        stores.requests().map.put("job/inst\0ra", new byte[] {(byte) 0xff, 0x01});
+        StoredRequestTable u = stores.table(t.meta());
+        assertThat(u.oldest().id).isEqualTo("b");
+        assertThat(u.dropped()).isEqualTo(1);
+        assertThat(u.size()).isEqualTo(1);
+        u.flush();
+        assertThat(stores.requests().map.keySet()).containsExactly("job/inst\0rb");
+        assertThat(stores.order().map).hasSize(1);
+    }
+
+    @Test
     void a_state_of_another_format_or_garbage_is_refused_with_a_clear_message() {
-        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG);
-        String json = new String(a.encode(), StandardCharsets.UTF_8).replace("\"format\":1", "\"format\":99");
-        assertThatThrownBy(() -> ServiceAnalyzer.decode(json.getBytes(StandardCharsets.UTF_8), CONFIG))
+        byte[] head = new ServiceAnalyzer("job", "inst", CONFIG).encodeHead();
+        byte[] other = io.llmprof.streams.state.proto.ServiceHead.newBuilder()
+                .setFormat(99)
+                .build()
+                .toByteArray();
+        assertThat(ServiceStateCodec.decodeHead(head).job).isEqualTo("job");
+        assertThatThrownBy(() -> ServiceStateCodec.decodeHead(other))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("format 99");
-        assertThatThrownBy(() -> ServiceAnalyzer.decode("{not json".getBytes(StandardCharsets.UTF_8), CONFIG))
+        assertThatThrownBy(() -> ServiceStateCodec.decodeHead("{not protobuf".getBytes()))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("unreadable service state");
     }

@@ -59,7 +59,11 @@ class TopologyFactoryTest {
                         TopologyFactory.SERVICE_EP_BALANCE_SINK,
                         TopologyFactory.SERVICE_MOE_SINK,
                         TopologyFactory.SERVICE_ANOMALIES_SINK);
-        assertThat(processor(d, TopologyFactory.SERVICE).stores()).containsExactly(TopologyFactory.SERVICE_STORE);
+        assertThat(processor(d, TopologyFactory.SERVICE).stores())
+                .containsExactlyInAnyOrder(
+                        TopologyFactory.SERVICE_STORE,
+                        TopologyFactory.SERVICE_REQUESTS_STORE,
+                        TopologyFactory.SERVICE_ORDER_STORE);
         assertThat(processor(d, TopologyFactory.HOST).stores()).containsExactly(TopologyFactory.HOST_STORE);
         assertThat(processor(d, TopologyFactory.SEGMENTER).stores())
                 .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
