@@ -64,6 +64,8 @@ import org.slf4j.LoggerFactory;
  * that throws (a tombstone, a key that does not match its batch) writes nothing and goes to the dead-letter topic
  * through the processing exception handler. A batch with {@code endOfStream} finishes the analyzer (open requests
  * TIMED_OUT, pending forwards and summaries out) and resets it; the cursors stay, so a re-sent copy changes nothing.
+ * A batch's writes span three stores: under exactly-once they commit together; under at-least-once a crash between
+ * them can leave request records a batch ahead of the head's cursors, and that batch is then applied twice to them.
  * A stored head that cannot be read (another format: the one-value format 1 of earlier releases, with its open
  * requests, is not migrated) resets the instance with an anomaly.
  *
