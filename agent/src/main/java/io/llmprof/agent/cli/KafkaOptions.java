@@ -1,27 +1,17 @@
 package io.llmprof.agent.cli;
 
 import io.llmprof.events.KafkaConnection;
-import java.nio.file.Path;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Kafka options of the commands that ship service events (`agent service`, `agent ingest`). */
 final class KafkaOptions {
-    @Option(
-            names = "--bootstrap-servers",
-            description = "Kafka bootstrap servers (default: the --kafka-config file's bootstrap.servers, else"
-                    + " localhost:9092).")
-    String bootstrapServers;
-
-    @Option(
-            names = "--kafka-config",
-            paramLabel = "FILE",
-            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for every Kafka client"
-                    + " this command creates.")
-    Path kafkaConfig;
+    @Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     /** The cluster these options name; reads --kafka-config. */
     KafkaConnection connection() {
-        return KafkaConnection.load(bootstrapServers, kafkaConfig);
+        return cluster.connection();
     }
 
     @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")

@@ -1,7 +1,7 @@
 package io.llmprof.agent.cli;
 
 import io.llmprof.events.KafkaConnection;
-import java.nio.file.Path;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Options of every command that ships trace files to Kafka (`agent replay`, `agent watch`). */
@@ -12,22 +12,12 @@ final class ShippingOptions {
     @Option(names = "--run", description = "Run identity (default: each file's name without extensions).")
     String run;
 
-    @Option(
-            names = "--bootstrap-servers",
-            description = "Kafka bootstrap servers (default: the --kafka-config file's bootstrap.servers, else"
-                    + " localhost:9092).")
-    String bootstrapServers;
-
-    @Option(
-            names = "--kafka-config",
-            paramLabel = "FILE",
-            description = "Kafka client properties (security.protocol, ssl.*, sasl.*, ...) for every Kafka client"
-                    + " this command creates.")
-    Path kafkaConfig;
+    @Mixin
+    ClusterOptions cluster = new ClusterOptions();
 
     /** The cluster these options name; reads --kafka-config. */
     KafkaConnection connection() {
-        return KafkaConnection.load(bootstrapServers, kafkaConfig);
+        return cluster.connection();
     }
 
     @Option(
