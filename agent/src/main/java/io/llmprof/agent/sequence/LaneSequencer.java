@@ -236,13 +236,6 @@ public final class LaneSequencer {
         return spill == null ? 0 : spill.runs();
     }
 
-    /** Deletes spilled runs of a lane that will not be finished (the read failed). */
-    public void discard() {
-        if (spill != null) {
-            spill.close();
-        }
-    }
-
     public long outOfOrder() {
         return outOfOrder;
     }

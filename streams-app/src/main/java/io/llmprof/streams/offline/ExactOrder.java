@@ -74,10 +74,6 @@ final class ExactOrder implements AutoCloseable {
         return dir == null ? base : base.withSpillDir(dir);
     }
 
-    boolean wasSorted() {
-        return dir != null;
-    }
-
     List<String> notices() {
         if (dir == null) {
             return List.of();
