@@ -106,7 +106,7 @@ public record StreamsAppConfig(
      * Batch size of the app's producers (outputs, changelogs, repartition topic). Under exactly-once a consumer sees
      * nothing before the commit, so bigger batches cost no latency; Kafka's 16 KB default cut the outputs of one
      * commit into many small batches, and the broker's work per batch was most of its CPU on the live path
-     * (docs/benchmarks.md: broker CPU -40 %, producer I/O -60 %).
+     * (docs/benchmarks.md, first section: the broker's CPU -35 to -55 %, the producers' I/O thread's -35 to -70 %).
      */
     public static final int PRODUCER_BATCH_BYTES = 256 * 1024;
 
