@@ -71,6 +71,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
     static final String SHIPPED = "synth";
     static final String LOAD = "load";
     static final String PROBED = "probe";
+    static final String WARMUP = "warmup-";
     private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
 
     @Spec
@@ -109,6 +110,28 @@ public final class BenchLiveCommand implements Callable<Integer> {
             defaultValue = "PT10M",
             description = "Deadline of each part. ISO-8601. Default: ${DEFAULT-VALUE}.")
     Duration timeout;
+
+    @Option(
+            names = "--batch-size",
+            defaultValue = "" + TraceBatcher.DEFAULT_BATCH_EVENTS,
+            description = "Events per trace batch the agent sends, as agent replay --batch-size. Default:"
+                    + " ${DEFAULT-VALUE}.")
+    int batchSize;
+
+    @Option(
+            names = "--warmup",
+            defaultValue = "1",
+            description = "Unmeasured rounds of the same traces and service file (another run and instance) before the"
+                    + " measured ones, so that the live path is compiled by the JIT as the floors are (0: measure it"
+                    + " cold). Default: ${DEFAULT-VALUE}.")
+    int warmup;
+
+    @Option(
+            names = "--streams-property",
+            paramLabel = "KEY=VALUE",
+            description = "A Kafka Streams property for the streams app (e.g. commit.interval.ms=200), applied last;"
+                    + " repeatable. To compare settings side by side.")
+    java.util.Map<String, String> streamsProperties = new java.util.LinkedHashMap<>();
 
     @Option(names = "--work-dir", description = "Where the inputs and the broker's data go. Default: a temp dir.")
     Path workDir;
@@ -175,16 +198,27 @@ public final class BenchLiveCommand implements Callable<Integer> {
             long traceEvents = floors(out, traces, model, traceFigures);
 
             int exit = 0;
-            try (BenchStack stack = new BenchStack(dir, model, 2)) {
+            try (BenchStack stack = new BenchStack(dir, model, 2, streamsProperties)) {
                 PrometheusMeterRegistry registry = stack.registry;
                 String bootstrap = stack.bootstrap;
                 DashboardServer dashboard = stack.dashboard;
-                exit |= liveTraces(out, registry, bootstrap, traces, (long) passes * traces.size(), traceFigures);
+                long expectedPasses = (long) passes * traces.size();
+                for (int i = 0; i < warmup; i++) {
+                    // Same files under another run: the JIT compiles the live path (broker, streams, dashboard) here,
+                    // as the floors warm the agent, so that the figures below are not mostly compilation.
+                    exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, WARMUP + i, null);
+                }
+                exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, "live", traceFigures);
                 printFigures(out, "traces", traceFigures, traceEvents);
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
-                    exit |= liveService(out, registry, shipper, dir.resolve("svc"), service, dashboard, serviceFigures);
+                    for (int i = 0; i < warmup; i++) {
+                        exit |= liveService(
+                                out, registry, shipper, dir.resolve("svc"), service, dashboard, WARMUP + i, null);
+                    }
+                    exit |= liveService(
+                            out, registry, shipper, dir.resolve("svc"), service, dashboard, SHIPPED, serviceFigures);
                     printFigures(out, "service events", serviceFigures, service.events());
                     double max = serviceFigures.stream()
                             .filter(f -> f.what().startsWith("end to end"))
@@ -263,43 +297,65 @@ public final class BenchLiveCommand implements Callable<Integer> {
         return totals;
     }
 
-    /** Replays the traces at full speed and times each stage until the dashboard holds every pass. */
+    /**
+     * Replays the traces at full speed under run {@code run} and times each stage until the dashboard holds every
+     * pass; adds the figures and prints where the CPU went, unless {@code figures} is null (a warm-up).
+     */
     private int liveTraces(
             PrintWriter out,
             MeterRegistry registry,
             String bootstrap,
             List<Path> traces,
             long expectedPasses,
+            String run,
             List<Figure> figures)
             throws InterruptedException {
         Stage agent = new Stage(() -> sum(registry, AgentMeters.EVENTS));
         Stage streams = new Stage(() -> sum(registry, StreamsMeters.INGESTED));
         Stage dashboard = new Stage(() -> sum(registry, DashboardMeters.PASSES_CLOSED));
+        double agent0 = agent.value.getAsDouble();
+        double streams0 = streams.value.getAsDouble();
+        double dashboard0 = dashboard.value.getAsDouble();
         Sampler sampler = new Sampler(List.of(agent, streams, dashboard)).start();
+        ThreadCpu cpu = ThreadCpu.start();
         long t0 = System.nanoTime();
-        Replayer.Summary replay = new Replayer(
-                        Replayer.Options.defaults(bootstrap)
-                                .withJob(JOB)
-                                .withRun("live-" + System.currentTimeMillis())
-                                .withProgress(false),
-                        registry)
-                .replay(traces);
+        Replayer.Options defaults = Replayer.Options.defaults(bootstrap);
+        Replayer.Options options = new Replayer.Options(
+                defaults.kafka(),
+                JOB,
+                run + "-" + System.currentTimeMillis(),
+                defaults.speed(),
+                false,
+                defaults.partitions(),
+                defaults.replicationFactor(),
+                batchSize,
+                defaults.readerOptions());
+        Replayer.Summary replay = new Replayer(options, registry).replay(traces);
         long events = replay.events();
-        boolean done = sampler.awaitAll(new double[] {events, events, expectedPasses}, t0 + timeout.toNanos());
+        boolean done = sampler.awaitAll(
+                new double[] {agent0 + events, streams0 + events, dashboard0 + expectedPasses}, t0 + timeout.toNanos());
         sampler.stop();
+        if (!done) {
+            out.printf(
+                    "traces (%s): not every pass reached the dashboard within %s (passes %,.0f of %,d)%n",
+                    run, timeout, dashboard.value.getAsDouble() - dashboard0, expectedPasses);
+        }
+        if (figures == null) {
+            return done ? 0 : 1;
+        }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
         figures.add(new Figure("dashboard: first to last pass in REST", events, dashboard.activeSeconds()));
         figures.add(new Figure("end to end: start -> every pass in REST", events, dashboard.lastSeconds(t0)));
-        if (!done) {
-            out.printf(
-                    "traces: not every pass reached the dashboard within %s (passes %,.0f of %,d)%n",
-                    timeout, dashboard.value.getAsDouble(), expectedPasses);
-        }
+        out.println(cpu.line("traces"));
+        out.println(streamThread(registry));
         return done ? 0 : 1;
     }
 
-    /** Ships the service run at full speed and times each stage until REST holds every request. */
+    /**
+     * Ships the service run at full speed as instance {@code instance} and times each stage until REST holds every
+     * request; adds the figures and prints where the CPU went, unless {@code figures} is null (a warm-up).
+     */
     private int liveService(
             PrintWriter out,
             MeterRegistry registry,
@@ -307,28 +363,36 @@ public final class BenchLiveCommand implements Callable<Integer> {
             Path input,
             ServiceSynth.Truth truth,
             DashboardServer dashboard,
+            String instance,
             List<Figure> figures)
             throws IOException, InterruptedException {
         BenchHttp http = new BenchHttp();
-        URI requests = URI.create(dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + SHIPPED);
+        URI requests = URI.create(dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + instance);
         Stage agent = new Stage(() -> sum(registry, AgentMeters.SERVICE_EVENTS));
         Stage streams = new Stage(() -> sum(registry, StreamsMeters.SERVICE_EVENTS));
-        Stage rest = new Stage(() -> http.requestsSeen(requests));
+        // Every 25 ms, not 5: each read is a REST call the dashboard answers on the same two cores.
+        Stage rest = new Stage(() -> http.requestsSeen(requests), TimeUnit.MILLISECONDS.toNanos(25));
         double agent0 = agent.value.getAsDouble();
         double streams0 = streams.value.getAsDouble();
         Sampler sampler = new Sampler(List.of(agent, streams, rest)).start();
+        ThreadCpu cpu = ThreadCpu.start();
         long t0 = System.nanoTime();
-        long events = shipper.shipFile(input, JOB, SHIPPED).events();
+        long events = shipper.shipFile(input, JOB, instance).events();
         boolean done = sampler.awaitAll(
                 new double[] {agent0 + events, streams0 + events, truth.requests()}, t0 + timeout.toNanos());
         sampler.stop();
+        if (!done) {
+            out.printf("service (%s): not every request reached REST within %s%n", instance, timeout);
+        }
+        if (figures == null) {
+            return done ? 0 : 1;
+        }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
         figures.add(new Figure("dashboard: first to last request in REST", events, rest.activeSeconds()));
         figures.add(new Figure("end to end: start -> every request in REST", events, rest.lastSeconds(t0)));
-        if (!done) {
-            out.printf("service: not every request reached REST within %s%n", timeout);
-        }
+        out.println(cpu.line("service events"));
+        out.println(streamThread(registry));
         return done ? 0 : 1;
     }
 
@@ -398,6 +462,36 @@ public final class BenchLiveCommand implements Callable<Integer> {
         out.flush();
     }
 
+    /**
+     * The stream thread's own figures (Kafka Streams' thread metrics, averaged over its last sample windows):
+     * shares of its time in process, poll, commit and punctuate, and the commits' rate and mean latency.
+     */
+    static String streamThread(MeterRegistry registry) {
+        StringBuilder b = new StringBuilder("  stream thread (Kafka Streams metrics, last ~30-60 s):");
+        for (String ratio : List.of("process", "poll", "commit", "punctuate")) {
+            b.append(String.format(
+                    Locale.ROOT,
+                    " %s %.0f %%,",
+                    ratio,
+                    100 * gauge(registry, "kafka.stream.thread." + ratio + ".ratio")));
+        }
+        b.append(String.format(
+                Locale.ROOT,
+                " commits %.1f/s of %.0f ms mean, poll %.0f ms mean",
+                gauge(registry, "kafka.stream.thread.commit.rate"),
+                gauge(registry, "kafka.stream.thread.commit.latency.avg"),
+                gauge(registry, "kafka.stream.thread.poll.latency.avg")));
+        return b.toString();
+    }
+
+    /** The mean of the gauges of that name (one per stream thread), NaN when there is none. */
+    private static double gauge(MeterRegistry registry, String name) {
+        return registry.find(name).gauges().stream()
+                .mapToDouble(io.micrometer.core.instrument.Gauge::value)
+                .average()
+                .orElse(Double.NaN);
+    }
+
     /** The sum of every counter of that name (all tags); 0 while none is registered. */
     static double sum(MeterRegistry registry, String name) {
         return registry.find(name).counters().stream()
@@ -408,16 +502,28 @@ public final class BenchLiveCommand implements Callable<Integer> {
     /** A stage's progress: when its value first moved and when it last changed. */
     static final class Stage {
         final DoubleSupplier value;
+        private final long everyNs;
+        private long sampledNs = Long.MIN_VALUE;
         volatile double last;
         volatile long firstMovedNs;
         volatile long lastMovedNs;
 
         Stage(DoubleSupplier value) {
+            this(value, 0);
+        }
+
+        /** @param everyNs least time between two reads of {@code value} (an HTTP read costs the stack CPU) */
+        Stage(DoubleSupplier value, long everyNs) {
             this.value = value;
+            this.everyNs = everyNs;
             this.last = value.getAsDouble();
         }
 
         void sample(long now) {
+            if (sampledNs != Long.MIN_VALUE && now - sampledNs < everyNs) {
+                return;
+            }
+            sampledNs = now;
             double v = value.getAsDouble();
             if (v != last) {
                 if (firstMovedNs == 0) {

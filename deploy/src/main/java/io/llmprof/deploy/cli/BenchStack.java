@@ -34,14 +34,17 @@ final class BenchStack implements AutoCloseable {
      * @param dir where the broker's data and the streams state go
      * @param modelConfig the streams app's model config, or null
      * @param partitions partitions of the topics the producer creates
+     * @param streamsOverrides Kafka Streams properties for the streams app, applied last
      */
-    BenchStack(Path dir, Path modelConfig, int partitions) throws Exception {
+    BenchStack(Path dir, Path modelConfig, int partitions, java.util.Map<String, String> streamsOverrides)
+            throws Exception {
         try {
             EmbeddedKafka kafka = open(
                     new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start());
             bootstrap = kafka.bootstrapServers();
-            StreamsAppConfig.Builder streams =
-                    StreamsAppConfig.builder(bootstrap).stateDir(dir.resolve("state"));
+            StreamsAppConfig.Builder streams = StreamsAppConfig.builder(bootstrap)
+                    .stateDir(dir.resolve("state"))
+                    .overrides(streamsOverrides);
             if (modelConfig != null) {
                 streams.modelConfig(modelConfig);
             }

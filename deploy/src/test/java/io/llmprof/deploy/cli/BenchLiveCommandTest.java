@@ -36,6 +36,20 @@ class BenchLiveCommandTest {
     }
 
     @Test
+    void aStageWithAnIntervalReadsItsValueAtMostThatOften() {
+        AtomicLong reads = new AtomicLong();
+        BenchLiveCommand.Stage s = new BenchLiveCommand.Stage(reads::incrementAndGet, 25_000_000L);
+        long constructed = reads.get();
+        s.sample(1_000_000_000L);
+        s.sample(1_010_000_000L);
+        s.sample(1_024_000_000L);
+        assertThat(reads.get() - constructed).isEqualTo(1);
+        s.sample(1_025_000_000L);
+        assertThat(reads.get() - constructed).isEqualTo(2);
+        assertThat(s.lastSeconds(1_000_000_000L)).isEqualTo(0.025);
+    }
+
+    @Test
     void theSamplerWaitsForEveryTargetOrTheDeadline() throws Exception {
         AtomicLong a = new AtomicLong();
         AtomicLong b = new AtomicLong();

@@ -117,6 +117,23 @@ public class StreamsCommand implements Callable<Integer> {
     String processingGuarantee;
 
     @Option(
+            names = "--commit-interval",
+            converter = DurationConverter.class,
+            paramLabel = "DURATION",
+            description = "Kafka Streams commit interval (default: 100ms). Under exactly_once_v2 outputs become visible"
+                    + " at each commit, so this is the floor of the event -> dashboard latency; each commit also blocks"
+                    + " the stream thread for a few broker round trips: a longer interval leaves it more time to process"
+                    + " and the broker less work, for more latency (measured in docs/benchmarks.md).")
+    Duration commitInterval;
+
+    @Option(
+            names = "--streams-property",
+            paramLabel = "KEY=VALUE",
+            description = "A Kafka Streams, producer. or consumer. property, applied after llmprof's own settings"
+                    + " (e.g. num.stream.threads=2, producer.batch.size=65536); repeatable.")
+    java.util.Map<String, String> streamsProperties = new java.util.LinkedHashMap<>();
+
+    @Option(
             names = "--replication-factor",
             description = "Replication factor of topics the app creates (default: 1, a single broker).")
     Integer replicationFactor;
@@ -194,6 +211,8 @@ public class StreamsCommand implements Callable<Integer> {
                 .numLayers(numLayers)
                 .idleTimeout(idleTimeout)
                 .processingGuarantee(processingGuarantee)
+                .commitInterval(commitInterval)
+                .overrides(streamsProperties)
                 .replicationFactor(replicationFactor)
                 .partitions(partitions)
                 .crossRankPasses(crossRankPasses)

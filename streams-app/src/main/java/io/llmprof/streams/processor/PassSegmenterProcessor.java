@@ -75,6 +75,8 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private final long idleTimeoutMs;
     private final long retentionMs;
     private final int maxStateBytes;
+    /** The segmenter store's serde, to encode a state once for both its size check and its put; null: none. */
+    private final SegmenterStateSerde stateSerde;
 
     /**
      * The segmenters of the stores' latest values, so a batch does not decode the state the previous batch
@@ -104,6 +106,32 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             Duration idleTimeout,
             Duration retention,
             int maxStateBytes) {
+        this(
+                segmenterConfig,
+                meters,
+                runStoreName,
+                segmenterStoreName,
+                sinks,
+                punctuationInterval,
+                idleTimeout,
+                retention,
+                maxStateBytes,
+                null);
+    }
+
+    /** @param stateSerde the segmenter store's value serde (see {@link SegmenterStateSerde#encodeForPut}), or null */
+    public PassSegmenterProcessor(
+            SegmenterConfig segmenterConfig,
+            StreamsMeters meters,
+            String runStoreName,
+            String segmenterStoreName,
+            Sinks sinks,
+            Duration punctuationInterval,
+            Duration idleTimeout,
+            Duration retention,
+            int maxStateBytes,
+            SegmenterStateSerde stateSerde) {
+        this.stateSerde = stateSerde;
         if (maxStateBytes < 1) {
             throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
         }
@@ -280,9 +308,9 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
      */
     private void putCapped(RunKey key, PassSegmenter segmenter, List<Emitted> out) {
         SegmenterState state = segmenter.state();
-        int size = SegmenterStateCodec.encode(state).length;
+        int size = encodedSize(state);
         if (size <= maxStateBytes) {
-            segmenters.put(key, state);
+            put(key, state);
             return;
         }
         meters.stateCapped(StreamsMeters.StateStore.SEGMENTER);
@@ -293,10 +321,10 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         Emitted flushed = segmenter.endOfTrace(PassSegmenter.IDLE);
         out.add(flushed);
         SegmenterState after = segmenter.state();
-        int afterSize = SegmenterStateCodec.encode(after).length;
+        int afterSize = encodedSize(after);
         String what;
         if (afterSize <= maxStateBytes) {
-            segmenters.put(key, after);
+            put(key, after);
             what = "the open pass is closed early, as an idle flush would";
         } else {
             live.remove(key);
@@ -308,6 +336,21 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                 List.of(),
                 List.of(new Anomaly(
                         key.job(), key.rank(), AnomalyKind.STATE_BOUND, why + ": " + what, "run " + key.run()))));
+    }
+
+    /** The state's encoded size; its bytes are kept for the {@link #put} that follows. */
+    private int encodedSize(SegmenterState state) {
+        return stateSerde == null ? SegmenterStateCodec.encode(state).length : stateSerde.encodeForPut(state).length;
+    }
+
+    private void put(RunKey key, SegmenterState state) {
+        try {
+            segmenters.put(key, state);
+        } finally {
+            if (stateSerde != null) {
+                stateSerde.forget();
+            }
+        }
     }
 
     private static void accept(PassSegmenter segmenter, List<TraceEvent> events, List<Emitted> out) {

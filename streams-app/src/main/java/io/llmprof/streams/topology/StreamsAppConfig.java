@@ -103,6 +103,14 @@ public record StreamsAppConfig(
     /** Bytes the consumer fetches per partition and request: about 80 trace batches. */
     public static final int MAX_PARTITION_FETCH_BYTES = 8 * 1024 * 1024;
 
+    /**
+     * Batch size of the app's producers (outputs, changelogs, repartition topic). Under exactly-once a consumer sees
+     * nothing before the commit, so bigger batches cost no latency; Kafka's 16 KB default cut the outputs of one
+     * commit into many small batches, and the broker's work per batch was most of its CPU on the live path
+     * (docs/benchmarks.md, first section: the broker's CPU -35 to -55 %, the producers' I/O thread's -35 to -70 %).
+     */
+    public static final int PRODUCER_BATCH_BYTES = 256 * 1024;
+
     private static final Set<String> GUARANTEES = Set.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
 
     public StreamsAppConfig {
@@ -236,6 +244,7 @@ public record StreamsAppConfig(
         p.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, Topics.DLQ.name());
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_RECORD_BYTES);
         p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), PRODUCER_BATCH_BYTES);
         // A trace batch is ~100 KB: the 1 MB default returns ~10 per partition and fetch, which starved the
         // stream thread (measured: docs/benchmarks.md).
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES);

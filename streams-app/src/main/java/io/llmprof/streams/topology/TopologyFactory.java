@@ -150,10 +150,9 @@ public final class TopologyFactory {
                         new JsonSerde<>(RunState.class))
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of());
+        SegmenterStateSerde segmenterSerde = new SegmenterStateSerde();
         StoreBuilder<KeyValueStore<RunKey, SegmenterState>> segmenterStore = Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(SEGMENTER_STORE),
-                        new JsonSerde<>(RunKey.class),
-                        new SegmenterStateSerde())
+                        Stores.persistentKeyValueStore(SEGMENTER_STORE), new JsonSerde<>(RunKey.class), segmenterSerde)
                 .withCachingEnabled()
                 // The changelog carries whole segmenter states: allow what the producer may send.
                 .withLoggingEnabled(Map.of(
@@ -170,7 +169,8 @@ public final class TopologyFactory {
                         config.effectivePunctuationInterval(),
                         config.effectiveIdleTimeout(),
                         config.effectiveStateRetention(),
-                        config.effectiveMaxStateRecordBytes());
+                        config.effectiveMaxStateRecordBytes(),
+                        segmenterSerde);
             }
 
             @Override

@@ -29,6 +29,9 @@ class StreamsCommandTest {
                         "--replication-factor", "3",
                         "--partitions", "6",
                         "--processing-guarantee", "at_least_once",
+                        "--commit-interval", "300ms",
+                        "--streams-property", "num.stream.threads=2",
+                        "--streams-property", "producer.linger.ms=5",
                         "--service-request-timeout", "90s",
                         "--service-model-config", "/models/qwen3/config.json",
                         "--service-kv-total-blocks", "4096");
@@ -44,6 +47,12 @@ class StreamsCommandTest {
         assertThat(c.effectiveReplicationFactor()).isEqualTo((short) 3);
         assertThat(c.effectivePartitions()).isEqualTo(6);
         assertThat(c.effectiveProcessingGuarantee()).isEqualTo("at_least_once");
+        assertThat(c.effectiveCommitInterval()).isEqualTo(Duration.ofMillis(300));
+        assertThat(c.overrides()).containsEntry("num.stream.threads", "2").containsEntry("producer.linger.ms", "5");
+        assertThat(c.streamsProperties())
+                .containsEntry("commit.interval.ms", 300L)
+                .containsEntry("num.stream.threads", "2")
+                .containsEntry("producer.linger.ms", "5");
         assertThat(c.effectiveService().requestTimeout()).isEqualTo(Duration.ofSeconds(90));
         assertThat(c.effectiveService().kvTotalBlocks()).isEqualTo(4096L);
         assertThat(c.serviceModelConfig()).isEqualTo(Path.of("/models/qwen3/config.json"));
@@ -95,6 +104,8 @@ class StreamsCommandTest {
                         "--state-dir",
                         "--metrics-port",
                         "--idle-timeout",
+                        "--commit-interval",
+                        "--streams-property",
                         "--service-request-timeout",
                         "--service-model-config",
                         "--service-kv-total-blocks");

@@ -25,6 +25,11 @@ class StreamsAppConfigTest {
         assertThat(c.effectivePartitions()).isEqualTo(1);
         assertThat(c.stateDir()).isNull();
         assertThat(c.overrides()).isEmpty();
+        // outputs and changelogs go out in big batches: Kafka's 16 KB default made the broker's per-batch work most
+        // of its CPU on the live path (docs/benchmarks.md)
+        assertThat(c.streamsProperties())
+                .containsEntry(StreamsConfig.producerPrefix("batch.size"), StreamsAppConfig.PRODUCER_BATCH_BYTES)
+                .containsEntry(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 100L);
     }
 
     @Test
