@@ -57,6 +57,8 @@ public final class PassSegmenter {
     private static final int P_GAP = 4;
     private static final int P_HAS_CORR = 5;
     private static final int P_CORR = 6;
+    /** Present (1) only on a row whose event came out of order: such rows are one column wider. */
+    private static final int P_LATE = 7;
 
     // noteCounts
     private static final int N_OUTSIDE = 0;
@@ -171,8 +173,9 @@ public final class PassSegmenter {
         }
         Out out = new Out();
         long gap = 0;
+        boolean late = seenAny && event.startNs() < lastStartNs;
         if (seenAny) {
-            if (event.startNs() < lastStartNs) {
+            if (late) {
                 out.anomaly(
                         AnomalyKind.OUT_OF_ORDER,
                         "event " + event.name() + " starts at " + event.startNs() + " ns, before the previous one ("
@@ -190,15 +193,18 @@ public final class PassSegmenter {
             return pendingNames.size() - 1;
         });
         Long corr = event.correlation();
-        pending.addLast(new long[] {
-            id,
-            event.kind().ordinal(),
-            event.startNs(),
-            event.durNs(),
-            gap,
-            corr == null ? 0 : 1,
-            corr == null ? 0 : corr
-        });
+        long[] p = new long[late ? P_LATE + 1 : P_LATE];
+        p[P_NAME] = id;
+        p[P_KIND] = event.kind().ordinal();
+        p[P_START] = event.startNs();
+        p[P_DUR] = event.durNs();
+        p[P_GAP] = gap;
+        p[P_HAS_CORR] = corr == null ? 0 : 1;
+        p[P_CORR] = corr == null ? 0 : corr;
+        if (late) {
+            p[P_LATE] = 1;
+        }
+        pending.addLast(p);
         drain(out, false);
         if (out.hasPasses() && families.compact(open)) {
             kernelColumns.clear(); // they cache family ids
@@ -286,7 +292,10 @@ public final class PassSegmenter {
                 warmupNames.add(n);
                 return warmupNames.size() - 1;
             });
-            warmup.add(new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res, category});
+            warmup.add(
+                    isLate(p)
+                            ? new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res, category, 1}
+                            : new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res, category});
             if (res > 0) {
                 warmupSteps.putIfAbsent(res, text);
             }
@@ -294,8 +303,20 @@ public final class PassSegmenter {
                 finishWarmup(out, false);
             }
         } else {
-            place(row(kind, canonical, p[P_START], p[P_DUR], p[P_GAP], category), res, text, out);
+            place(late(row(kind, canonical, p[P_START], p[P_DUR], p[P_GAP], category), isLate(p)), res, text, out);
         }
+    }
+
+    private static boolean isLate(long[] pendingRow) {
+        return pendingRow.length > P_LATE && pendingRow[P_LATE] != 0;
+    }
+
+    /** Marks a placed row as out of order: {@link #closePass} counts them into a note of the pass. */
+    private static long[] late(long[] row, boolean late) {
+        if (late) {
+            row[Rows.FLAGS] |= Rows.LATE;
+        }
+        return row;
     }
 
     private String stepText(long id) {
@@ -901,6 +922,16 @@ public final class PassSegmenter {
         notes.addAll(extraNotes);
         pendingNotes.clear();
         addNoPassNotes(notes);
+        int lateRows = 0;
+        for (long[] r : rows) {
+            if (Rows.is(r, Rows.LATE)) {
+                lateRows++;
+            }
+        }
+        if (lateRows > 0) {
+            notes.add(lateRows + " GPU event(s) of this pass arrived out of order (after a later one of their lane):"
+                    + " the idle gap before each was taken as 0 and they were placed where they arrived");
+        }
         boolean marked = stepText != null;
         if (complete && !armed() && !marked) {
             long maxGap = 0;
@@ -1089,7 +1120,9 @@ public final class PassSegmenter {
             int category = w.length > Rows.W_CATEGORY
                     ? (int) w[Rows.W_CATEGORY]
                     : categoryId(categorizer.categoryOf(kind, canonical)); // a row stored before launch contexts
-            long[] row = row(kind, canonical, w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP], category);
+            long[] row = late(
+                    row(kind, canonical, w[Rows.W_START], w[Rows.W_DUR], w[Rows.W_GAP], category),
+                    w.length > Rows.W_LATE && w[Rows.W_LATE] != 0);
             place(row, res, res > 0 ? steps.getOrDefault(res, "step " + res) : null, out);
         }
     }

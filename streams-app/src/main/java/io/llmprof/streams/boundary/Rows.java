@@ -18,6 +18,8 @@ final class Rows {
     static final long ALLREDUCE = 2;
     /** A kernel (not memcpy/memset): counted in K#. */
     static final long KERNEL = 4;
+    /** The event came out of order (it started before one already fed): the pass it lands in says so. */
+    static final long LATE = 8;
 
     /** Warm-up row layout. */
     static final int W_NAME = 0;
@@ -30,6 +32,8 @@ final class Rows {
     static final int W_STEP = 5;
     /** Category decided when the event was delivered (an index into the segmenter's categories). */
     static final int W_CATEGORY = 6;
+    /** Present (1) only on a row whose event came out of order: such rows are one column wider. */
+    static final int W_LATE = 7;
 
     private Rows() {}
 

@@ -334,6 +334,64 @@ class PassSegmenterTest {
                 .containsEntry("other", 10_000L);
     }
 
+    /** Three passes; in the middle one, two kernels arrive swapped, so the second one fed started earlier. */
+    static List<TraceEvent> withOneLateEvent() {
+        List<TraceEvent> events = new ArrayList<>(Script.parse(PASS + GAP + PASS + GAP + PASS));
+        TraceEvent x = events.get(10);
+        events.set(10, events.get(11));
+        events.set(11, x);
+        return events;
+    }
+
+    static final String LATE_NOTE = "1 GPU event(s) of this pass arrived out of order";
+
+    @ParameterizedTest(name = "layer count given: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void anEventOutOfOrderMarksThePassItLandsInAndNoOther(boolean given) {
+        SegmenterConfig config = given ? opens(2) : SegmenterConfig.resolve(null, "generic", "^A<", null);
+        List<TraceEvent> events = withOneLateEvent();
+        Run r = run(config, events);
+        assertThat(r.anomalies()).containsOnlyOnce(AnomalyKind.OUT_OF_ORDER);
+        Run sorted = run(config, Script.parse(PASS + GAP + PASS + GAP + PASS));
+        assertThat(r.closed()).hasSameSizeAs(sorted.closed()).hasSizeGreaterThanOrEqualTo(2);
+        long lateStart = events.get(11).startNs();
+        int marked = 0;
+        for (ClosedPass c : r.closed()) {
+            boolean holdsIt =
+                    c.pass().startNs() <= lateStart && lateStart < c.pass().endNs();
+            if (holdsIt) {
+                marked++;
+                assertThat(c.pass().notes()).anySatisfy(n -> assertThat(n).startsWith(LATE_NOTE));
+            } else {
+                assertThat(c.pass().notes()).noneSatisfy(n -> assertThat(n).contains("out of order"));
+            }
+        }
+        assertThat(marked).isEqualTo(1);
+        // the same events in order: no note, no anomaly
+        assertThat(sorted.anomalies()).doesNotContain(AnomalyKind.OUT_OF_ORDER);
+        assertThat(sorted.closed()).allSatisfy(c -> assertThat(c.pass().notes())
+                .noneSatisfy(n -> assertThat(n).contains("out of order")));
+    }
+
+    @ParameterizedTest(name = "layer count given: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void theOutOfOrderMarkSurvivesTheStateCodecAtEverySplit(boolean given) throws IOException {
+        SegmenterConfig config = given ? opens(2) : SegmenterConfig.resolve(null, "generic", "^A<", null);
+        List<TraceEvent> events = withOneLateEvent();
+        String expected = json(all(config, events));
+        assertThat(expected).contains(LATE_NOTE);
+        for (int split = 1; split < events.size(); split++) {
+            PassSegmenter first = new PassSegmenter(config, "job", "run", "0");
+            List<Emitted> out = new ArrayList<>();
+            events.subList(0, split).forEach(e -> out.add(first.accept(e)));
+            PassSegmenter second = PassSegmenter.fromState(
+                    config, SegmenterStateCodec.decode(SegmenterStateCodec.encode(first.state())));
+            events.subList(split, events.size()).forEach(e -> out.add(second.accept(e)));
+            out.add(second.endOfTrace(PassSegmenter.END_OF_TRACE));
+            assertThat(json(out)).as("split at " + split).isEqualTo(expected);
+        }
+    }
+
     @Test
     void idleClosesTheOpenPassAndALaterEventStartsAFreshOne() {
         List<TraceEvent> events = Script.parse(PASS + GAP + "p A x");
