@@ -224,6 +224,11 @@ public final class HostStateCodec {
                 .setDroppedWindows(t.droppedWindows)
                 .setClosedEarly(t.closedEarly);
         t.notes.forEach((k, v) -> b.addNoteNames(s.ref(k)).addNoteCounts(v));
+        CommContext cc = t.commContext;
+        cc.commEnd.forEach((k, v) -> b.addCommFrameEnds(k).addCommFrameEnds(v));
+        b.addAllCommLaunches(cc.launches);
+        cc.learned.forEach((k, v) -> b.addCommNames(s.ref(k)).addCommLearned(v));
+        b.setCommMaxLaunchCorr(cc.maxLaunchCorr).setCommByContext(cc.byContext);
         return b.setDrill(DrillDownCodec.write(t.drill, s)).build();
     }
 
@@ -284,6 +289,22 @@ public final class HostStateCodec {
         t.droppedWindows = p.getDroppedWindows();
         t.closedEarly = p.getClosedEarly();
         countMap(p.getNoteNamesList(), p.getNoteCountsList(), t.notes, s);
+        CommContext cc = t.commContext;
+        pairs(p.getCommFrameEndsCount(), 2, "communication frames");
+        for (int i = 0; i < p.getCommFrameEndsCount(); i += 2) {
+            cc.commEnd.put(p.getCommFrameEnds(i), p.getCommFrameEnds(i + 1));
+        }
+        cc.launches.addAll(p.getCommLaunchesList());
+        if (p.getCommNamesCount() != p.getCommLearnedCount()) {
+            throw new IllegalArgumentException("host tracker state: " + p.getCommNamesCount()
+                    + " learned communication names but " + p.getCommLearnedCount() + " verdicts");
+        }
+        for (int i = 0; i < p.getCommNamesCount(); i++) {
+            cc.learned.put(s.str(p.getCommNames(i)), p.getCommLearned(i));
+        }
+        // a state written before launch contexts: no launch seen yet, as for a new tracker
+        cc.maxLaunchCorr = p.hasCommMaxLaunchCorr() ? p.getCommMaxLaunchCorr() : Long.MIN_VALUE;
+        cc.byContext = p.getCommByContext();
         DrillDownCodec.read(p.getDrill(), t.drill, s);
         return t;
     }

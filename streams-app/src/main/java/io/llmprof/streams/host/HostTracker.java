@@ -149,6 +149,8 @@ public final class HostTracker {
     final LinkedHashMap<String, Long> notes = new LinkedHashMap<>();
 
     final DrillDownState drill = new DrillDownState();
+    /** Communication by launch context (M5 beside the name rule). */
+    final CommContext commContext = new CommContext();
 
     public HostTracker(HostConfig config, String job, String run, String rank) {
         this.config = Objects.requireNonNull(config, "config");
@@ -204,6 +206,7 @@ public final class HostTracker {
                 note("host-lane events arrived out of start order");
             }
             hostClock = Math.max(hostClock, e.startNs());
+            commContext.host(e);
             if (e.kind() == TraceEvent.Kind.RUNTIME) {
                 runtime(e);
             } else if (e.kind() == TraceEvent.Kind.USER_ANNOTATION) {
@@ -350,8 +353,16 @@ public final class HostTracker {
         }
         boolean kernel = e.kind() == TraceEvent.Kind.KERNEL;
         int flags = kernel ? GpuOp.KERNEL : GpuOp.MEMOP;
-        if (kernel && isComm(e.name())) {
-            flags |= GpuOp.COMM;
+        if (kernel) {
+            Long c = e.correlation();
+            boolean graph = e.graphId() != null || (c != null && drill.graphCorr.contains(c));
+            boolean byContext = commContext.kernel(e.name(), c, graph);
+            if (isComm(e.name())) {
+                flags |= GpuOp.COMM;
+            } else if (byContext) {
+                flags |= GpuOp.COMM;
+                commContext.byContext++;
+            }
         }
         if (kernel && e.graphId() != null) {
             flags |= GpuOp.GRAPH_ID;

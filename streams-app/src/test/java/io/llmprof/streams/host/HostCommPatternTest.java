@@ -99,4 +99,66 @@ class HostCommPatternTest {
         assertThat(Ev.run(old, trace, Ev.Order.HOST_FIRST).get(0).metrics().ncclRatio())
                 .isZero();
     }
+
+    /**
+     * Communication by launch context (issue 17 item 2): a kernel whose name no rule knows, launched inside a
+     * {@code nccl:all_reduce} cpu_op, counts in M5, as the layer categories count it; a kernel launched outside does
+     * not; a graph replay of the first kernel's name (no launch op) counts because its eager launch was inside one.
+     * Step [0, 100] us: comm kernel [40, 60], compute kernel [60, 70], graph replay [75, 80]: busy 35, comm 25.
+     */
+    static List<io.llmprof.events.TraceEvent> launchContextTrace() {
+        return List.of(
+                Ev.nvtx("[Executor] _forward_step 3: 0 ctx reqs, 8 gen reqs", 0, 100),
+                new io.llmprof.events.TraceEvent(
+                        io.llmprof.events.TraceEvent.Kind.CPU_OP,
+                        "nccl:all_reduce",
+                        Ev.us(10),
+                        Ev.us(10),
+                        null,
+                        1L,
+                        null,
+                        null,
+                        null),
+                Ev.api("cudaLaunchKernel", 12, 2, 5),
+                Ev.api("cudaLaunchKernel", 30, 2, 6),
+                Ev.kernel("my_custom_reduce_kernel<8>", 40, 20, 5),
+                Ev.kernel("my_elementwise_kernel", 60, 10, 6),
+                Ev.graphKernel("my_custom_reduce_kernel<8>", 75, 5, 1));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = Ev.Order.class,
+            names = {"HOST_FIRST", "INTERLEAVED"})
+    void kernelsLaunchedInsideACommunicationOpCountInM5(Ev.Order order) {
+        List<io.llmprof.events.TraceEvent> trace = launchContextTrace();
+        assertThat(COMM.matcher("my_custom_reduce_kernel<8>").find()).isFalse();
+        HostStep step = Ev.run(HostConfig.defaults(), trace, order).get(0);
+        assertThat(step.metrics().ncclRatio()).isEqualTo(25.0 / 35);
+    }
+
+    @org.junit.jupiter.api.Test
+    void aKernelThatArrivesBeforeItsLaunchIsJudgedByItsNameOnly() {
+        HostStep step = Ev.run(HostConfig.defaults(), launchContextTrace(), Ev.Order.GPU_FIRST)
+                .get(0);
+        assertThat(step.metrics().ncclRatio()).isZero();
+    }
+
+    @org.junit.jupiter.api.Test
+    void theLaunchContextSurvivesTheStateCodec() {
+        List<io.llmprof.events.TraceEvent> events = Ev.arrange(launchContextTrace(), Ev.Order.HOST_FIRST);
+        for (int split = 1; split < events.size(); split++) {
+            HostTracker t = new HostTracker(HostConfig.defaults(), "job", "run", "r0");
+            List<HostStep> out = new java.util.ArrayList<>();
+            for (io.llmprof.events.TraceEvent e : events.subList(0, split)) {
+                t.accept(Ev.laneOf(e), e, out::add);
+            }
+            HostTracker back = HostStateCodec.decodeTracker(HostConfig.defaults(), HostStateCodec.encode(t));
+            for (io.llmprof.events.TraceEvent e : events.subList(split, events.size())) {
+                back.accept(Ev.laneOf(e), e, out::add);
+            }
+            back.finish(out::add);
+            assertThat(out.get(0).metrics().ncclRatio()).as("split at " + split).isEqualTo(25.0 / 35);
+        }
+    }
 }
