@@ -65,9 +65,12 @@ final class ConsoleLogger extends LegacyAbstractLogger {
     protected void handleNormalizedLoggingCall(
             Level level, Marker marker, String pattern, Object[] args, Throwable throwable) {
         String message = MessageFormatter.basicArrayFormat(pattern, args);
-        if (level.toInt() >= Level.WARN.toInt() && retried.matches(throwable)) {
+        if (level.toInt() >= Level.WARN.toInt() && retried.matches(throwable, message)) {
             if (delegate.isDebugEnabled()) {
-                delegate.debug("{} ({}; retried by Kafka, nothing lost)", message, oneLine(throwable));
+                delegate.debug(
+                        "{} ({}recovered by Kafka, nothing lost)",
+                        message,
+                        throwable == null ? "" : oneLine(throwable) + "; ");
             }
             return;
         }

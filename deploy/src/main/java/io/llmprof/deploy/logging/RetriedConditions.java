@@ -15,10 +15,21 @@ record RetriedConditions(List<Rule> rules) {
      * state for that producer yet (KIP-890 transactions v2, KAFKA-18202, apache/kafka#19902): the producer re-sends
      * and the transaction commits; docs/runbook.md "Log lines that are not alerts".
      */
-    static final RetriedConditions DEFAULT = new RetriedConditions(List.of(new Rule(
-            "kafka.server.ReplicaManager",
-            "org.apache.kafka.common.errors.OutOfOrderSequenceException",
-            "for transactions v2 idempotent producer with no existing state")));
+    static final RetriedConditions DEFAULT = new RetriedConditions(List.of(
+            new Rule(
+                    "kafka.server.ReplicaManager",
+                    "org.apache.kafka.common.errors.OutOfOrderSequenceException",
+                    "for transactions v2 idempotent producer with no existing state"),
+            /*
+             * A streams instance restarted on its state directory after a crash under exactly-once (no checkpoint
+             * file): Kafka Streams wipes the tasks' local stores and restores them from their changelogs, and says so
+             * first at WARN ("did not find checkpoint offsets ... wipe out the local state"), then at ERROR with the
+             * exceptions in the message, no throwable. The recovery is correct (StreamsKillIT): issue 18.
+             */
+            new Rule(
+                    "org.apache.kafka.streams.processor.internals.TaskManager",
+                    "org.apache.kafka.streams.errors.TaskCorruptedException",
+                    "are corrupted and hence need to be re-initialized")));
 
     /** Causes looked at, so an endless cause chain cannot hang a logging call. */
     static final int MAX_DEPTH = 16;
@@ -43,6 +54,11 @@ record RetriedConditions(List<Rule> rules) {
 
         boolean appliesTo(String loggerName) {
             return logger.endsWith(".") ? loggerName.startsWith(logger) : loggerName.equals(logger);
+        }
+
+        /** The exception in a message logged without a throwable ({@code "... {task=Exception: message}"}). */
+        boolean matchesMessage(String message) {
+            return message != null && message.contains(exception) && message.contains(messageFragment);
         }
 
         boolean matches(Throwable t) {
@@ -70,6 +86,19 @@ record RetriedConditions(List<Rule> rules) {
         }
         for (Rule r : rules) {
             if (r.matches(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A rule's exception in a line logged with or without a throwable. */
+    boolean matches(Throwable t, String message) {
+        if (t != null) {
+            return matches(t);
+        }
+        for (Rule r : rules) {
+            if (r.matchesMessage(message)) {
                 return true;
             }
         }

@@ -93,9 +93,33 @@ class ConsoleLoggerTest {
             assertThat(l.message())
                     .contains("Error processing append operation on partition x:llmprof.passes-0")
                     .contains("OutOfOrderSequenceException")
-                    .contains("retried by Kafka")
+                    .contains("recovered by Kafka, nothing lost")
                     .doesNotContain("\n");
         });
+    }
+
+    /** Kafka Streams 4.3's line after a restart on the state dir of an instance killed under exactly-once. */
+    private static final String TASKS_CORRUPTED = "stream-thread [app-StreamThread-1] Get exceptions for the following"
+            + " tasks: {2_0=org.apache.kafka.streams.errors.TaskCorruptedException: Tasks [2_0] are corrupted and hence"
+            + " need to be re-initialized, 1_0=org.apache.kafka.streams.errors.TaskCorruptedException: Tasks [1_0] are"
+            + " corrupted and hence need to be re-initialized}";
+
+    @Test
+    void theRecoveryFromCorruptedTasksLoggedWithoutAThrowableIsNotAnError() {
+        Recording tm = new Recording("org.apache.kafka.streams.processor.internals.TaskManager", Level.DEBUG);
+        wrap(tm, false).error(TASKS_CORRUPTED);
+        assertThat(tm.lines).singleElement().satisfies(l -> {
+            assertThat(l.level()).isEqualTo(Level.DEBUG);
+            assertThat(l.message()).startsWith(TASKS_CORRUPTED).endsWith("(recovered by Kafka, nothing lost)");
+        });
+
+        Recording atWarn = new Recording("org.apache.kafka.streams.processor.internals.TaskManager", Level.WARN);
+        Logger log = wrap(atWarn, false);
+        log.error(TASKS_CORRUPTED);
+        assertThat(atWarn.lines).isEmpty();
+        // the same logger's other errors still show
+        log.error("stream-thread [t] Get exceptions for the following tasks: {1_0=java.lang.IllegalStateException: x}");
+        assertThat(atWarn.lines).singleElement().extracting(Line::level).isEqualTo(Level.ERROR);
     }
 
     @Test

@@ -15,7 +15,10 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
 import org.slf4j.Logger;
@@ -35,6 +38,8 @@ public final class StreamsApp implements AutoCloseable {
     private final Path ownStateDir;
     private final StreamsHealth health;
     private final Object stateLock = new Object();
+    /** Active tasks at the last RUNNING, so a rebalance can say what this instance took over or handed on. */
+    private Set<String> activeTasks = Set.of();
 
     private StreamsApp(KafkaStreams streams, KafkaStreamsMetrics metrics, Path ownStateDir, StreamsHealth health) {
         this.streams = streams;
@@ -93,6 +98,9 @@ public final class StreamsApp implements AutoCloseable {
         StreamsApp app = new StreamsApp(streams, metrics, ownStateDir, health);
         streams.setStateListener((newState, oldState) -> {
             LOG.info("streams app {} -> {}", oldState, newState);
+            if (newState == KafkaStreams.State.RUNNING) {
+                app.logAssignment();
+            }
             int replaced = health.stateChanged(newState);
             if (replaced > 0) {
                 meters.threadsReplaced(replaced);
@@ -115,6 +123,41 @@ public final class StreamsApp implements AutoCloseable {
                 effective.kafka(),
                 effective.stateDir());
         return app;
+    }
+
+    /**
+     * Says which tasks (and their input partitions) this instance took over and handed on in the rebalance that
+     * just ended: after an instance dies, its partitions move to the others, and the log shows when (issue 18).
+     */
+    private synchronized void logAssignment() {
+        Set<String> now = new TreeSet<>();
+        Set<String> partitions = new TreeSet<>();
+        try {
+            for (ThreadMetadata t : streams.metadataForLocalThreads()) {
+                for (TaskMetadata task : t.activeTasks()) {
+                    now.add(task.taskId().toString());
+                    task.topicPartitions().forEach(tp -> partitions.add(tp.toString()));
+                }
+            }
+        } catch (RuntimeException e) { // the state moved on meanwhile: the next RUNNING says it
+            return;
+        }
+        Set<String> taken = new TreeSet<>(now);
+        taken.removeAll(activeTasks);
+        Set<String> handed = new TreeSet<>(activeTasks);
+        handed.removeAll(now);
+        if (!taken.isEmpty()) {
+            LOG.info(
+                    "took over {} task(s) {}; {} active on this instance, reading {}",
+                    taken.size(),
+                    taken,
+                    now.size(),
+                    partitions);
+        }
+        if (!handed.isEmpty()) {
+            LOG.info("handed {} task(s) {} to other instances; {} active here", handed.size(), handed, now.size());
+        }
+        activeTasks = Set.copyOf(now);
     }
 
     public KafkaStreams.State state() {

@@ -111,6 +111,11 @@ public record StreamsAppConfig(
      */
     public static final int PRODUCER_BATCH_BYTES = 256 * 1024;
 
+    /** Consumer session timeout: how long a dead instance keeps its partitions (Kafka's default: 45 s). */
+    public static final int SESSION_TIMEOUT_MS = 10_000;
+    /** A third of the session timeout or less, as Kafka requires; two heartbeats may be lost. */
+    public static final int HEARTBEAT_INTERVAL_MS = 2_000;
+
     private static final Set<String> GUARANTEES = Set.of(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE);
 
     public StreamsAppConfig {
@@ -248,6 +253,12 @@ public record StreamsAppConfig(
         // A trace batch is ~100 KB: the 1 MB default returns ~10 per partition and fetch, which starved the
         // stream thread (measured: docs/benchmarks.md).
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES);
+        // A dead instance's partitions wait until its session expires before another instance (or its own restart)
+        // takes them: Kafka's 45 s default left them unprocessed that long (issue 18). Heartbeats come from the
+        // consumer's own thread, not the stream thread, so only a JVM stalled for SESSION_TIMEOUT_MS (a long GC
+        // pause, swapping) is taken for dead, and that costs one rebalance, not data. --streams-property overrides.
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), SESSION_TIMEOUT_MS);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), HEARTBEAT_INTERVAL_MS);
         p.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringDeserializationHandler.class);
         p.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class);
         // Kafka's default builds its dead letter with the context's timestamp, -1 on a cache flush: it then throws,

@@ -1,0 +1,295 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.deploy.broker.BrokerConfig;
+import io.llmprof.deploy.broker.EmbeddedKafka;
+import io.llmprof.events.Json;
+import io.llmprof.streams.offline.AnalyzeCommand;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import picocli.CommandLine;
+
+/**
+ * Issue 18: the streams app is killed with SIGKILL in the middle of real work (a separate JVM, as `llmprof streams`
+ * runs), then started again with its state directory or without it (restored from the changelogs). Every pass,
+ * layer and host verdict the dashboard then shows is the offline analysis of the same files; the new instance
+ * takes the partitions over well within the consumer's old 45 s session timeout; and its recovery logs no ERROR
+ * and no stack trace.
+ */
+class StreamsKillIT {
+    static final int RANKS = 2;
+    /** Enough work that the first instance is killed with output committed and work left (checked below). */
+    static final int PASSES = 240;
+
+    static final Duration DEADLINE = Duration.ofSeconds(180);
+    /** Start of a JVM, a rebalance and recovery; the consumer's default session timeout alone was 45 s. */
+    static final Duration HANDOVER = Duration.ofSeconds(40);
+
+    @TempDir
+    Path tmp;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @ParameterizedTest(name = "state dir kept: {0}")
+    @ValueSource(booleans = {true, false})
+    void killedMidRunAndRestartedGivesTheOfflineResults(boolean keepStateDir) throws Exception {
+        Path config = PipelineHarness.tinyModel(tmp);
+        Path traces = tmp.resolve("traces");
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(PASSES)
+                        .ranks(RANKS)
+                        .seed(11)
+                        .job("kill")
+                        .build(),
+                traces);
+        List<JsonNode> offlineLayers = new ArrayList<>();
+        List<JsonNode> offlineHost = new ArrayList<>();
+        for (Path f : synth.files()) {
+            offlineLayers.add(analyze("layers", f, config));
+            offlineHost.add(analyze("host", f, null));
+        }
+
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (EmbeddedKafka kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
+                DashboardServer dashboard = DashboardServer.start(
+                        DashboardConfig.defaults(kafka.bootstrapServers()).withHttpPort(0), registry)) {
+            Replayer.Summary summary = new Replayer(
+                            Replayer.Options.defaults(kafka.bootstrapServers())
+                                    .withJob("kill")
+                                    .withProgress(false),
+                            registry)
+                    .replay(synth.files());
+            assertThat(summary.ok()).isTrue();
+
+            Path state = tmp.resolve("state");
+            Path log1 = tmp.resolve("streams-1.log");
+            Process first = streams(kafka.bootstrapServers(), config, state, log1);
+            long seen;
+            try {
+                // kill -9 once some passes are committed, while the rest is being processed
+                await().atMost(DEADLINE)
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> passesSeen(dashboard) >= 20 || !first.isAlive());
+                assertThat(first.isAlive())
+                        .as("first instance alive; its log:%n%s", read(log1))
+                        .isTrue();
+            } finally {
+                first.destroyForcibly();
+                assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+            seen = passesSeen(dashboard);
+            assertThat(seen)
+                    .as("committed passes when killed (mid-run: some, not all)")
+                    .isBetween(1L, (long) RANKS * PASSES - 1);
+
+            if (!keepStateDir) {
+                deleteRecursively(state);
+            }
+            Path log2 = tmp.resolve("streams-2.log");
+            long restartedNs = System.nanoTime();
+            Process second = streams(kafka.bootstrapServers(), config, state, log2);
+            try {
+                await().atMost(HANDOVER).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> assertThat(read(log2))
+                        .contains("-> RUNNING"));
+                long handoverMs = (System.nanoTime() - restartedNs) / 1_000_000;
+                System.out.printf(
+                        "StreamsKillIT: killed with %d of %d passes committed; restarted (state dir %s) RUNNING after"
+                                + " %d ms%n",
+                        seen, RANKS * PASSES, keepStateDir ? "kept" : "deleted", handoverMs);
+                await().atMost(DEADLINE)
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> passesSeen(dashboard) == (long) RANKS * PASSES);
+                for (int r = 0; r < RANKS; r++) {
+                    assertLayersMatch(dashboard, offlineLayers.get(r));
+                    assertHostMatches(dashboard, offlineHost.get(r));
+                }
+                String log = read(log2);
+                assertThat(log.lines().filter(l -> l.contains("ERROR")).toList())
+                        .as("ERROR lines of the restarted instance (RUNNING after %d ms)", handoverMs)
+                        .isEmpty();
+                assertThat(log.lines().filter(l -> l.startsWith("\tat ")).toList())
+                        .as("stack trace lines of the restarted instance")
+                        .isEmpty();
+                assertThat(log).contains("took over");
+            } finally {
+                second.destroy();
+                if (!second.waitFor(60, TimeUnit.SECONDS)) {
+                    second.destroyForcibly();
+                }
+            }
+        }
+    }
+
+    /** `llmprof streams` in its own JVM, with the launcher's logging settings, its output in {@code log}. */
+    private static Process streams(String bootstrap, Path config, Path state, Path log) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>(List.of(
+                java,
+                "-Xmx512m",
+                "-Dslf4j.provider=io.llmprof.deploy.logging.ConsoleLogProvider",
+                "-Dslf4j.internal.verbosity=WARN",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.log.io.llmprof=info",
+                // the rest as the launcher (./llmprof) sets them
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender=error",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals.StateDirectory=error",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.StreamsConfig=error",
+                "-cp",
+                System.getProperty("java.class.path"),
+                "io.llmprof.deploy.cli.Llmprof",
+                "streams",
+                "--bootstrap-servers",
+                bootstrap,
+                "--config",
+                config.toString(),
+                "--state-dir",
+                state.toString(),
+                "--metrics-port",
+                "0",
+                "--host-rolling-steps",
+                Integer.toString(PASSES)));
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+    }
+
+    private long passesSeen(DashboardServer dashboard) {
+        long total = 0;
+        for (JsonNode k : get(dashboard, "/api/ranks").get("ranks")) {
+            total += k.get("passes_seen").asLong();
+        }
+        return total;
+    }
+
+    /** Every pass of the offline document is in the API, field for field, with its layers. */
+    private void assertLayersMatch(DashboardServer dashboard, JsonNode offline) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode expected = rank.get("passes");
+            assertThat(expected).hasSize(PASSES);
+            for (JsonNode pass : expected) {
+                JsonNode api = get(dashboard, "/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=kill");
+                assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);
+            }
+        }
+    }
+
+    /** The rolling host verdict over every step (rolling window = the pass count) is the offline one. */
+    private void assertHostMatches(DashboardServer dashboard, JsonNode offline) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode live = get(dashboard, "/api/ranks/" + r + "/host?job=kill&steps=1");
+            assertThat(live.get("steps_seen").asLong())
+                    .isEqualTo(rank.get("steps").asLong());
+            for (String phase : List.of("all", "context", "generation")) {
+                JsonNode want = rank.get(phase);
+                if (want == null || want.isNull() || want.get("steps").asLong() == 0) {
+                    continue;
+                }
+                JsonNode got = live.get("phases").get(phase);
+                String what = "rank " + r + " " + phase;
+                assertThat(got).as(what).isNotNull();
+                assertThat(got.at("/sums/steps").asLong())
+                        .as(what)
+                        .isEqualTo(want.get("steps").asLong());
+                want.get("metrics").fieldNames().forEachRemaining(m -> assertThat(got.at("/metrics/" + m))
+                        .as(what + " " + m)
+                        .isEqualTo(want.get("metrics").get(m)));
+                assertThat(got.get("crossed")).as(what).isEqualTo(want.get("crossed"));
+                assertThat(got.get("seed_verdict").asText())
+                        .as(what)
+                        .isEqualTo(want.get("verdict").asText());
+                assertThat(got.get("llmprof_verdict").asText())
+                        .as(what)
+                        .isEqualTo(want.get("llmprof_verdict").asText());
+            }
+        }
+    }
+
+    private JsonNode get(DashboardServer dashboard, String pathAndQuery) {
+        try {
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create(dashboard.url() + pathAndQuery))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as("GET %s: %s", pathAndQuery, r.body()).isEqualTo(200);
+            return Json.mapper().readTree(r.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** `llmprof analyze layers|host --format json` on one file. */
+    private static JsonNode analyze(String what, Path trace, Path modelConfig) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        List<String> args = new ArrayList<>(List.of(what, "--trace", trace.toString(), "--format", "json"));
+        if (modelConfig != null) {
+            args.addAll(List.of("--config", modelConfig.toString()));
+        }
+        int exit = new CommandLine(new AnalyzeCommand())
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args.toArray(String[]::new));
+        assertThat(exit).as("analyze %s exit code; stderr: %s", what, err).isZero();
+        try {
+            return Json.mapper().readTree(out.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
