@@ -33,6 +33,12 @@ public enum AnomalyKind {
     /** A record the streams app could not process (sent to the dead-letter topic). */
     UNPROCESSABLE_RECORD(Severity.DATA_LOSS),
     /**
+     * Events of a (rank, lane) that never reached the streams app: a batch arrived whose first index is past the
+     * next one expected (the agent gave up on a batch, or a topic lost data). The passes around the hole are
+     * incomplete and later ones may be numbered differently from the offline analysis.
+     */
+    EVENTS_MISSING(Severity.DATA_LOSS),
+    /**
      * A service event that contradicts the instance's earlier events: a Dequeue without an Enqueue, an end for
      * a request never seen, a state counter driven below zero. The figures it touches are degraded.
      */

@@ -277,15 +277,22 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         meters.duplicates(skip);
         if (missing > 0) {
             meters.missing(missing);
-            LOG.warn(
-                    "{} events of {} lane {} run {} source {} never arrived (indexes {}..{})",
-                    missing,
+            String what = missing + " events of " + key.rankKey() + " lane " + batch.lane() + " run " + batch.run()
+                    + " source " + batch.source() + " never arrived (indexes " + next + ".." + (batch.firstIndex() - 1)
+                    + ")";
+            LOG.warn("{}", what);
+            // Counted where the dashboard counts anomalies, so the data-loss alert fires (issue 18).
+            send(
+                    sinks.anomalies(),
                     key.rankKey(),
-                    batch.lane(),
-                    batch.run(),
-                    batch.source(),
-                    next,
-                    batch.firstIndex() - 1);
+                    new Anomaly(
+                            key.job(),
+                            key.rank(),
+                            AnomalyKind.EVENTS_MISSING,
+                            what + ": the passes around them are incomplete, later ones may be renumbered;"
+                                    + " docs/runbook.md \"Events missing\"",
+                            "run " + key.run()),
+                    record.timestamp());
         }
         if (droppedAfterEnd > 0) {
             meters.droppedAfterEnd(droppedAfterEnd);

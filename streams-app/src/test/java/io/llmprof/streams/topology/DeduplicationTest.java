@@ -95,6 +95,15 @@ class DeduplicationTest {
 
             assertThat(h.count(StreamsMeters.MISSING)).isEqualTo(4);
             assertThat(h.count(StreamsMeters.DUPLICATES)).isZero();
+            // a data-loss anomaly, so the dashboard counts it and LlmprofDataLossAnomalies fires (issue 18)
+            List<io.llmprof.events.Anomaly> missing = h.anomalies.readValuesToList().stream()
+                    .filter(a -> a.kind() == io.llmprof.events.AnomalyKind.EVENTS_MISSING)
+                    .toList();
+            assertThat(missing).singleElement().satisfies(a -> {
+                assertThat(a.severity()).isEqualTo(io.llmprof.events.Severity.DATA_LOSS);
+                assertThat(a.message()).startsWith("4 events of ").contains("(indexes 10..13)");
+                assertThat(a.rank()).isEqualTo(like.rank());
+            });
         }
     }
 
