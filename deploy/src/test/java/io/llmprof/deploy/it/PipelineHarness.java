@@ -57,9 +57,14 @@ public final class PipelineHarness implements AutoCloseable {
     }
 
     JsonNode get(String pathAndQuery) {
+        return getJson(http, dashboard.url(), pathAndQuery);
+    }
+
+    /** GET {@code baseUrl + pathAndQuery}: 200 and its JSON body, or a failed assertion with the body. */
+    static JsonNode getJson(HttpClient http, String baseUrl, String pathAndQuery) {
         try {
             HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(URI.create(dashboard.url() + pathAndQuery))
+                    HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))
                             .timeout(Duration.ofSeconds(10))
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
@@ -115,9 +120,14 @@ public final class PipelineHarness implements AutoCloseable {
 
     /** `llmprof analyze layers --format json` on the same file, as the user would run it. */
     static JsonNode analyzeLayers(Path trace, Path modelConfig) {
+        return analyze("layers", trace, modelConfig);
+    }
+
+    /** `llmprof analyze WHAT --format json` ({@code layers}, {@code host}, ...) on a file or directory. */
+    static JsonNode analyze(String what, Path trace, Path modelConfig) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        List<String> args = new ArrayList<>(List.of("layers", "--trace", trace.toString(), "--format", "json"));
+        List<String> args = new ArrayList<>(List.of(what, "--trace", trace.toString(), "--format", "json"));
         if (modelConfig != null) {
             args.addAll(List.of("--config", modelConfig.toString()));
         }
@@ -125,7 +135,7 @@ public final class PipelineHarness implements AutoCloseable {
                 .setOut(new PrintWriter(out))
                 .setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
-        assertThat(exit).as("analyze layers exit code; stderr: %s", err).isZero();
+        assertThat(exit).as("analyze %s exit code; stderr: %s", what, err).isZero();
         try {
             return Json.mapper().readTree(out.toString());
         } catch (IOException e) {

@@ -12,18 +12,11 @@ import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
-import io.llmprof.events.Json;
-import io.llmprof.streams.offline.AnalyzeCommand;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +27,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import picocli.CommandLine;
 
 /**
  * Issue 18: the streams app is killed with SIGKILL in the middle of real work (a separate JVM, as `llmprof streams`
@@ -238,40 +230,11 @@ class StreamsKillIT {
     }
 
     private JsonNode get(DashboardServer dashboard, String pathAndQuery) {
-        try {
-            HttpResponse<String> r = http.send(
-                    HttpRequest.newBuilder(URI.create(dashboard.url() + pathAndQuery))
-                            .timeout(Duration.ofSeconds(10))
-                            .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(r.statusCode()).as("GET %s: %s", pathAndQuery, r.body()).isEqualTo(200);
-            return Json.mapper().readTree(r.body());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return PipelineHarness.getJson(http, dashboard.url(), pathAndQuery);
     }
 
-    /** `llmprof analyze layers|host --format json` on one file. */
     private static JsonNode analyze(String what, Path trace, Path modelConfig) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        List<String> args = new ArrayList<>(List.of(what, "--trace", trace.toString(), "--format", "json"));
-        if (modelConfig != null) {
-            args.addAll(List.of("--config", modelConfig.toString()));
-        }
-        int exit = new CommandLine(new AnalyzeCommand())
-                .setOut(new PrintWriter(out))
-                .setErr(new PrintWriter(err))
-                .execute(args.toArray(String[]::new));
-        assertThat(exit).as("analyze %s exit code; stderr: %s", what, err).isZero();
-        try {
-            return Json.mapper().readTree(out.toString());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return PipelineHarness.analyze(what, trace, modelConfig);
     }
 
     private static String read(Path log) {

@@ -96,29 +96,6 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private KeyValueStore<RunKey, RunState> runs;
     private KeyValueStore<RunKey, SegmenterState> segmenters;
 
-    public PassSegmenterProcessor(
-            SegmenterConfig segmenterConfig,
-            StreamsMeters meters,
-            String runStoreName,
-            String segmenterStoreName,
-            Sinks sinks,
-            Duration punctuationInterval,
-            Duration idleTimeout,
-            Duration retention,
-            int maxStateBytes) {
-        this(
-                segmenterConfig,
-                meters,
-                runStoreName,
-                segmenterStoreName,
-                sinks,
-                punctuationInterval,
-                idleTimeout,
-                retention,
-                maxStateBytes,
-                null);
-    }
-
     /** @param stateSerde the segmenter store's value serde (see {@link SegmenterStateSerde#encodeForPut}), or null */
     public PassSegmenterProcessor(
             SegmenterConfig segmenterConfig,

@@ -57,7 +57,8 @@ class PassSegmenterProcessorTest {
                 Duration.ofSeconds(5),
                 Duration.ofSeconds(60),
                 Duration.ofHours(1),
-                StreamsAppConfig.DEFAULT_MAX_STATE_RECORD_BYTES);
+                StreamsAppConfig.DEFAULT_MAX_STATE_RECORD_BYTES,
+                null);
     }
 
     @Test
