@@ -141,6 +141,120 @@ class StreamsKillIT {
         }
     }
 
+    /**
+     * Two instances share the work (the agent's topics have 3 partitions, 4 ranks); the one reading trace input is
+     * killed mid-run; the survivor takes its tasks over after the session timeout, logs so, and every pass, layer
+     * and host verdict is the offline analysis.
+     */
+    @org.junit.jupiter.api.Test
+    void ofTwoInstancesOneIsKilledAndTheSurvivorTakesItsPartitionsOver() throws Exception {
+        int ranks = 4;
+        int passes = 120;
+        Path config = PipelineHarness.tinyModel(tmp);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(passes)
+                        .ranks(ranks)
+                        .seed(13)
+                        .job("kill")
+                        .build(),
+                tmp.resolve("traces"));
+        List<JsonNode> offlineLayers = new ArrayList<>();
+        List<JsonNode> offlineHost = new ArrayList<>();
+        for (Path f : synth.files()) {
+            offlineLayers.add(analyze("layers", f, config));
+            offlineHost.add(analyze("host", f, null));
+        }
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        try (EmbeddedKafka kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
+                DashboardServer dashboard = DashboardServer.start(
+                        DashboardConfig.defaults(kafka.bootstrapServers()).withHttpPort(0), registry)) {
+            Replayer replayer = new Replayer(
+                    Replayer.Options.defaults(kafka.bootstrapServers())
+                            .withJob("kill")
+                            .withProgress(false),
+                    registry);
+            // the topics first, as the agent makes them, so that both instances get a share
+            Replayer.Options agent = Replayer.Options.defaults(kafka.bootstrapServers());
+            io.llmprof.events.TopicBootstrap.ensureTopics(
+                    kafka.bootstrapServers(), agent.partitions(), agent.replicationFactor());
+            assertThat(agent.partitions()).isGreaterThan(1);
+            Path logA = tmp.resolve("a.log");
+            Path logB = tmp.resolve("b.log");
+            Process a = streams(kafka.bootstrapServers(), config, tmp.resolve("state-a"), logA);
+            Process b = streams(kafka.bootstrapServers(), config, tmp.resolve("state-b"), logB);
+            try {
+                await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+                    assertThat(readsTraceInput(logA) || readsTraceInput(logB))
+                            .as("an instance reads trace input; logs:%n%s%n%s", read(logA), read(logB))
+                            .isTrue();
+                    assertThat(read(logA) + read(logB)).contains("active on this instance");
+                    assertThat(lastAssignment(logA)).isNotNull();
+                    assertThat(lastAssignment(logB)).isNotNull();
+                });
+                Process victim = readsTraceInput(logA) ? a : b;
+                Path survivorLog = victim == a ? logB : logA;
+                java.util.concurrent.ExecutorService replay = java.util.concurrent.Executors.newSingleThreadExecutor();
+                try {
+                    java.util.concurrent.Future<Replayer.Summary> sent =
+                            replay.submit(() -> replayer.replay(synth.files()));
+                    await().atMost(DEADLINE)
+                            .pollInterval(Duration.ofMillis(20))
+                            .until(() -> passesSeen(dashboard) >= 20);
+                    victim.destroyForcibly();
+                    assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                    long seen = passesSeen(dashboard);
+                    assertThat(seen).as("committed passes when killed").isBetween(1L, (long) ranks * passes - 1);
+                    assertThat(sent.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).ok())
+                            .isTrue();
+                } finally {
+                    replay.shutdownNow();
+                }
+                long killedNs = System.nanoTime();
+                await().atMost(HANDOVER).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> assertThat(
+                                readsTraceInput(survivorLog)
+                                        && lastAssignment(survivorLog).contains("took over"))
+                        .as("survivor's log:%n%s", read(survivorLog))
+                        .isTrue());
+                System.out.printf(
+                        "StreamsKillIT: the survivor took the input over %d ms after the kill%n",
+                        (System.nanoTime() - killedNs) / 1_000_000);
+                await().atMost(DEADLINE)
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> passesSeen(dashboard) == (long) ranks * passes);
+                for (int r = 0; r < ranks; r++) {
+                    assertLayersMatch(dashboard, offlineLayers.get(r), passes);
+                    assertHostMatches(dashboard, offlineHost.get(r));
+                }
+                assertThat(read(survivorLog).lines().filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
+                        .isEmpty();
+            } finally {
+                for (Process p : List.of(a, b)) {
+                    p.destroy();
+                    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                        p.destroyForcibly();
+                    }
+                }
+            }
+        }
+    }
+
+    /** The instance's latest assignment line ("took over ..." or "handed ..."), null before its first. */
+    private static String lastAssignment(Path log) {
+        String last = null;
+        for (String l : read(log).lines().toList()) {
+            if (l.contains("active on this instance, reading")) {
+                last = l;
+            }
+        }
+        return last;
+    }
+
+    private static boolean readsTraceInput(Path log) {
+        String last = lastAssignment(log);
+        return last != null && last.contains("llmprof.trace-events-");
+    }
+
     /** `llmprof streams` in its own JVM, with the launcher's logging settings, its output in {@code log}. */
     private static Process streams(String bootstrap, Path config, Path state, Path log) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
@@ -186,10 +300,14 @@ class StreamsKillIT {
 
     /** Every pass of the offline document is in the API, field for field, with its layers. */
     private void assertLayersMatch(DashboardServer dashboard, JsonNode offline) {
+        assertLayersMatch(dashboard, offline, PASSES);
+    }
+
+    private void assertLayersMatch(DashboardServer dashboard, JsonNode offline, int passes) {
         for (JsonNode rank : offline.get("ranks")) {
             String r = rank.get("rank").asText();
             JsonNode expected = rank.get("passes");
-            assertThat(expected).hasSize(PASSES);
+            assertThat(expected).hasSize(passes);
             for (JsonNode pass : expected) {
                 JsonNode api = get(dashboard, "/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=kill");
                 assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);

@@ -155,7 +155,12 @@ public final class StreamsApp implements AutoCloseable {
                     partitions);
         }
         if (!handed.isEmpty()) {
-            LOG.info("handed {} task(s) {} to other instances; {} active here", handed.size(), handed, now.size());
+            LOG.info(
+                    "handed {} task(s) {} to other instances; {} active on this instance, reading {}",
+                    handed.size(),
+                    handed,
+                    now.size(),
+                    partitions);
         }
         activeTasks = Set.copyOf(now);
     }
