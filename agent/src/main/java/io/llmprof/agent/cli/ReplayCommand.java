@@ -68,7 +68,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 shipping.partitions,
                 shipping.replicationFactor,
                 shipping.batchSize,
-                ReaderOptions.defaults().withReorderWindow(reorderWindow));
+                ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!shipping.hostFirst));
         Replayer.Summary summary = new Replayer(
                         options,
                         parent == null

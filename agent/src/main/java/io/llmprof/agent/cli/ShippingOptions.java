@@ -37,4 +37,11 @@ final class ShippingOptions {
             defaultValue = "512",
             description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
     int batchSize;
+
+    @Option(
+            names = "--host-first",
+            description = "Ship each file's lanes as the file holds them (all host events, then the GPU's), not"
+                    + " interleaved by time. Interleaving spools the lanes to a temp directory and starts sending once"
+                    + " the file is read; the streams app then holds far less state. The results are the same.")
+    boolean hostFirst;
 }
