@@ -22,7 +22,11 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "replay",
         mixinStandardHelpOptions = true,
-        description = "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).")
+        description = {
+            "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).",
+            "Each file's host and GPU lanes go interleaved by start time: spooled to a temp directory while the file is"
+                    + " read, sent once it is (--host-first: the file's own order)."
+        })
 public final class ReplayCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

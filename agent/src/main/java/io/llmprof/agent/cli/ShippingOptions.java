@@ -1,5 +1,6 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.events.KafkaConnection;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -34,8 +35,9 @@ final class ShippingOptions {
 
     @Option(
             names = "--batch-size",
-            defaultValue = "512",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+            defaultValue = "" + TraceBatcher.DEFAULT_BATCH_EVENTS,
+            description = "Events per Kafka record, at most (a size cap of about 512 KB may cut it first; default:"
+                    + " ${DEFAULT-VALUE}).")
     int batchSize;
 
     @Option(
