@@ -205,7 +205,11 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                         }
                     },
                     "llmprof-interleave-cleanup " + d.getFileName());
-            Runtime.getRuntime().addShutdownHook(cleanupOnExit);
+            try {
+                Runtime.getRuntime().addShutdownHook(cleanupOnExit);
+            } catch (IllegalStateException shuttingDown) {
+                cleanupOnExit = null; // the JVM is exiting: close() still deletes it if this read gets that far
+            }
         }
         return dir;
     }
