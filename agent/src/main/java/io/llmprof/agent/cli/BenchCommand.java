@@ -52,7 +52,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Events buffered per (rank, lane) (default: ${DEFAULT-VALUE}).")
     int reorderWindow;
 
-    @Option(names = "--batch-size", defaultValue = "512", description = "Events per batch (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--batch-size",
+            defaultValue = "" + TraceBatcher.DEFAULT_BATCH_EVENTS,
+            description = "Events per batch (default: ${DEFAULT-VALUE}).")
     int batchSize;
 
     public BenchCommand() {}

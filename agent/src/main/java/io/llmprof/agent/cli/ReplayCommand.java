@@ -22,7 +22,11 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "replay",
         mixinStandardHelpOptions = true,
-        description = "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).")
+        description = {
+            "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).",
+            "Each file's host and GPU lanes go interleaved by start time: spooled to a temp directory while the file is"
+                    + " read, sent once it is (--host-first: the file's own order)."
+        })
 public final class ReplayCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -68,7 +72,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 shipping.partitions,
                 shipping.replicationFactor,
                 shipping.batchSize,
-                ReaderOptions.defaults().withReorderWindow(reorderWindow));
+                ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!shipping.hostFirst));
         Replayer.Summary summary = new Replayer(
                         options,
                         parent == null

@@ -1,5 +1,6 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.events.KafkaConnection;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -34,7 +35,15 @@ final class ShippingOptions {
 
     @Option(
             names = "--batch-size",
-            defaultValue = "512",
-            description = "Events per Kafka record (default: ${DEFAULT-VALUE}).")
+            defaultValue = "" + TraceBatcher.DEFAULT_BATCH_EVENTS,
+            description = "Events per Kafka record, at most (a size cap of about 512 KB may cut it first; default:"
+                    + " ${DEFAULT-VALUE}).")
     int batchSize;
+
+    @Option(
+            names = "--host-first",
+            description = "Ship each file's lanes as the file holds them (all host events, then the GPU's), not"
+                    + " interleaved by time. Interleaving spools the lanes to a temp directory and starts sending once"
+                    + " the file is read; the streams app then holds far less state. The results are the same.")
+    boolean hostFirst;
 }

@@ -84,7 +84,7 @@ public final class WatchCommand implements Callable<Integer> {
                 shipping.batchSize,
                 checkpointEvery,
                 maxDepth,
-                ReaderOptions.defaults(),
+                ReaderOptions.defaults().withInterleavedLanes(!shipping.hostFirst),
                 shipping.connection(),
                 shipping.partitions,
                 shipping.replicationFactor);

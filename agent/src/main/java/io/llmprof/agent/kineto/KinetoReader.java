@@ -86,6 +86,9 @@ public final class KinetoReader {
     static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink, boolean fastPath) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(sink, "sink");
+        if (options.interleaveLanes()) {
+            throw new IllegalArgumentException("interleaved lanes are applied by TraceReaders.read");
+        }
         long fileSize = Files.size(file);
         Replay replay = Replay.NONE;
         if (fastPath) {

@@ -15,9 +15,18 @@ import java.util.Objects;
  *     io.llmprof.agent.sequence.LaneSequencer}); a lane is then emitted when the file ends
  * @param abortOnLate the read stops with {@link io.llmprof.agent.sequence.LaneSequencer.LateEvent} at the first
  *     event beyond the reorder window, so that an offline analysis can start again sorted at once
+ * @param interleaveLanes each lane as the reader emits it, but the lanes of a file let out interleaved by start time
+ *     once it is read, through a spool on disk ({@link io.llmprof.agent.produce.LaneInterleaver}): what {@code agent
+ *     replay} and {@code watch} ship. Applied by {@link io.llmprof.agent.produce.TraceReaders#read} (the format
+ *     readers refuse it); no effect with a {@code spillDir}, whose lanes come out interleaved anyway
  */
 public record ReaderOptions(
-        int reorderWindow, int maxProblemsKept, ReadProgress progress, Path spillDir, boolean abortOnLate) {
+        int reorderWindow,
+        int maxProblemsKept,
+        ReadProgress progress,
+        Path spillDir,
+        boolean abortOnLate,
+        boolean interleaveLanes) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -32,7 +41,7 @@ public record ReaderOptions(
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null, false);
+        this(reorderWindow, maxProblemsKept, progress, null, false, false);
     }
 
     public static ReaderOptions defaults() {
@@ -40,20 +49,28 @@ public record ReaderOptions(
     }
 
     public ReaderOptions withReorderWindow(int window) {
-        return new ReaderOptions(window, maxProblemsKept, progress, spillDir, abortOnLate);
+        return new ReaderOptions(window, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate, interleaveLanes);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir, false);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes);
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
     public ReaderOptions withAbortOnLate() {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, true);
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, true, interleaveLanes);
+    }
+
+    /**
+     * Lanes interleaved by start time (true) or each (rank, lane) as the reader emits it, a file's host lane first
+     * (false).
+     */
+    public ReaderOptions withInterleavedLanes(boolean interleave) {
+        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleave);
     }
 }

@@ -171,6 +171,9 @@ public final class NsysReader {
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(sink, "sink");
+        if (options.interleaveLanes()) {
+            throw new IllegalArgumentException("interleaved lanes are applied by TraceReaders.read");
+        }
         long size = Files.size(file);
         return new Session(file, size, options, sink).run();
     }

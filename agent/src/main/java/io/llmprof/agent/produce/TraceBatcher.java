@@ -22,7 +22,13 @@ import java.util.function.Consumer;
  * be empty.
  */
 public final class TraceBatcher implements OrderedSink {
-    public static final int DEFAULT_BATCH_EVENTS = 512;
+    /**
+     * Events per batch. Most of the streams app's cost per record is writing the run's state, so fewer, larger records
+     * cost less; 2048 events of a kernel-heavy trace are 35-50 KB of protobuf, and the estimated-size cap below
+     * usually cuts a batch of long kernel names first (about 1,600 events of bench live's trace). docs/benchmarks.md.
+     */
+    public static final int DEFAULT_BATCH_EVENTS = 2048;
+
     public static final int DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
 
     /**

@@ -66,7 +66,7 @@ public final class TraceProducer implements AutoCloseable {
         c.put(ProducerConfig.ACKS_CONFIG, "all");
         c.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
         c.put(ProducerConfig.COMPRESSION_TYPE_CONFIG, zstdAvailable() ? "zstd" : "lz4");
-        // Trace batches are 10-25 KiB of protobuf each (512 events): a larger producer batch and a short linger
+        // Trace batches are 10-50 KiB of protobuf each (up to 2048 events): a larger producer batch and a short linger
         // fill requests well and give zstd more to work with.
         c.put(ProducerConfig.LINGER_MS_CONFIG, 20);
         c.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);

@@ -25,7 +25,23 @@ public final class TraceReaders {
 
     private TraceReaders() {}
 
+    /**
+     * Reads a file to the sink. With {@link ReaderOptions#interleaveLanes()} (and no spill directory) the lanes reach
+     * the sink interleaved by start time once the whole file is read ({@link LaneInterleaver}); problems as found.
+     */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        ReaderOptions asRead = options.withInterleavedLanes(false);
+        if (!options.interleaveLanes() || options.spillDir() != null) {
+            return readAsIs(file, asRead, sink);
+        }
+        try (LaneInterleaver lanes = new LaneInterleaver(sink, null, options.progress())) {
+            ReadSummary summary = readAsIs(file, asRead, lanes);
+            lanes.finish();
+            return summary;
+        }
+    }
+
+    private static ReadSummary readAsIs(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
         if (NsysReader.isNsysReport(file.getFileName().toString()) && !NsysReader.isSqlite(file)) {
             long size = Files.size(file);
             String message = "Nsight Systems .nsys-rep reports are not supported: export them with"

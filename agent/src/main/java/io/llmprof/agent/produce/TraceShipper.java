@@ -144,11 +144,20 @@ public final class TraceShipper {
                 maxBatchBytes,
                 r::batch,
                 r::problem);
-        long[] lastBytes = {0};
-        ReaderOptions read = readerOptions.withProgress(consumed -> {
-            meters.bytesRead(consumed - lastBytes[0]);
-            lastBytes[0] = consumed;
-            options.progress().inputBytes(consumed);
+        ReaderOptions read = readerOptions.withProgress(new ReadProgress() {
+            private long lastBytes;
+
+            @Override
+            public void inputBytes(long consumed) {
+                meters.bytesRead(consumed - lastBytes);
+                lastBytes = consumed;
+                options.progress().inputBytes(consumed);
+            }
+
+            @Override
+            public void passedOn(long passedOn, long total) {
+                options.progress().passedOn(passedOn, total);
+            }
         });
         ReadSummary summary = TraceReaders.read(file, read, batcher);
         r.chunks.finish();

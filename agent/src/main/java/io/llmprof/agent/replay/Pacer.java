@@ -6,10 +6,11 @@ import io.llmprof.events.TraceBatch.Lane;
 import java.util.function.LongSupplier;
 
 /**
- * Maps trace time to wall time for one file. The GPU lane is paced: it is what the analysis segments, and
- * Kineto writes it after every host event, so pacing the host lane would hold all kernels back until the
- * host events had been replayed. Host events go out as soon as they are read; the analysis needs step
- * markers and launches before the kernels they enclose anyway.
+ * Maps trace time to wall time for one file. The GPU lane is paced: it is what the analysis segments. Host
+ * batches are not: with lanes interleaved by time (the default) the batcher sends a rank's host events read so
+ * far just before each GPU batch, so they follow the GPU's pace; with {@code --host-first} (Kineto writes the
+ * GPU lane after every host event) pacing the host lane would hold all kernels back until the host events had
+ * been replayed. The analysis needs step markers and launches before the kernels they enclose anyway.
  */
 final class Pacer implements BatchGate {
     /** Sleeps; tests pass one that advances a fake clock. */

@@ -1,5 +1,6 @@
 package io.llmprof.agent.replay;
 
+import io.llmprof.agent.kineto.ReadProgress;
 import java.io.PrintStream;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,7 +20,12 @@ final class Progress {
     private final PrintStream out;
     private final long totalBytes;
     private final long startNanos = System.nanoTime();
+    /** Input bytes read (the MB/s). */
     final AtomicLong bytes = new AtomicLong();
+
+    /** Of {@code totalBytes}, how much is done (the bar): bytes read, or with interleaved lanes half read, half sent. */
+    final AtomicLong done = new AtomicLong();
+
     final AtomicLong events = new AtomicLong();
     private long lastLineNanos = startNanos;
     private final long lineIntervalNanos;
@@ -36,6 +42,38 @@ final class Progress {
             return Mode.OFF;
         }
         return System.console() != null ? Mode.BAR : Mode.LINES;
+    }
+
+    /**
+     * One file's listener. Without interleaving, the file is done as it is read. With it, sending only starts once the
+     * file is read, so reading fills the first half of the file's share of the bar and passing its events on the
+     * second: the bar does not wait at 100 % through a paced replay.
+     */
+    ReadProgress file(long size, boolean interleaved) {
+        return new ReadProgress() {
+            private long read;
+            private long fileDone;
+
+            @Override
+            public void inputBytes(long consumed) {
+                bytes.addAndGet(consumed - read);
+                read = consumed;
+                doneUpTo(interleaved ? Math.min(consumed, size) / 2 : consumed);
+            }
+
+            @Override
+            public void passedOn(long passedOn, long total) {
+                long half = size / 2;
+                doneUpTo(half + (total <= 0 ? size - half : (long) ((size - half) * ((double) passedOn / total))));
+            }
+
+            private void doneUpTo(long value) {
+                if (value > fileDone) {
+                    done.addAndGet(value - fileDone);
+                    fileDone = value;
+                }
+            }
+        };
     }
 
     /** Called periodically by a timer thread. */
@@ -72,7 +110,7 @@ final class Progress {
     String render(long now) {
         double seconds = Math.max((now - startNanos) / 1e9, 1e-9);
         long b = bytes.get();
-        double fraction = Math.min(1.0, (double) b / totalBytes);
+        double fraction = Math.min(1.0, (double) done.get() / totalBytes);
         int width = 30;
         int filled = (int) Math.round(fraction * width);
         return String.format(

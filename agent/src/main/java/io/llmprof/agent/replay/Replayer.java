@@ -1,6 +1,7 @@
 package io.llmprof.agent.replay;
 
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
@@ -26,7 +27,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Replays trace files through the producer, in process (the demo calls it) or from {@code agent replay}.
  * Files are read concurrently, one thread each (at most one per core when not paced); each file is paced on
- * its own trace clock.
+ * its own trace clock. By default ({@link Options#defaults}) each file's lanes are shipped interleaved by time once
+ * the file is read ({@link ReaderOptions#interleaveLanes()}), so that a host event reaches the streams app about
+ * when the kernels it launched do, not a whole host lane ahead of them.
  */
 public final class Replayer {
     private static final Logger LOG = LoggerFactory.getLogger(Replayer.class);
@@ -79,7 +81,7 @@ public final class Replayer {
                     3,
                     (short) 1,
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    ReaderOptions.defaults());
+                    ReaderOptions.defaults().withInterleavedLanes(true));
         }
 
         public Options withJob(String j) {
@@ -231,7 +233,7 @@ public final class Replayer {
         String job = options.job() != null ? options.job() : TraceFiles.jobName(file);
         String run = options.run() != null ? options.run() : TraceFiles.runName(file);
         Pacer pacer = Pacer.realTime(options.speed());
-        AtomicLong lastBytes = new AtomicLong();
+        ReadProgress fileProgress = progress.file(fileSize(file), interleaves());
         ShipOptions ship = new ShipOptions(
                 LaneIndexes.NONE,
                 0,
@@ -241,13 +243,26 @@ public final class Replayer {
                     progress.events.addAndGet(batch.events().size());
                 },
                 TraceShipper.AckListener.NONE,
-                consumed -> progress.bytes.addAndGet(consumed - lastBytes.getAndSet(consumed)));
+                fileProgress);
         try {
             TraceShipper.Result r = shipper.ship(file, job, run, ship);
             return new FileResult(file, job, run, r.summary(), r.eventsSent(), r.batchesSent(), null);
         } catch (IOException | RuntimeException e) {
             LOG.error("{}: replay failed: {}", file, e.toString());
             return new FileResult(file, job, run, null, 0, 0, e.toString());
+        }
+    }
+
+    private boolean interleaves() {
+        return options.readerOptions().interleaveLanes()
+                && options.readerOptions().spillDir() == null;
+    }
+
+    private static long fileSize(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return 0; // reported by the read
         }
     }
 

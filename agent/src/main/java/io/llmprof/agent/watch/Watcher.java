@@ -103,7 +103,7 @@ public final class Watcher implements AutoCloseable {
                     // Checkpoint after every acknowledged batch: a killed agent then re-sends nothing.
                     1,
                     4,
-                    ReaderOptions.defaults(),
+                    ReaderOptions.defaults().withInterleavedLanes(true),
                     null,
                     3,
                     (short) 1);

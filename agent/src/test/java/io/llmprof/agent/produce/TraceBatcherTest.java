@@ -3,7 +3,6 @@ package io.llmprof.agent.produce;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.llmprof.agent.kineto.Fixtures;
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceBatch.Lane;
@@ -139,12 +138,41 @@ class TraceBatcherTest {
                 .extracting(TraceBatch::firstIndex)
                 .containsExactly(0L, 512L, 1024L);
         assertThat(first).filteredOn(TraceBatch::endOfTrace).hasSize(2);
+
+        // Interleaved by time (what replay and watch ship), re-reading gives the same batches too, and each lane the
+        // same first indexes: what a restarted watcher resumes by.
+        List<TraceBatch> interleaved = readBatches(file, true);
+        assertThat(interleaved).isEqualTo(readBatches(file, true));
+        assertThat(interleaved)
+                .filteredOn(x -> x.lane() == Lane.GPU)
+                .extracting(TraceBatch::firstIndex)
+                .containsExactly(0L, 512L, 1024L);
+        List<Lane> lanes = interleaved.stream().map(TraceBatch::lane).toList();
+        assertThat(lanes.indexOf(Lane.GPU))
+                .as("a GPU batch before the last host one")
+                .isLessThan(lanes.lastIndexOf(Lane.HOST));
+        assertThat(first.stream().map(TraceBatch::lane).toList())
+                .as("the file's order: every host batch first")
+                .containsExactly(Lane.HOST, Lane.HOST, Lane.HOST, Lane.GPU, Lane.GPU, Lane.GPU);
     }
 
     private List<TraceBatch> readBatches(Path file) throws IOException {
+        return readBatches(file, false);
+    }
+
+    private List<TraceBatch> readBatches(Path file, boolean interleave) throws IOException {
         List<TraceBatch> batches = new ArrayList<>();
-        KinetoReader.read(
-                file, ReaderOptions.defaults(), new TraceBatcher("job", "run", file.toString(), batches::add));
+        TraceReaders.read(
+                file,
+                ReaderOptions.defaults().withInterleavedLanes(interleave),
+                new TraceBatcher(
+                        "job",
+                        "run",
+                        file.toString(),
+                        512,
+                        TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
+                        batches::add,
+                        p -> {}));
         return batches;
     }
 

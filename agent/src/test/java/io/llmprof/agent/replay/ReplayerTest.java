@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.SharedData;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
@@ -159,12 +160,28 @@ class ReplayerTest {
     @Test
     void rendersProgressAsAPercentageOfBytes() {
         Progress p = new Progress(Progress.Mode.LINES, new PrintStream(new ByteArrayOutputStream()), 200, 1);
-        p.bytes.set(50);
+        p.file(200, false).inputBytes(50);
         p.events.set(1234);
         assertThat(p.render(System.nanoTime()))
                 .contains(" 25%")
                 .contains("1,234 events")
                 .contains("MB/s");
+    }
+
+    /** With interleaved lanes a file is sent once read: reading fills half of its share, passing its events on the rest. */
+    @Test
+    void interleavedFilesFillHalfTheBarReadingAndHalfSending() {
+        Progress p = new Progress(Progress.Mode.LINES, new PrintStream(new ByteArrayOutputStream()), 400, 1);
+        ReadProgress a = p.file(200, true);
+        ReadProgress b = p.file(200, true);
+        a.inputBytes(200);
+        assertThat(p.render(System.nanoTime())).contains(" 25%");
+        a.passedOn(500, 1000);
+        assertThat(p.render(System.nanoTime())).contains(" 38%");
+        b.inputBytes(100);
+        a.passedOn(1000, 1000);
+        assertThat(p.render(System.nanoTime())).contains(" 63%");
+        assertThat(p.bytes.get()).as("MB/s counts bytes read").isEqualTo(300);
     }
 
     private static TraceBatch gpuBatch(long firstNs, long lastNs) {

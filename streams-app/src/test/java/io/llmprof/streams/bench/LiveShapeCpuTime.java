@@ -42,7 +42,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * segmenter and host state value at that point. {@link StreamsBenchmark}'s trace (40 passes, no markers) keeps small
  * states; this one's host lane runs ahead of its GPU lane, so both values hold what the other lane has not reached
  * yet (100-500 KB), and writing them is the per-record cost that grows with the trace. Arguments: passes per rank,
- * rounds (the first is JIT warm-up), events per agent batch (default 512). How to run: docs/benchmarks.md.
+ * rounds (the first is JIT warm-up), events per agent batch (default: the agent's). The lanes go in the file's order (host
+ * first, as {@code agent replay --host-first} ships them); the agent's default order, interleaved by time, keeps both
+ * values small ({@code InterleavedLanesTopologyTest}). How to run: docs/benchmarks.md.
  */
 public final class LiveShapeCpuTime {
     private LiveShapeCpuTime() {}
