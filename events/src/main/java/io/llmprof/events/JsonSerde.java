@@ -1,5 +1,6 @@
 package io.llmprof.events;
 
+import com.fasterxml.jackson.databind.ObjectReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.apache.kafka.common.errors.SerializationException;
@@ -10,9 +11,12 @@ import org.apache.kafka.common.serialization.Serializer;
 /** JSON serde for one concrete record type (no polymorphic type tags on the wire). */
 public final class JsonSerde<T> implements Serde<T> {
     private final Class<T> type;
+    /** Resolved once: {@code mapper.readValue(bytes, type)} resolves the type and its deserializer per record. */
+    private final ObjectReader reader;
 
     public JsonSerde(Class<T> type) {
         this.type = type;
+        this.reader = Json.mapper().readerFor(type);
     }
 
     public Class<T> type() {
@@ -40,7 +44,7 @@ public final class JsonSerde<T> implements Serde<T> {
                 return null;
             }
             try {
-                return Json.mapper().readValue(data, type);
+                return reader.readValue(data);
             } catch (IOException | IllegalArgumentException | NullPointerException e) {
                 throw new SerializationException(
                         "cannot read " + type.getSimpleName() + " from " + topic + ": " + e.getMessage(), e);
@@ -51,7 +55,7 @@ public final class JsonSerde<T> implements Serde<T> {
     /** Deserializes, surfacing the failure as an unchecked exception (for tests and tools). */
     public T read(byte[] data) {
         try {
-            return Json.mapper().readValue(data, type);
+            return reader.readValue(data);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
