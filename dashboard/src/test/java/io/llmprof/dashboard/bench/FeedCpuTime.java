@@ -97,7 +97,7 @@ public final class FeedCpuTime {
                 boolean service = records.get(from).topic().startsWith("llmprof.service-");
                 int to = from;
                 while (to < records.size()
-                        && to - from < 500
+                        && to - from < 5_000
                         && records.get(to).topic().startsWith("llmprof.service-") == service) {
                     to++;
                 }
