@@ -172,7 +172,11 @@ public final class FeedCpuTime {
                     "/api/ranks/0/host?job=t",
                     "/api/ranks/1/passes?job=t&limit=1000",
                     "/api/ranks/1/clusters?job=t",
-                    "/api/ranks/1/passes/500/layers/3/kernels?job=t"));
+                    "/api/ranks/1/passes/500/layers/3/kernels?job=t",
+                    "/api/requests?slowest=" + ServiceLimits.defaults().slowestPerInstance() + "&by=e2e",
+                    "/api/requests?slowest=" + ServiceLimits.defaults().slowestPerInstance() + "&by=ttft",
+                    "/api/requests?slowest=" + ServiceLimits.defaults().slowestPerInstance() + "&by=tpot",
+                    "/api/requests?slowest=" + ServiceLimits.defaults().slowestPerInstance() + "&by=queue"));
             int n = 0;
             for (String p : paths) {
                 HttpResponse<String> res = http.send(
