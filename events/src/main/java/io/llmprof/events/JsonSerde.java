@@ -1,6 +1,5 @@
 package io.llmprof.events;
 
-import com.fasterxml.jackson.databind.ObjectReader;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.apache.kafka.common.errors.SerializationException;
@@ -11,12 +10,9 @@ import org.apache.kafka.common.serialization.Serializer;
 /** JSON serde for one concrete record type (no polymorphic type tags on the wire). */
 public final class JsonSerde<T> implements Serde<T> {
     private final Class<T> type;
-    /** Resolved once: {@code mapper.readValue(bytes, type)} resolves the type and its deserializer per record. */
-    private final ObjectReader reader;
 
     public JsonSerde(Class<T> type) {
         this.type = type;
-        this.reader = Json.mapper().readerFor(type);
     }
 
     public Class<T> type() {
@@ -44,7 +40,7 @@ public final class JsonSerde<T> implements Serde<T> {
                 return null;
             }
             try {
-                return reader.readValue(data);
+                return Json.mapper().readValue(data, type);
             } catch (IOException | IllegalArgumentException | NullPointerException e) {
                 throw new SerializationException(
                         "cannot read " + type.getSimpleName() + " from " + topic + ": " + e.getMessage(), e);
@@ -55,7 +51,7 @@ public final class JsonSerde<T> implements Serde<T> {
     /** Deserializes, surfacing the failure as an unchecked exception (for tests and tools). */
     public T read(byte[] data) {
         try {
-            return reader.readValue(data);
+            return Json.mapper().readValue(data, type);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
