@@ -10,8 +10,10 @@ import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.JsonSerde;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostThresholdSet;
@@ -56,34 +58,21 @@ public final class FeedHandler {
     private final DashboardMeters meters;
     private final QualityStore quality;
     private final FeedListener listener;
-    private final Deserializer<PassRecord> passes = Topics.PASSES.valueSerde().deserializer();
-    private final Deserializer<LayerRecord> layers = Topics.LAYERS.valueSerde().deserializer();
-    private final Deserializer<CrossRankPass> crossRanks =
-            Topics.CROSS_RANK.valueSerde().deserializer();
-    private final Deserializer<Anomaly> anomalies =
-            Topics.ANOMALIES.valueSerde().deserializer();
-    private final Deserializer<HostStep> hostSteps =
-            Topics.HOST_STEPS.valueSerde().deserializer();
-    private final Deserializer<HostVerdict> hostVerdicts =
-            Topics.HOST_VERDICTS.valueSerde().deserializer();
-    private final Deserializer<RequestRecord> serviceRequests =
-            Topics.SERVICE_REQUESTS.valueSerde().deserializer();
-    private final Deserializer<BatchRecord> serviceBatches =
-            Topics.SERVICE_BATCHES.valueSerde().deserializer();
-    private final Deserializer<ForwardRecord> serviceForwards =
-            Topics.SERVICE_FORWARDS.valueSerde().deserializer();
-    private final Deserializer<KvCacheRecord> serviceKv =
-            Topics.SERVICE_KVCACHE.valueSerde().deserializer();
-    private final Deserializer<RequestStateRecord> serviceStates =
-            Topics.SERVICE_STATES.valueSerde().deserializer();
-    private final Deserializer<PdRecord> servicePd =
-            Topics.SERVICE_PD.valueSerde().deserializer();
-    private final Deserializer<CoordinatorRecord> serviceCoordinator =
-            Topics.SERVICE_COORDINATOR.valueSerde().deserializer();
-    private final Deserializer<EpBalanceRecord> serviceEp =
-            Topics.SERVICE_EP_BALANCE.valueSerde().deserializer();
-    private final Deserializer<MoeRecord> serviceMoe =
-            Topics.SERVICE_MOE.valueSerde().deserializer();
+    private final TopicReader<PassRecord> passes = new TopicReader<>(Topics.PASSES);
+    private final TopicReader<LayerRecord> layers = new TopicReader<>(Topics.LAYERS);
+    private final TopicReader<CrossRankPass> crossRanks = new TopicReader<>(Topics.CROSS_RANK);
+    private final TopicReader<Anomaly> anomalies = new TopicReader<>(Topics.ANOMALIES);
+    private final TopicReader<HostStep> hostSteps = new TopicReader<>(Topics.HOST_STEPS);
+    private final TopicReader<HostVerdict> hostVerdicts = new TopicReader<>(Topics.HOST_VERDICTS);
+    private final TopicReader<RequestRecord> serviceRequests = new TopicReader<>(Topics.SERVICE_REQUESTS);
+    private final TopicReader<BatchRecord> serviceBatches = new TopicReader<>(Topics.SERVICE_BATCHES);
+    private final TopicReader<ForwardRecord> serviceForwards = new TopicReader<>(Topics.SERVICE_FORWARDS);
+    private final TopicReader<KvCacheRecord> serviceKv = new TopicReader<>(Topics.SERVICE_KVCACHE);
+    private final TopicReader<RequestStateRecord> serviceStates = new TopicReader<>(Topics.SERVICE_STATES);
+    private final TopicReader<PdRecord> servicePd = new TopicReader<>(Topics.SERVICE_PD);
+    private final TopicReader<CoordinatorRecord> serviceCoordinator = new TopicReader<>(Topics.SERVICE_COORDINATOR);
+    private final TopicReader<EpBalanceRecord> serviceEp = new TopicReader<>(Topics.SERVICE_EP_BALANCE);
+    private final TopicReader<MoeRecord> serviceMoe = new TopicReader<>(Topics.SERVICE_MOE);
 
     /** Without host-overhead state of its own (host records go to a store nobody reads). */
     public FeedHandler(PassStore store, DashboardMeters meters) {
@@ -358,12 +347,44 @@ public final class FeedHandler {
         }
     }
 
-    private static <T> T read(Deserializer<T> deserializer, ConsumerRecord<byte[], byte[]> record) {
-        T value = deserializer.deserialize(record.topic(), record.headers(), record.value());
+    private static <T> T read(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
+        T value = reader.read(record);
         if (value == null) {
             throw new SerializationException("empty value (tombstone); the dashboard expects a JSON record");
         }
         return value;
+    }
+
+    /**
+     * A topic's values: read by a {@link FlatRecordReader} where the type is a flat record, else (and for any value
+     * of a shape that reader leaves alone) by the topic's deserializer.
+     */
+    static final class TopicReader<T> {
+        private final Deserializer<T> deserializer;
+        private final FlatRecordReader<T> flat;
+
+        TopicReader(Topic<?, T> topic) {
+            this.deserializer = topic.valueSerde().deserializer();
+            this.flat = topic.valueSerde() instanceof JsonSerde<T> json
+                    ? FlatRecordReader.of(json.type()).orElse(null)
+                    : null;
+        }
+
+        /** Whether values are read field by field, not by data binding (for tests). */
+        boolean flat() {
+            return flat != null;
+        }
+
+        /** The value, null for a tombstone. */
+        T read(ConsumerRecord<byte[], byte[]> record) {
+            if (flat != null && record.value() != null) {
+                T value = flat.read(record.value());
+                if (value != null) {
+                    return value;
+                }
+            }
+            return deserializer.deserialize(record.topic(), record.headers(), record.value());
+        }
     }
 
     private static void requireInstance(String job, String instance) {

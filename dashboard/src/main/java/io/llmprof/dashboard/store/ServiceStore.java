@@ -505,6 +505,11 @@ public final class ServiceStore {
                     continue;
                 }
                 PriorityQueue<HeldRequest> heap = slowest.get(l);
+                if (heap.size() >= limits.slowestPerInstance()
+                        && heap.comparator().compare(h, heap.peek()) < 0) {
+                    // Faster than the fastest held: adding it would poll it straight out (two walks of the heap).
+                    continue;
+                }
                 heap.add(h);
                 h.inSlowest++;
                 if (heap.size() > limits.slowestPerInstance()) {

@@ -106,7 +106,7 @@ public final class LiveShapeCpuTime {
     }
 
     /** The ranks' batches interleaved, as an agent shipping both files at once sends them. */
-    private static List<KeyValue<String, byte[]>> records(Path model, Path dir, int passes, int batchEvents)
+    static List<KeyValue<String, byte[]>> records(Path model, Path dir, int passes, int batchEvents)
             throws java.io.IOException {
         SynthResult synth = SynthTrace.write(
                 SynthSpec.builder(model)
