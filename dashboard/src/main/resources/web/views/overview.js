@@ -47,6 +47,13 @@ export default {
         stat(ctx.liveEvents, 'live events'),
       ),
     );
+    if (feed.catching_up) {
+      body.append(
+        note(`Catching up with the topics: about ${fmt(feed.offsets_behind ?? null, 0)} retained records still to read; the figures below are incomplete until then.`, {
+          'data-catching-up': '',
+        }),
+      );
+    }
     if (ranks.length === 0) {
       body.append(note('No data yet: no rank has sent a pass. Start an agent (llmprof agent / replay) and this page fills in live.', { 'data-empty': '' }));
       return 'empty';

@@ -16,12 +16,23 @@ public record HealthResponse(
         @JsonProperty("feed") Feed feed,
         @JsonProperty("streams") ComponentHealth streams) {
 
-    @JsonPropertyOrder({"state", "assigned_partitions", "records", "bad_records", "last_poll", "last_error"})
+    @JsonPropertyOrder({
+        "state",
+        "assigned_partitions",
+        "records",
+        "bad_records",
+        "catching_up",
+        "offsets_behind",
+        "last_poll",
+        "last_error"
+    })
     public record Feed(
             @JsonProperty("state") String state,
             @JsonProperty("assigned_partitions") int assignedPartitions,
             @JsonProperty("records") long records,
             @JsonProperty("bad_records") long badRecords,
+            @JsonProperty("catching_up") boolean catchingUp,
+            @JsonProperty("offsets_behind") long offsetsBehind,
             @JsonProperty("last_poll") String lastPoll,
             @JsonProperty("last_error") String lastError) {}
 
@@ -39,6 +50,8 @@ public record HealthResponse(
                         s.assignedPartitions(),
                         s.records(),
                         s.badRecords(),
+                        s.catchingUp(),
+                        s.offsetsBehind(),
                         s.lastPoll().map(Object::toString).orElse(null),
                         s.lastError().orElse(null)),
                 streams);

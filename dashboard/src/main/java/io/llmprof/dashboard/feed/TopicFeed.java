@@ -6,7 +6,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -68,6 +70,12 @@ public final class TopicFeed implements AutoCloseable {
     private volatile long badRecords;
     private volatile Instant lastPoll;
     private volatile String lastError;
+    /** Partitions read from their beginning, and the committed end each had then: until reached, catching up. */
+    private final Map<TopicPartition, Long> catchUpTo = new HashMap<>();
+
+    private volatile long offsetsBehind;
+    private volatile boolean caughtUp;
+    private long catchUpStartNs;
 
     /**
      * @param consumer used by the feed thread only, closed by it
@@ -123,7 +131,9 @@ public final class TopicFeed implements AutoCloseable {
                 records,
                 badRecords,
                 Optional.ofNullable(lastPoll),
-                Optional.ofNullable(lastError));
+                Optional.ofNullable(lastError),
+                !caughtUp && assignedPartitions > 0,
+                offsetsBehind);
     }
 
     /** Stops the poll loop (wakeup), waits for the thread, which closes the consumer. */
@@ -172,6 +182,9 @@ public final class TopicFeed implements AutoCloseable {
                             badRecords++;
                         }
                     }
+                    if (!catchUpTo.isEmpty()) {
+                        checkCatchUp();
+                    }
                 } catch (WakeupException e) {
                     if (closing.getCount() > 0) {
                         LOG.debug("spurious wakeup of the dashboard feed");
@@ -212,8 +225,57 @@ public final class TopicFeed implements AutoCloseable {
         consumer.assign(all);
         // Partitions already assigned keep their positions; new ones are read from their beginning.
         consumer.seekToBeginning(added);
-        assignedPartitions = all.size();
         LOG.info("dashboard feed reads {} partitions ({} new)", all.size(), added.size());
+        // What the topics held at this moment is history to replay: until the feed reaches it, the views are
+        // incomplete, and /health and the page say so (read_committed: the ends are the last stable offsets).
+        boolean first = catchUpStartNs == 0;
+        Map<TopicPartition, Long> ends;
+        try {
+            ends = consumer.endOffsets(added, METADATA_TIMEOUT);
+        } catch (RuntimeException e) {
+            LOG.warn("dashboard feed: cannot read where the topics end ({}): not tracking the catch-up", e.toString());
+            ends = Map.of();
+        }
+        ends.forEach((tp, end) -> {
+            if (end != null && end > 0) {
+                catchUpTo.put(tp, end);
+            }
+        });
+        if (first) {
+            catchUpStartNs = System.nanoTime();
+            checkCatchUp();
+            if (!caughtUp) {
+                LOG.info(
+                        "dashboard catching up: {} offsets retained on {} partitions (records and transaction markers) to"
+                                + " read before its views are complete",
+                        offsetsBehind,
+                        catchUpTo.size());
+            }
+        }
+        // published last: a status that shows the partitions shows what is left to read of them
+        assignedPartitions = all.size();
+    }
+
+    /** Drops the partitions whose position reached their end at assignment; the feed caught up when none is left. */
+    private void checkCatchUp() {
+        long behind = 0;
+        for (Iterator<Map.Entry<TopicPartition, Long>> it = catchUpTo.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<TopicPartition, Long> e = it.next();
+            long position = consumer.position(e.getKey(), METADATA_TIMEOUT);
+            if (position >= e.getValue()) {
+                it.remove();
+            } else {
+                behind += e.getValue() - position;
+            }
+        }
+        offsetsBehind = behind;
+        if (catchUpTo.isEmpty() && !caughtUp) {
+            caughtUp = true;
+            LOG.info(
+                    "dashboard caught up with the topics: {} records read in {} ms",
+                    records + badRecords,
+                    (System.nanoTime() - catchUpStartNs) / 1_000_000);
+        }
     }
 
     private void pause(Duration duration) {

@@ -219,6 +219,9 @@ public final class PassStore {
         return true;
     }
 
+    /** Runs per rank whose order is remembered (a run forgotten counts as older than every remembered one). */
+    static final int MAX_RUNS_ORDERED = 256;
+
     private static final class RankHistory {
         final String job;
         final String rank;
@@ -227,6 +230,15 @@ public final class PassStore {
         PassRecord lastPass;
         /** Pass index -> slot, in order of first arrival (pass or layer). */
         final LinkedHashMap<Long, Slot> slots = new LinkedHashMap<>();
+        /**
+         * Runs in order of their first record, so that a record of an older run never displaces a newer run's slot.
+         * Live, a run's records all come before the next run's; rebuilt from the topics after a restart, the feed
+         * may read one topic ahead of another (every pass of both runs, then their layers), and the older run's
+         * layers would otherwise replace the newer run's passes (found by DashboardRestartIT).
+         */
+        final LinkedHashMap<String, Long> runOrder = new LinkedHashMap<>();
+
+        long nextRunOrder;
 
         RankHistory(String job, String rank) {
             this.job = job;
@@ -238,8 +250,12 @@ public final class PassStore {
          * job was profiled again and indexes restarted) is replaced, and the new slot is the newest.
          */
         Slot slotFor(long index, String run) {
+            long order = orderOf(run);
             Slot slot = slots.get(index);
             if (slot != null && !Objects.equals(slot.run, run)) {
+                if (order < runOrder.getOrDefault(slot.run == null ? "" : slot.run, -1L)) {
+                    return new Slot(run); // an older run's record: kept nowhere, the newer run's pass stays
+                }
                 slots.remove(index);
                 slot = null;
             }
@@ -248,6 +264,22 @@ public final class PassStore {
                 slots.put(index, slot);
             }
             return slot;
+        }
+
+        /** The run's place among the runs seen (bounded: the oldest are forgotten, and count as oldest). */
+        private long orderOf(String run) {
+            String k = run == null ? "" : run;
+            Long o = runOrder.get(k);
+            if (o == null) {
+                o = nextRunOrder++;
+                runOrder.put(k, o);
+                if (runOrder.size() > MAX_RUNS_ORDERED) {
+                    Iterator<String> oldest = runOrder.keySet().iterator();
+                    oldest.next();
+                    oldest.remove();
+                }
+            }
+            return o;
         }
 
         void evict(int max) {

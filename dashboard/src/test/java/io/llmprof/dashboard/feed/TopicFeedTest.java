@@ -69,6 +69,35 @@ class TopicFeedTest {
     }
 
     @Test
+    void saysItIsCatchingUpUntilItReadWhatTheTopicsHeldAtStart() {
+        createTopics();
+        TopicPartition passes = new TopicPartition(Topics.PASSES.name(), 0);
+        consumer.updateEndOffsets(Map.of(passes, 2L)); // two records retained before the dashboard started
+        feed.start();
+        await().atMost(WAIT).until(() -> feed.status().up());
+        assertThat(feed.status().catchingUp()).isTrue();
+        assertThat(feed.status().offsetsBehind()).isEqualTo(2);
+
+        consumer.addRecord(FeedHandlerTest.record(Topics.PASSES, pass("job", "0", 1), 0));
+        await().atMost(WAIT).until(() -> feed.status().records() == 1);
+        assertThat(feed.status().catchingUp()).isTrue();
+        assertThat(feed.status().offsetsBehind()).isEqualTo(1);
+
+        consumer.addRecord(FeedHandlerTest.record(Topics.PASSES, pass("job", "0", 2), 1));
+        await().atMost(WAIT).until(() -> !feed.status().catchingUp());
+        assertThat(feed.status().offsetsBehind()).isZero();
+        assertThat(feed.status().records()).isEqualTo(2);
+    }
+
+    @Test
+    void emptyTopicsMeanNothingToCatchUp() {
+        createTopics();
+        feed.start();
+        await().atMost(WAIT).until(() -> feed.status().up());
+        assertThat(feed.status().catchingUp()).isFalse();
+    }
+
+    @Test
     void waitsForTopicsThatDoNotExistYet() {
         feed.start();
         await().atMost(WAIT).until(() -> feed.status().state() == FeedStatus.State.WAITING_FOR_TOPICS);
@@ -119,6 +148,7 @@ class TopicFeedTest {
             beginnings.put(new TopicPartition(topic, 0), 0L);
         }
         consumer.updateBeginningOffsets(beginnings);
+        consumer.updateEndOffsets(beginnings);
     }
 
     /** MockConsumer returns from an empty poll at once; a real one waits up to the timeout. */

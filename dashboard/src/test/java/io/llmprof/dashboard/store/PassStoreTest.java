@@ -103,6 +103,31 @@ class PassStoreTest {
         assertThat(store.ranks()).extracting(RankSummary::key).containsExactly("job/0", "job/2");
     }
 
+    /**
+     * Rebuilt from the topics after a restart, the feed may read every pass of two runs before their layers: the
+     * older run's layers must not displace the newer run's pass (DashboardRestartIT found it pending).
+     */
+    @Test
+    void anOlderRunsLateRecordsNeverDisplaceTheNewerRunsPass() {
+        store.addPass(pass("job", "run-1", "0", 0, true));
+        store.addPass(pass("job", "run-2", "0", 0, true));
+        store.addLayer(layer("job", "run-1", "0", 0, 0));
+        store.addLayer(layer("job", "run-2", "0", 0, 0));
+        store.addLayer(layer("job", "run-2", "0", 0, 1));
+
+        PassLookup.Found found = (PassLookup.Found) store.pass("job/0", 0);
+        assertThat(found.pass().pass().run()).isEqualTo("run-2");
+        assertThat(found.pass().layers()).extracting(LayerRecord::run).containsExactly("run-2", "run-2");
+        // and the live order gives the same
+        PassStore live = new PassStore(new StoreLimits(3, 2));
+        live.addPass(pass("job", "run-1", "0", 0, true));
+        live.addLayer(layer("job", "run-1", "0", 0, 0));
+        live.addPass(pass("job", "run-2", "0", 0, true));
+        live.addLayer(layer("job", "run-2", "0", 0, 0));
+        live.addLayer(layer("job", "run-2", "0", 0, 1));
+        assertThat(live.pass("job/0", 0)).isEqualTo(found);
+    }
+
     @Test
     void aNewRunReusingAPassIndexReplacesTheOldPassAndItsLayers() {
         store.addPass(pass("job", "run-1", "0", 0, true));
