@@ -65,8 +65,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 shipping.run,
                 speed,
                 !noProgress,
-                shipping.partitions,
-                shipping.replicationFactor,
+                shipping.topics(),
                 shipping.batchSize,
                 ReaderOptions.defaults().withReorderWindow(reorderWindow));
         Replayer.Summary summary = new Replayer(
