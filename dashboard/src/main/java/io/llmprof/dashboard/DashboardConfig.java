@@ -2,6 +2,7 @@ package io.llmprof.dashboard;
 
 import io.llmprof.dashboard.store.StoreLimits;
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import java.util.Objects;
 
 /**
@@ -13,8 +14,8 @@ import java.util.Objects;
  * @param maxPassesPerRank passes kept in memory per rank; also the largest {@code ?limit=}
  * @param maxRanks ranks kept in memory, and (job, rank) pairs with their own {@code llmprof.pass.wall}
  *     series
- * @param topicPartitions partitions of llmprof's topics when the dashboard creates them
- * @param topicReplicationFactor replication factor of llmprof's topics when the dashboard creates them
+ * @param topics layout of llmprof's topics when the dashboard creates them; null = {@link TopicLayout#defaults()},
+ *     the layout every component shares
  * @param showInternals serve dead letters with their stack traces and absolute file paths; off by default (the
  *     API has no authentication: they show only the file name and the message)
  */
@@ -24,8 +25,7 @@ public record DashboardConfig(
         int httpPort,
         int maxPassesPerRank,
         int maxRanks,
-        int topicPartitions,
-        short topicReplicationFactor,
+        TopicLayout topics,
         boolean showInternals) {
 
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -37,16 +37,11 @@ public record DashboardConfig(
         if (httpPort < 0 || httpPort > 65_535) {
             throw new IllegalArgumentException("httpPort must be 0 (any free port) or 1-65535, got " + httpPort);
         }
-        if (topicPartitions < 1) {
-            throw new IllegalArgumentException("topicPartitions must be >= 1, got " + topicPartitions);
-        }
-        if (topicReplicationFactor < 1) {
-            throw new IllegalArgumentException("topicReplicationFactor must be >= 1, got " + topicReplicationFactor);
-        }
+        topics = topics == null ? TopicLayout.defaults() : topics;
         new StoreLimits(maxPassesPerRank, maxRanks); // validates both
     }
 
-    /** Port 8080 on 127.0.0.1, 1000 passes per rank, 256 ranks, topics created with 1 partition, rf 1. */
+    /** Port 8080 on 127.0.0.1, 1000 passes per rank, 256 ranks, topics created as {@link TopicLayout#defaults()}. */
     public static DashboardConfig defaults(String bootstrapServers) {
         return defaults(KafkaConnection.of(bootstrapServers));
     }
@@ -59,8 +54,7 @@ public record DashboardConfig(
                 DEFAULT_HTTP_PORT,
                 StoreLimits.DEFAULT_MAX_PASSES_PER_RANK,
                 StoreLimits.DEFAULT_MAX_RANKS,
-                1,
-                (short) 1,
+                TopicLayout.defaults(),
                 false);
     }
 
@@ -73,53 +67,26 @@ public record DashboardConfig(
     }
 
     public DashboardConfig withHost(String newHost) {
-        return new DashboardConfig(
-                kafka,
-                newHost,
-                httpPort,
-                maxPassesPerRank,
-                maxRanks,
-                topicPartitions,
-                topicReplicationFactor,
-                showInternals);
+        return new DashboardConfig(kafka, newHost, httpPort, maxPassesPerRank, maxRanks, topics, showInternals);
     }
 
     public DashboardConfig withHttpPort(int newHttpPort) {
-        return new DashboardConfig(
-                kafka,
-                host,
-                newHttpPort,
-                maxPassesPerRank,
-                maxRanks,
-                topicPartitions,
-                topicReplicationFactor,
-                showInternals);
+        return new DashboardConfig(kafka, host, newHttpPort, maxPassesPerRank, maxRanks, topics, showInternals);
     }
 
     public DashboardConfig withMaxPassesPerRank(int newMax) {
-        return new DashboardConfig(
-                kafka, host, httpPort, newMax, maxRanks, topicPartitions, topicReplicationFactor, showInternals);
+        return new DashboardConfig(kafka, host, httpPort, newMax, maxRanks, topics, showInternals);
     }
 
     public DashboardConfig withMaxRanks(int newMax) {
-        return new DashboardConfig(
-                kafka,
-                host,
-                httpPort,
-                maxPassesPerRank,
-                newMax,
-                topicPartitions,
-                topicReplicationFactor,
-                showInternals);
+        return new DashboardConfig(kafka, host, httpPort, maxPassesPerRank, newMax, topics, showInternals);
     }
 
     public DashboardConfig withShowInternals(boolean show) {
-        return new DashboardConfig(
-                kafka, host, httpPort, maxPassesPerRank, maxRanks, topicPartitions, topicReplicationFactor, show);
+        return new DashboardConfig(kafka, host, httpPort, maxPassesPerRank, maxRanks, topics, show);
     }
 
-    public DashboardConfig withTopics(int partitions, short replicationFactor) {
-        return new DashboardConfig(
-                kafka, host, httpPort, maxPassesPerRank, maxRanks, partitions, replicationFactor, showInternals);
+    public DashboardConfig withTopics(TopicLayout layout) {
+        return new DashboardConfig(kafka, host, httpPort, maxPassesPerRank, maxRanks, layout, showInternals);
     }
 }

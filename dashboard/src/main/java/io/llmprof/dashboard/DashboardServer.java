@@ -72,7 +72,7 @@ public final class DashboardServer implements AutoCloseable {
             PrometheusMeterRegistry registry,
             Supplier<ComponentHealth> streamsHealth,
             DashboardAccess access) {
-        TopicBootstrap.ensureTopics(config.kafka(), config.topicPartitions(), config.topicReplicationFactor());
+        TopicBootstrap.ensureTopics(config.kafka(), config.topics());
         DashboardMeters meters = new DashboardMeters(registry, config.maxRanks());
         PassStore store = new PassStore(config.storeLimits());
         HostStore host = new HostStore(config.maxRanks(), HostStore.DEFAULT_MAX_JOBS);

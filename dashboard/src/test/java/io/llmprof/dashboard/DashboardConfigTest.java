@@ -24,7 +24,7 @@ class DashboardConfigTest {
 
         assertThatThrownBy(() -> config.withHttpPort(70_000)).hasMessageContaining("httpPort");
         assertThatThrownBy(() -> config.withMaxPassesPerRank(0)).hasMessageContaining("maxPassesPerRank");
-        assertThatThrownBy(() -> config.withTopics(0, (short) 1)).hasMessageContaining("topicPartitions");
+        assertThat(config.withTopics(null).topics()).isEqualTo(io.llmprof.events.TopicLayout.defaults());
         assertThatThrownBy(() -> DashboardConfig.defaults(" ")).hasMessageContaining("bootstrap servers");
     }
 }

@@ -1,6 +1,7 @@
 package io.llmprof.events;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -10,47 +11,149 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Creates llmprof's topics when they are missing; every component calls it at start, so order does not matter. */
+/**
+ * Creates llmprof's topics when they are missing, laid out as a {@link TopicLayout} says; every component calls it
+ * at start with the same defaults, so order does not matter. An existing topic is never changed: one whose
+ * partition count differs from the layout, or which has fewer replicas, gets a WARN naming both.
+ */
 public final class TopicBootstrap {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicBootstrap.class);
+    private static final long TIMEOUT_S = 30;
+
     private TopicBootstrap() {}
 
-    public static void ensureTopics(String bootstrapServers, int partitions, short replicationFactor) {
-        ensureTopics(KafkaConnection.of(bootstrapServers), partitions, replicationFactor);
+    /**
+     * What the cluster was found to be and what was applied.
+     *
+     * @param brokers brokers the cluster had
+     * @param replicationFactor replication factor of created topics (and for the streams app's internal ones)
+     * @param minInsyncReplicas {@code min.insync.replicas} set on created topics, or null (the broker's default)
+     * @param created topics this call created
+     * @param mismatches one line per existing topic whose layout differs from the configured one (also logged)
+     */
+    public record Applied(
+            int brokers,
+            short replicationFactor,
+            Short minInsyncReplicas,
+            List<String> created,
+            List<String> mismatches) {
+        public Applied {
+            created = List.copyOf(created);
+            mismatches = List.copyOf(mismatches);
+        }
     }
 
-    public static void ensureTopics(KafkaConnection kafka, int partitions, short replicationFactor) {
+    public static Applied ensureTopics(String bootstrapServers, TopicLayout layout) {
+        return ensureTopics(KafkaConnection.of(bootstrapServers), layout);
+    }
+
+    public static Applied ensureTopics(KafkaConnection kafka, TopicLayout layout) {
         try (Admin admin =
                 Admin.create(kafka.clientConfig(Map.of(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000)))) {
-            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            int brokers = admin.describeCluster()
+                    .nodes()
+                    .get(TIMEOUT_S, TimeUnit.SECONDS)
+                    .size();
+            short rf = layout.effectiveReplicationFactor(brokers);
+            Short minIsr = layout.effectiveMinInsyncReplicas(rf);
+            if (minIsr != null && minIsr > rf) {
+                throw new IllegalArgumentException("min.insync.replicas " + minIsr + " is above the replication factor "
+                        + rf + ": no write could succeed");
+            }
+            Set<String> existing = admin.listTopics().names().get(TIMEOUT_S, TimeUnit.SECONDS);
             List<NewTopic> missing = new ArrayList<>();
-            for (String name : Topics.all()) {
-                if (!existing.contains(name)) {
-                    NewTopic t = new NewTopic(name, partitions, replicationFactor);
-                    if (name.equals(Topics.HOST_BASELINES.name())) {
-                        // one value per job, kept forever: the latest mark wins
-                        t.configs(Map.of(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT));
+            List<String> check = new ArrayList<>();
+            for (Topic<?, ?> topic : Topics.registry()) {
+                if (existing.contains(topic.name())) {
+                    check.add(topic.name());
+                    continue;
+                }
+                NewTopic t = new NewTopic(topic.name(), layout.partitions(Topics.family(topic)), rf);
+                Map<String, String> configs = new HashMap<>();
+                if (topic == Topics.HOST_BASELINES) {
+                    // one value per job, kept forever: the latest mark wins
+                    configs.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+                }
+                if (minIsr != null) {
+                    configs.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Short.toString(minIsr));
+                }
+                missing.add(t.configs(configs));
+            }
+            List<String> created = new ArrayList<>();
+            if (!missing.isEmpty()) {
+                if (rf > brokers) {
+                    throw new IllegalStateException("replication factor " + rf + " needs " + rf
+                            + " brokers, the cluster has " + brokers + " (--replication-factor)");
+                }
+                for (Map.Entry<String, KafkaFuture<Void>> f :
+                        admin.createTopics(missing).values().entrySet()) {
+                    try {
+                        f.getValue().get(TIMEOUT_S, TimeUnit.SECONDS);
+                        created.add(f.getKey());
+                    } catch (ExecutionException e) {
+                        if (!(e.getCause() instanceof TopicExistsException)) {
+                            throw e;
+                        }
+                        // another component created it meanwhile: check its layout like any existing one
+                        check.add(f.getKey());
                     }
-                    missing.add(t);
                 }
+                LOG.info(
+                        "created {} llmprof topic(s): partitions {}, replication factor {}, min.insync.replicas {}"
+                                + " ({} broker(s))",
+                        created.size(),
+                        layout.partitionsSpec(),
+                        rf,
+                        minIsr == null ? "broker default" : minIsr,
+                        brokers);
             }
-            if (missing.isEmpty()) {
-                return;
-            }
-            try {
-                admin.createTopics(missing).all().get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) {
-                    throw e;
-                }
-            }
+            List<String> mismatches = check.isEmpty() ? List.of() : mismatches(admin, check, layout, rf);
+            return new Applied(brokers, rf, minIsr, created, mismatches);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics on " + kafka, e);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("cannot create llmprof topics on " + kafka + ": " + e, e);
         }
+    }
+
+    /** A WARN line per existing topic laid out otherwise than configured: never changed, never silently. */
+    private static List<String> mismatches(Admin admin, List<String> names, TopicLayout layout, short rf)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        Map<String, TopicDescription> described =
+                admin.describeTopics(names).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS);
+        List<String> lines = new ArrayList<>();
+        for (String name : names) {
+            TopicDescription d = described.get(name);
+            Topic<?, ?> topic = Topics.byName(name).orElseThrow();
+            int want = layout.partitions(Topics.family(topic));
+            int have = d.partitions().size();
+            int replicas = d.partitions().isEmpty()
+                    ? rf
+                    : d.partitions().get(0).replicas().size();
+            List<String> diffs = new ArrayList<>();
+            if (have != want) {
+                diffs.add(have + " partition(s), the configured layout says " + want + " (--partitions "
+                        + Topics.family(topic).optionName() + "=" + want + ")");
+            }
+            // Only fewer replicas matter: more happen when a broker was down while this component counted them.
+            if (replicas < rf) {
+                diffs.add("replication factor " + replicas + ", the configured one is " + rf);
+            }
+            if (!diffs.isEmpty()) {
+                String line = "topic " + name + " exists with " + String.join(" and ", diffs)
+                        + "; kept as it is (docs/runbook.md, sizing partitions)";
+                LOG.warn(line);
+                lines.add(line);
+            }
+        }
+        return lines;
     }
 }

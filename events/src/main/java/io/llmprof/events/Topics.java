@@ -145,6 +145,51 @@ public final class Topics {
                 SERVICE_MOE);
     }
 
+    /**
+     * Topic families, which share a partition count ({@link TopicLayout}): inputs are keyed by rank (or serving
+     * instance) and bound how many streams instances can share the work; outputs are what the analysis writes.
+     */
+    public enum Family {
+        INPUTS("inputs"),
+        OUTPUTS("outputs"),
+        DEAD_LETTERS("dead-letters"),
+        BASELINES("baselines");
+
+        private final String optionName;
+
+        Family(String optionName) {
+            this.optionName = optionName;
+        }
+
+        /** As {@code --partitions} names it. */
+        public String optionName() {
+            return optionName;
+        }
+
+        public static Optional<Family> byOptionName(String name) {
+            for (Family f : values()) {
+                if (f.optionName.equals(name)) {
+                    return Optional.of(f);
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    /** The family of one of llmprof's topics. */
+    public static Family family(Topic<?, ?> topic) {
+        if (topic == TRACE_EVENTS || topic == SERVICE_EVENTS) {
+            return Family.INPUTS;
+        }
+        if (topic == DLQ) {
+            return Family.DEAD_LETTERS;
+        }
+        if (topic == HOST_BASELINES) {
+            return Family.BASELINES;
+        }
+        return Family.OUTPUTS;
+    }
+
     /** The topic of that name, if llmprof has one. */
     public static Optional<Topic<?, ?>> byName(String name) {
         return registry().stream().filter(t -> t.name().equals(name)).findFirst();

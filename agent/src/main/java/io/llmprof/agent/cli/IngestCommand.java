@@ -65,8 +65,7 @@ public final class IngestCommand implements Callable<Integer> {
         io.llmprof.events.access.ApiToken token =
                 io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
         CountDownLatch stopped = new CountDownLatch(1);
-        try (TraceProducer producer =
-                        TraceProducer.connect(kafka.connection(), kafka.partitions, kafka.replicationFactor, meters);
+        try (TraceProducer producer = TraceProducer.connect(kafka.connection(), kafka.topics(), meters);
                 ServiceIngestServer server = new ServiceIngestServer(
                                 new ServiceShipper(producer, meters, kafka.batchSize),
                                 meters,

@@ -1,6 +1,7 @@
 package io.llmprof.agent.cli;
 
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -14,14 +15,19 @@ final class KafkaOptions {
         return cluster.connection();
     }
 
-    @Option(names = "--partitions", defaultValue = "3", description = "Partitions of created topics (default: 3).")
-    int partitions;
+    @Option(names = "--partitions", paramLabel = "N|FAMILY=N,...", description = TopicLayout.PARTITIONS_HELP)
+    String partitions;
 
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of created topics (default: 1).")
-    short replicationFactor;
+    @Option(names = "--replication-factor", paramLabel = "N", description = TopicLayout.REPLICATION_FACTOR_HELP)
+    Short replicationFactor;
+
+    @Option(names = "--min-insync-replicas", paramLabel = "N", description = TopicLayout.MIN_INSYNC_HELP)
+    Short minInsyncReplicas;
+
+    /** The layout of topics created when missing: the shared defaults with these options applied. */
+    TopicLayout topics() {
+        return TopicLayout.fromOptions(partitions, replicationFactor, minInsyncReplicas);
+    }
 
     @Option(
             names = "--batch-size",

@@ -69,8 +69,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 shipping.run,
                 speed,
                 !noProgress,
-                shipping.partitions,
-                shipping.replicationFactor,
+                shipping.topics(),
                 shipping.batchSize,
                 ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!shipping.hostFirst));
         Replayer.Summary summary = new Replayer(

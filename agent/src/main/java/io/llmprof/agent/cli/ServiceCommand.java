@@ -57,8 +57,7 @@ public final class ServiceCommand implements Callable<Integer> {
                         : parent.meterRegistry());
         long t0 = System.nanoTime();
         ServiceShipper.Result r;
-        try (TraceProducer producer =
-                TraceProducer.connect(kafka.connection(), kafka.partitions, kafka.replicationFactor, meters)) {
+        try (TraceProducer producer = TraceProducer.connect(kafka.connection(), kafka.topics(), meters)) {
             r = new ServiceShipper(producer, meters, kafka.batchSize).shipFile(input, j, i);
         }
         double s = (System.nanoTime() - t0) / 1e9;

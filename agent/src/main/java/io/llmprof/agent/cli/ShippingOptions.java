@@ -2,6 +2,7 @@ package io.llmprof.agent.cli;
 
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
@@ -21,17 +22,19 @@ final class ShippingOptions {
         return cluster.connection();
     }
 
-    @Option(
-            names = "--partitions",
-            defaultValue = "3",
-            description = "Partitions of topics created when missing (default: ${DEFAULT-VALUE}).")
-    int partitions;
+    @Option(names = "--partitions", paramLabel = "N|FAMILY=N,...", description = TopicLayout.PARTITIONS_HELP)
+    String partitions;
 
-    @Option(
-            names = "--replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of topics created when missing (default: ${DEFAULT-VALUE}).")
-    short replicationFactor;
+    @Option(names = "--replication-factor", paramLabel = "N", description = TopicLayout.REPLICATION_FACTOR_HELP)
+    Short replicationFactor;
+
+    @Option(names = "--min-insync-replicas", paramLabel = "N", description = TopicLayout.MIN_INSYNC_HELP)
+    Short minInsyncReplicas;
+
+    /** The layout of topics created when missing: the shared defaults with these options applied. */
+    TopicLayout topics() {
+        return TopicLayout.fromOptions(partitions, replicationFactor, minInsyncReplicas);
+    }
 
     @Option(
             names = "--batch-size",

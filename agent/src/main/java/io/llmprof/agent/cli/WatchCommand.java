@@ -86,8 +86,7 @@ public final class WatchCommand implements Callable<Integer> {
                 maxDepth,
                 ReaderOptions.defaults().withInterleavedLanes(!shipping.hostFirst),
                 shipping.connection(),
-                shipping.partitions,
-                shipping.replicationFactor);
+                shipping.topics());
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.Severity;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import java.nio.charset.StandardCharsets;
@@ -79,15 +80,13 @@ public final class TraceProducer implements AutoCloseable {
     }
 
     /** Creates the topics when missing, then a real producer. */
-    public static TraceProducer connect(
-            String bootstrapServers, int partitions, short replicationFactor, AgentMeters meters) {
-        return connect(KafkaConnection.of(bootstrapServers), partitions, replicationFactor, meters);
+    public static TraceProducer connect(String bootstrapServers, TopicLayout topics, AgentMeters meters) {
+        return connect(KafkaConnection.of(bootstrapServers), topics, meters);
     }
 
     /** Creates the topics when missing, then a real producer, both with the connection's client settings. */
-    public static TraceProducer connect(
-            KafkaConnection kafka, int partitions, short replicationFactor, AgentMeters meters) {
-        TopicBootstrap.ensureTopics(kafka, partitions, replicationFactor);
+    public static TraceProducer connect(KafkaConnection kafka, TopicLayout topics, AgentMeters meters) {
+        TopicBootstrap.ensureTopics(kafka, topics);
         return new TraceProducer(new KafkaProducer<>(producerConfig(kafka, "llmprof-agent")), meters);
     }
 

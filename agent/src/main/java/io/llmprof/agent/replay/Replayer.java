@@ -13,6 +13,7 @@ import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.TopicLayout;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -54,16 +55,16 @@ public final class Replayer {
             String run,
             Speed speed,
             boolean progress,
-            int partitions,
-            short replicationFactor,
+            TopicLayout topics,
             int batchEvents,
             ReaderOptions readerOptions) {
         public Options {
             Objects.requireNonNull(kafka, "kafka");
             speed = Objects.requireNonNullElse(speed, Speed.MAX);
             readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
-            if (partitions < 1 || replicationFactor < 1 || batchEvents < 1) {
-                throw new IllegalArgumentException("partitions, replication factor and batch size must be >= 1");
+            topics = Objects.requireNonNullElseGet(topics, TopicLayout::defaults);
+            if (batchEvents < 1) {
+                throw new IllegalArgumentException("batch size must be >= 1");
             }
         }
 
@@ -78,32 +79,29 @@ public final class Replayer {
                     null,
                     Speed.MAX,
                     true,
-                    3,
-                    (short) 1,
+                    TopicLayout.defaults(),
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
                     ReaderOptions.defaults().withInterleavedLanes(true));
         }
 
         public Options withJob(String j) {
-            return new Options(
-                    kafka, j, run, speed, progress, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, j, run, speed, progress, topics, batchEvents, readerOptions);
         }
 
         public Options withRun(String r) {
-            return new Options(
-                    kafka, job, r, speed, progress, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, job, r, speed, progress, topics, batchEvents, readerOptions);
         }
 
         public Options withSpeed(Speed s) {
-            return new Options(kafka, job, run, s, progress, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, job, run, s, progress, topics, batchEvents, readerOptions);
         }
 
         public Options withProgress(boolean p) {
-            return new Options(kafka, job, run, speed, p, partitions, replicationFactor, batchEvents, readerOptions);
+            return new Options(kafka, job, run, speed, p, topics, batchEvents, readerOptions);
         }
 
         public Options withReaderOptions(ReaderOptions r) {
-            return new Options(kafka, job, run, speed, progress, partitions, replicationFactor, batchEvents, r);
+            return new Options(kafka, job, run, speed, progress, topics, batchEvents, r);
         }
     }
 
@@ -179,7 +177,7 @@ public final class Replayer {
             }
         }
         if (bootstrapTopics) {
-            TopicBootstrap.ensureTopics(options.kafka(), options.partitions(), options.replicationFactor());
+            TopicBootstrap.ensureTopics(options.kafka(), options.topics());
         }
         Progress progress = new Progress(
                 Progress.defaultMode(options.progress()), progressOut, totalBytes, TimeUnit.SECONDS.toNanos(5));

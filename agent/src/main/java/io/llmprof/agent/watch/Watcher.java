@@ -13,6 +13,7 @@ import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.TopicLayout;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -73,8 +74,7 @@ public final class Watcher implements AutoCloseable {
             int maxDepth,
             ReaderOptions readerOptions,
             KafkaConnection kafka,
-            int partitions,
-            short replicationFactor) {
+            TopicLayout topics) {
         public Options {
             Objects.requireNonNull(dir, "dir");
             checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
@@ -83,10 +83,11 @@ public final class Watcher implements AutoCloseable {
             readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
             kafka = Objects.requireNonNullElseGet(
                     kafka, () -> KafkaConnection.of(KafkaConnection.DEFAULT_BOOTSTRAP_SERVERS));
+            topics = Objects.requireNonNullElseGet(topics, TopicLayout::defaults);
             if (pollInterval.isNegative() || pollInterval.isZero() || settle.isNegative()) {
                 throw new IllegalArgumentException("poll interval must be > 0 and settle >= 0");
             }
-            if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1 || partitions < 1 || replicationFactor < 1) {
+            if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1) {
                 throw new IllegalArgumentException("invalid watcher limits");
             }
         }
@@ -105,8 +106,7 @@ public final class Watcher implements AutoCloseable {
                     4,
                     ReaderOptions.defaults().withInterleavedLanes(true),
                     null,
-                    3,
-                    (short) 1);
+                    TopicLayout.defaults());
         }
 
         public Options withCheckpoint(Path c) {
@@ -157,8 +157,7 @@ public final class Watcher implements AutoCloseable {
                     o.maxDepth,
                     o.readerOptions,
                     o.kafka,
-                    o.partitions,
-                    o.replicationFactor);
+                    o.topics);
         }
 
         /** The components of options being derived, written once for every {@code with*} method. */
@@ -174,8 +173,7 @@ public final class Watcher implements AutoCloseable {
             int maxDepth;
             ReaderOptions readerOptions;
             KafkaConnection kafka;
-            int partitions;
-            short replicationFactor;
+            TopicLayout topics;
 
             Copy(Options from) {
                 dir = from.dir;
@@ -189,8 +187,7 @@ public final class Watcher implements AutoCloseable {
                 maxDepth = from.maxDepth;
                 readerOptions = from.readerOptions;
                 kafka = from.kafka;
-                partitions = from.partitions;
-                replicationFactor = from.replicationFactor;
+                topics = from.topics;
             }
         }
     }
@@ -214,7 +211,7 @@ public final class Watcher implements AutoCloseable {
                 options,
                 registry,
                 () -> {
-                    TopicBootstrap.ensureTopics(options.kafka(), options.partitions(), options.replicationFactor());
+                    TopicBootstrap.ensureTopics(options.kafka(), options.topics());
                     return new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-watch"));
                 },
                 Clock.systemUTC());

@@ -4,6 +4,7 @@ import io.llmprof.dashboard.DashboardConfig;
 import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.dashboard.store.StoreLimits;
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -82,18 +83,21 @@ public final class DashboardCommand implements Callable<Integer> {
             description = "Ranks kept in memory (least recently updated dropped). Default: ${DEFAULT-VALUE}.")
     int maxRanks;
 
+    // --topic-partitions and --topic-replication-factor: the names before every component shared these options.
     @Option(
-            names = "--topic-partitions",
-            defaultValue = "1",
-            description = "Partitions of llmprof's topics if the dashboard creates them. Default: ${DEFAULT-VALUE}.")
-    int topicPartitions;
+            names = {"--partitions", "--topic-partitions"},
+            paramLabel = "N|FAMILY=N,...",
+            description = TopicLayout.PARTITIONS_HELP)
+    String partitions;
 
     @Option(
-            names = "--topic-replication-factor",
-            defaultValue = "1",
-            description = "Replication factor of llmprof's topics if the dashboard creates them."
-                    + " Default: ${DEFAULT-VALUE}.")
-    short topicReplicationFactor;
+            names = {"--replication-factor", "--topic-replication-factor"},
+            paramLabel = "N",
+            description = TopicLayout.REPLICATION_FACTOR_HELP)
+    Short replicationFactor;
+
+    @Option(names = "--min-insync-replicas", paramLabel = "N", description = TopicLayout.MIN_INSYNC_HELP)
+    Short minInsyncReplicas;
 
     @Option(
             names = "--show-internals",
@@ -150,8 +154,7 @@ public final class DashboardCommand implements Callable<Integer> {
                     port,
                     maxPassesPerRank,
                     maxRanks,
-                    topicPartitions,
-                    topicReplicationFactor,
+                    TopicLayout.fromOptions(partitions, replicationFactor, minInsyncReplicas),
                     showInternals);
             io.llmprof.events.access.ApiToken token =
                     io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());

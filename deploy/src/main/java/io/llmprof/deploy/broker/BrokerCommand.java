@@ -10,13 +10,15 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** `llmprof broker`: a local single-node Kafka until Ctrl-C. */
+/** `llmprof broker`: a local Kafka node until Ctrl-C: alone, or one node of a cluster (`--controller-quorum`). */
 @Command(
         name = "broker",
         mixinStandardHelpOptions = true,
         description = {
-            "Runs a single-node Kafka broker (KRaft, broker and controller in one process) until Ctrl-C.",
-            "For a laptop or a demo; use a real cluster for anything shared."
+            "Runs a Kafka node (KRaft, broker and controller in one process) until Ctrl-C: a single-node broker,"
+                    + " or with --node-id, --controller-quorum and --cluster-id one node of a multi-node cluster"
+                    + " (start every node of the quorum; `llmprof cluster` prints their lines).",
+            "For a laptop, a demo or fault tests; use a real cluster for anything shared."
         })
 public final class BrokerCommand implements Callable<Integer> {
     @Spec
@@ -47,6 +49,26 @@ public final class BrokerCommand implements Callable<Integer> {
     String host;
 
     @Option(
+            names = "--node-id",
+            defaultValue = "" + BrokerConfig.SINGLE_NODE_ID,
+            description = "This node's id, one of the --controller-quorum's. Default: ${DEFAULT-VALUE}.")
+    int nodeId;
+
+    @Option(
+            names = "--controller-quorum",
+            paramLabel = "ID@HOST:PORT,...",
+            description = "Every node of the cluster as id@host:controller-port (each node is broker and"
+                    + " controller); this node's controller listens on its entry's port.")
+    String controllerQuorum;
+
+    @Option(
+            names = "--cluster-id",
+            paramLabel = "ID",
+            description = "The cluster id every node is formatted with (22-character base64 UUID, e.g. from"
+                    + " `kafka-storage random-uuid` or `llmprof cluster`); needed with --controller-quorum.")
+    String clusterId;
+
+    @Option(
             names = "--sasl-plain-users",
             paramLabel = "FILE",
             description = "Properties file of user=password: clients must then authenticate with SASL PLAIN"
@@ -68,6 +90,18 @@ public final class BrokerCommand implements Callable<Integer> {
             if (saslPlainUsers != null) {
                 config = config.withSaslPlainUsers(users(saslPlainUsers));
             }
+            if (controllerQuorum != null) {
+                config = config.withNode(nodeId, BrokerConfig.parseQuorum(controllerQuorum), clusterId);
+            } else if (nodeId != BrokerConfig.SINGLE_NODE_ID || clusterId != null) {
+                throw new IllegalArgumentException(
+                        "--node-id and --cluster-id name a node of a cluster: give its" + " --controller-quorum too");
+            }
+            if (config.clustered()) {
+                out.printf(
+                        "Kafka node %d of %d starting; it waits for a majority of %s%n",
+                        nodeId, config.controllerQuorum().size(), controllerQuorum);
+                out.flush();
+            }
             kafka = new EmbeddedKafka(config).start();
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
             // Bad option, port taken, data directory unusable: the message says which; a stack trace would
@@ -84,7 +118,8 @@ public final class BrokerCommand implements Callable<Integer> {
                         },
                         "llmprof-broker-shutdown"));
         out.printf(
-                "Kafka broker ready in %d ms%n  bootstrap servers: %s%s%n  data directory:    %s%s%nCtrl-C to stop.%n",
+                "Kafka broker%s ready in %d ms%n  bootstrap servers: %s%s%n  data directory:    %s%s%nCtrl-C to stop.%n",
+                controllerQuorum == null ? "" : " (node " + nodeId + ", cluster " + clusterId + ")",
                 kafka.startDuration().toMillis(),
                 kafka.bootstrapServers(),
                 saslPlainUsers == null ? "" : " (SASL_PLAINTEXT, mechanism PLAIN, users of " + saslPlainUsers + ")",

@@ -2,6 +2,8 @@ package io.llmprof.deploy.broker;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -18,7 +20,12 @@ import java.util.TreeMap;
  * @param overrides broker properties applied last (e.g. {@code log.retention.hours})
  * @param saslPlainUsers user name to password: when not empty the client port is a SASL_PLAINTEXT listener with
  *     the PLAIN mechanism and these users, and refuses clients without credentials (a local stand-in for a
- *     secured cluster; PLAIN over plaintext sends the password in clear, so loopback only)
+ *     secured cluster; PLAIN over plaintext sends the password in clear, so loopback only); single node only
+ * @param nodeId this node's id ({@code node.id}); 1 for a single node
+ * @param controllerQuorum the controllers of a multi-node cluster, {@code id@host:port,...} (every node is broker and
+ *     controller, so this lists every node); empty for a single node. This node's controller port is its entry's.
+ * @param clusterId the cluster id every node's storage is formatted with (a base64 UUID, as {@code kafka-storage
+ *     random-uuid} prints); null = a random one, for a single node only
  */
 public record BrokerConfig(
         int port,
@@ -27,10 +34,46 @@ public record BrokerConfig(
         String host,
         Duration startTimeout,
         Map<String, String> overrides,
-        Map<String, String> saslPlainUsers) {
+        Map<String, String> saslPlainUsers,
+        int nodeId,
+        List<Voter> controllerQuorum,
+        String clusterId) {
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(60);
+
+    /** A controller of the quorum: {@code id@host:port}. */
+    public record Voter(int id, String host, int port) {
+        public Voter {
+            if (id < 0) {
+                throw new IllegalArgumentException("node id must be 0 or more, got " + id);
+            }
+            checkPort("controller port of node " + id, port);
+            if (port == 0) {
+                throw new IllegalArgumentException("node " + id + " of the controller quorum needs a fixed port");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return id + "@" + host + ":" + port;
+        }
+    }
+
+    /** {@code id@host:port,...}, the {@code --controller-quorum} syntax (Kafka's {@code controller.quorum.voters}). */
+    public static List<Voter> parseQuorum(String spec) {
+        List<Voter> voters = new ArrayList<>();
+        for (String part : spec.split(",")) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\s*(\\d+)@([^:@\\s]+):(\\d+)\\s*")
+                    .matcher(part);
+            if (!m.matches()) {
+                throw new IllegalArgumentException(
+                        "--controller-quorum: expected id@host:port[,id@host:port...], got '" + part + "'");
+            }
+            voters.add(new Voter(Integer.parseInt(m.group(1)), m.group(2), Integer.parseInt(m.group(3))));
+        }
+        return voters;
+    }
 
     public BrokerConfig {
         checkPort("port", port);
@@ -44,6 +87,48 @@ public record BrokerConfig(
             throw new IllegalArgumentException("startTimeout must be positive, got " + startTimeout);
         }
         overrides = overrides == null ? Map.of() : Map.copyOf(new TreeMap<>(overrides));
+        controllerQuorum = controllerQuorum == null ? List.of() : List.copyOf(controllerQuorum);
+        if (controllerQuorum.isEmpty()) {
+            if (nodeId != SINGLE_NODE_ID) {
+                throw new IllegalArgumentException(
+                        "node id " + nodeId + " needs a controller quorum that lists it (--controller-quorum)");
+            }
+        } else {
+            if (controllerQuorum.stream().map(Voter::id).distinct().count() != controllerQuorum.size()) {
+                throw new IllegalArgumentException("controller quorum names a node id twice: " + controllerQuorum);
+            }
+            Voter self = null;
+            for (Voter v : controllerQuorum) {
+                if (v.id() == nodeId) {
+                    self = v;
+                }
+            }
+            if (self == null) {
+                throw new IllegalArgumentException(
+                        "node id " + nodeId + " is not in the controller quorum " + controllerQuorum);
+            }
+            if (controllerPort != 0 && controllerPort != self.port()) {
+                throw new IllegalArgumentException("controller port " + controllerPort + " differs from node " + nodeId
+                        + "'s entry in the controller quorum, " + self);
+            }
+            if (saslPlainUsers != null && !saslPlainUsers.isEmpty()) {
+                // Not wired: inter-broker and controller traffic would need their own SASL settings.
+                throw new IllegalArgumentException("SASL PLAIN (--sasl-plain-users) is for a single node; a cluster"
+                        + " node listens in PLAINTEXT");
+            }
+            if (clusterId == null) {
+                throw new IllegalArgumentException(
+                        "every node of a cluster is formatted with the same cluster id:" + " give one (--cluster-id)");
+            }
+        }
+        if (clusterId != null) {
+            try {
+                org.apache.kafka.common.Uuid.fromString(clusterId);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("cluster id '" + clusterId
+                        + "' is not a base64 UUID (22 characters, as kafka-storage" + " random-uuid prints)");
+            }
+        }
         saslPlainUsers = saslPlainUsers == null ? Map.of() : Map.copyOf(saslPlainUsers);
         for (Map.Entry<String, String> u : saslPlainUsers.entrySet()) {
             if (!u.getKey().matches("[A-Za-z0-9._-]+")
@@ -55,6 +140,23 @@ public record BrokerConfig(
         }
     }
 
+    /** Node id of a single-node broker. */
+    public static final int SINGLE_NODE_ID = 1;
+
+    /** Whether this node is one of a multi-node cluster. */
+    public boolean clustered() {
+        return !controllerQuorum.isEmpty();
+    }
+
+    /** This node's controller port: its quorum entry's in a cluster, else {@link #controllerPort()}. */
+    public int effectiveControllerPort() {
+        return controllerQuorum.stream()
+                .filter(v -> v.id() == nodeId)
+                .mapToInt(Voter::port)
+                .findFirst()
+                .orElse(controllerPort);
+    }
+
     /** Whether clients must authenticate (SASL PLAIN). */
     public boolean sasl() {
         return !saslPlainUsers.isEmpty();
@@ -62,33 +164,94 @@ public record BrokerConfig(
 
     /** Random ports, a temp directory, 127.0.0.1. */
     public static BrokerConfig defaults() {
-        return new BrokerConfig(0, 0, null, DEFAULT_HOST, DEFAULT_START_TIMEOUT, Map.of(), Map.of());
+        return new BrokerConfig(
+                0, 0, null, DEFAULT_HOST, DEFAULT_START_TIMEOUT, Map.of(), Map.of(), SINGLE_NODE_ID, List.of(), null);
     }
 
     public BrokerConfig withPort(int newPort) {
-        return new BrokerConfig(newPort, controllerPort, dataDir, host, startTimeout, overrides, saslPlainUsers);
+        return new BrokerConfig(
+                newPort,
+                controllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     public BrokerConfig withControllerPort(int newControllerPort) {
-        return new BrokerConfig(port, newControllerPort, dataDir, host, startTimeout, overrides, saslPlainUsers);
+        return new BrokerConfig(
+                port,
+                newControllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     public BrokerConfig withDataDir(Path newDataDir) {
-        return new BrokerConfig(port, controllerPort, newDataDir, host, startTimeout, overrides, saslPlainUsers);
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                newDataDir,
+                host,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     public BrokerConfig withHost(String newHost) {
-        return new BrokerConfig(port, controllerPort, dataDir, newHost, startTimeout, overrides, saslPlainUsers);
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                dataDir,
+                newHost,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     public BrokerConfig withStartTimeout(Duration newStartTimeout) {
-        return new BrokerConfig(port, controllerPort, dataDir, host, newStartTimeout, overrides, saslPlainUsers);
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                dataDir,
+                host,
+                newStartTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     public BrokerConfig withOverride(String key, String value) {
         Map<String, String> merged = new TreeMap<>(overrides);
         merged.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
-        return new BrokerConfig(port, controllerPort, dataDir, host, startTimeout, merged, saslPlainUsers);
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                merged,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId);
     }
 
     /** Without the passwords. */
@@ -96,12 +259,29 @@ public record BrokerConfig(
     public String toString() {
         return "BrokerConfig[port=" + port + ", controllerPort=" + controllerPort + ", dataDir=" + dataDir + ", host="
                 + host + ", startTimeout=" + startTimeout + ", overrides=" + overrides + ", saslPlainUsers="
-                + new java.util.TreeSet<>(saslPlainUsers.keySet()) + "]";
+                + new java.util.TreeSet<>(saslPlainUsers.keySet()) + ", nodeId=" + nodeId + ", controllerQuorum="
+                + controllerQuorum + ", clusterId=" + clusterId + "]";
     }
 
     /** Clients must authenticate with SASL PLAIN as one of {@code users} (name to password). */
     public BrokerConfig withSaslPlainUsers(Map<String, String> users) {
-        return new BrokerConfig(port, controllerPort, dataDir, host, startTimeout, overrides, users);
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                overrides,
+                users,
+                nodeId,
+                controllerQuorum,
+                clusterId);
+    }
+
+    /** Node {@code id} of the cluster of {@code quorum} (every node broker and controller), formatted as {@code clusterId}. */
+    public BrokerConfig withNode(int id, List<Voter> quorum, String newClusterId) {
+        return new BrokerConfig(
+                port, controllerPort, dataDir, host, startTimeout, overrides, saslPlainUsers, id, quorum, newClusterId);
     }
 
     private static void checkPort(String name, int value) {

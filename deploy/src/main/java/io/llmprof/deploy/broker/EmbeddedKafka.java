@@ -28,8 +28,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A single-node Kafka (KRaft, combined broker and controller) in this JVM, run by Kafka's own server
- * classes: the production code path, not a mock. Storage is formatted in code on first use; a given data
+ * A Kafka node (KRaft, combined broker and controller) in this JVM, run by Kafka's own server classes: the
+ * production code path, not a mock. Alone by default; with a {@link BrokerConfig#controllerQuorum()} it is one
+ * node of a multi-node cluster (see {@link EmbeddedCluster}), and {@link #start()} returns once the quorum has
+ * formed and this broker is registered. Storage is formatted in code on first use; a given data
  * directory keeps its topics and offsets across restarts.
  *
  * <pre>{@code
@@ -40,7 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class EmbeddedKafka implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
-    private static final int NODE_ID = 1;
     private static final String PLAIN_LISTENER = "PLAINTEXT";
     private static final String SASL_LISTENER = "SASL_PLAINTEXT";
     /** The broker's own user on a SASL listener (inter-broker traffic and the start check). */
@@ -96,6 +97,11 @@ public final class EmbeddedKafka implements AutoCloseable {
     public String bootstrapServers() {
         requireStarted();
         return config.host() + ":" + port;
+    }
+
+    /** This node's {@code node.id}. */
+    public int nodeId() {
+        return config.nodeId();
     }
 
     public int port() {
@@ -161,6 +167,11 @@ public final class EmbeddedKafka implements AutoCloseable {
             throw new UncheckedIOException("cannot create the Kafka data directory " + config.dataDir(), e);
         }
         if (Files.exists(dataDir.resolve("meta.properties"))) {
+            String stored = storedClusterId(dataDir);
+            if (config.clusterId() != null && !config.clusterId().equals(stored)) {
+                throw new IllegalStateException("data directory " + dataDir + " belongs to cluster " + stored + ", not "
+                        + config.clusterId() + ": use another --data-dir or that --cluster-id");
+            }
             LOG.info("reusing formatted Kafka data directory {}", dataDir);
             return;
         }
@@ -168,8 +179,8 @@ public final class EmbeddedKafka implements AutoCloseable {
         // controller port, since the voter set comes from the config and not from the log.
         Formatter formatter = new Formatter()
                 .setPrintStream(new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8))
-                .setNodeId(NODE_ID)
-                .setClusterId(Uuid.randomUuid().toString())
+                .setNodeId(config.nodeId())
+                .setClusterId(config.clusterId() == null ? Uuid.randomUuid().toString() : config.clusterId())
                 .addDirectory(dataDir.toString())
                 .setMetadataLogDirectory(dataDir.toString())
                 .setControllerListenerName(CONTROLLER_LISTENER);
@@ -183,7 +194,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     private void startServer() {
         for (int attempt = 1; ; attempt++) {
             port = config.port() == 0 ? freePort() : config.port();
-            controllerPort = config.controllerPort() == 0 ? freePort(port) : config.controllerPort();
+            controllerPort = config.clustered()
+                    ? config.effectiveControllerPort()
+                    : config.controllerPort() == 0 ? freePort(port) : config.controllerPort();
             KafkaRaftServer candidate = new KafkaRaftServer(new KafkaConfig(brokerProperties(), false), Time.SYSTEM);
             try {
                 candidate.startup();
@@ -235,8 +248,14 @@ public final class EmbeddedKafka implements AutoCloseable {
         String brokerListener = config.sasl() ? SASL_LISTENER : PLAIN_LISTENER;
         Map<String, Object> p = new HashMap<>();
         p.put("process.roles", "broker,controller");
-        p.put("node.id", Integer.toString(NODE_ID));
-        p.put("controller.quorum.voters", NODE_ID + "@" + host + ":" + controllerPort);
+        p.put("node.id", Integer.toString(config.nodeId()));
+        p.put(
+                "controller.quorum.voters",
+                config.clustered()
+                        ? config.controllerQuorum().stream()
+                                .map(BrokerConfig.Voter::toString)
+                                .collect(java.util.stream.Collectors.joining(","))
+                        : config.nodeId() + "@" + host + ":" + controllerPort);
         p.put("controller.listener.names", CONTROLLER_LISTENER);
         p.put(
                 "listeners",
@@ -262,14 +281,24 @@ public final class EmbeddedKafka implements AutoCloseable {
         }
         p.put("log.dirs", dataDir.toString());
         p.put("metadata.log.dir", dataDir.toString());
-        // One node: internal topics default to replication 3 and consumer groups or transactions hang.
-        p.put("offsets.topic.replication.factor", "1");
-        p.put("transaction.state.log.replication.factor", "1");
-        p.put("transaction.state.log.min.isr", "1");
-        p.put("share.coordinator.state.topic.replication.factor", "1");
-        p.put("share.coordinator.state.topic.min.isr", "1");
-        p.put("default.replication.factor", "1");
+        // Kafka's internal topics (offsets, transactions) default to replication 3, and consumer groups or
+        // transactions hang on fewer brokers: min(3, nodes), and with 3 a write needs 2 (one node may be lost).
+        int nodes = Math.max(1, config.controllerQuorum().size());
+        String rf = Integer.toString(Math.min(3, nodes));
+        String minIsr = Integer.toString(Math.min(2, Math.min(3, nodes)));
+        p.put("offsets.topic.replication.factor", rf);
+        p.put("transaction.state.log.replication.factor", rf);
+        p.put("transaction.state.log.min.isr", minIsr);
+        p.put("share.coordinator.state.topic.replication.factor", rf);
+        p.put("share.coordinator.state.topic.min.isr", minIsr);
+        p.put("default.replication.factor", rf);
         p.put("min.insync.replicas", "1");
+        if (config.clustered()) {
+            // startup() waits for the quorum; without a deadline a node whose peers never come waits forever.
+            p.put(
+                    "server.max.startup.time.ms",
+                    Long.toString(config.startTimeout().toMillis()));
+        }
         // Faster start and first poll on one node.
         p.put("group.initial.rebalance.delay.ms", "0");
         p.put("offsets.topic.num.partitions", "1");
@@ -291,10 +320,9 @@ public final class EmbeddedKafka implements AutoCloseable {
             while (System.nanoTime() < deadline) {
                 long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
                 try {
-                    if (!admin.describeCluster()
-                            .nodes()
-                            .get(Math.min(leftMs, 5_000), TimeUnit.MILLISECONDS)
-                            .isEmpty()) {
+                    // this node registered (in a cluster, another one may answer first)
+                    if (admin.describeCluster().nodes().get(Math.min(leftMs, 5_000), TimeUnit.MILLISECONDS).stream()
+                            .anyMatch(n -> n.id() == config.nodeId())) {
                         return;
                     }
                 } catch (ExecutionException | TimeoutException e) {
@@ -308,6 +336,17 @@ public final class EmbeddedKafka implements AutoCloseable {
             throw new IllegalStateException("Kafka broker at " + config.host() + ":" + port + " not reachable within "
                     + config.startTimeout() + (last == null ? "" : ": " + last));
         }
+    }
+
+    /** The {@code cluster.id} a formatted data directory's {@code meta.properties} holds, or null. */
+    static String storedClusterId(Path dir) {
+        java.util.Properties meta = new java.util.Properties();
+        try (java.io.Reader in = Files.newBufferedReader(dir.resolve("meta.properties"), StandardCharsets.UTF_8)) {
+            meta.load(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + dir.resolve("meta.properties"), e);
+        }
+        return meta.getProperty("cluster.id");
     }
 
     private static void shutdownQuietly(KafkaRaftServer candidate) {
@@ -324,7 +363,9 @@ public final class EmbeddedKafka implements AutoCloseable {
             String message = t.getMessage();
             if (message != null && message.contains("Address already in use")) {
                 return (config.port() == 0 && message.contains(":" + port + ":"))
-                        || (config.controllerPort() == 0 && message.contains(":" + controllerPort + ":"));
+                        || (!config.clustered()
+                                && config.controllerPort() == 0
+                                && message.contains(":" + controllerPort + ":"));
             }
         }
         return false;

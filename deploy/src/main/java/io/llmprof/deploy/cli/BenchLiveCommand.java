@@ -327,8 +327,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 run + "-" + System.currentTimeMillis(),
                 defaults.speed(),
                 false,
-                defaults.partitions(),
-                defaults.replicationFactor(),
+                defaults.topics(),
                 batchSize,
                 defaults.readerOptions());
         Replayer.Summary replay = new Replayer(options, registry).replay(traces);

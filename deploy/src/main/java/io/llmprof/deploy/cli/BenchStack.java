@@ -51,7 +51,8 @@ final class BenchStack implements AutoCloseable {
             StreamsApp app = open(StreamsApp.start(streams.build(), registry));
             dashboard = open(
                     DashboardServer.start(DashboardConfig.defaults(bootstrap).withHttpPort(0), registry));
-            producer = open(TraceProducer.connect(bootstrap, partitions, (short) 1, agentMeters));
+            producer = open(TraceProducer.connect(
+                    bootstrap, io.llmprof.events.TopicLayout.defaults().withPartitions(partitions), agentMeters));
             ingest = open(new ServiceIngestServer(
                             shipper(),
                             agentMeters,

@@ -27,6 +27,7 @@ import io.llmprof.deploy.monitoring.MonitoringStack;
 import io.llmprof.events.Json;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.events.access.ApiToken;
 import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
@@ -274,7 +275,7 @@ public final class DemoCommand implements Callable<Integer> {
                 bootstrap = KafkaConnection.load(bootstrapServers, kafkaConfig);
                 out.printf("Kafka cluster at %s%n", bootstrap);
             }
-            TopicBootstrap.ensureTopics(bootstrap, 2, (short) 1);
+            TopicBootstrap.ensureTopics(bootstrap, TopicLayout.defaults());
 
             PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
             StreamsApp streams = StreamsApp.start(
@@ -315,7 +316,7 @@ public final class DemoCommand implements Callable<Integer> {
             }
             ServiceSynth.Truth serviceTruth = serviceRequests > 0 ? serviceSample() : null;
             AgentMeters agentMeters = new AgentMeters(registry);
-            TraceProducer serviceProducer = TraceProducer.connect(bootstrap, 2, (short) 1, agentMeters);
+            TraceProducer serviceProducer = TraceProducer.connect(bootstrap, TopicLayout.defaults(), agentMeters);
             open.add(serviceProducer);
             ServiceShipper shipper =
                     new ServiceShipper(serviceProducer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE);

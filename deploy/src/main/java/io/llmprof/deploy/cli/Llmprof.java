@@ -23,6 +23,7 @@ import picocli.CommandLine.Command;
             BenchServiceCommand.class,
             BenchCommands.class,
             BrokerCommand.class,
+            io.llmprof.deploy.broker.ClusterCommand.class,
             AgentCommand.class,
             StreamsCommand.class,
             DashboardCommand.class,

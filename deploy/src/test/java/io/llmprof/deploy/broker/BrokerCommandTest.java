@@ -38,7 +38,55 @@ class BrokerCommandTest {
                 .execute("--help");
 
         assertThat(exit).isZero();
-        assertThat(out.toString()).contains("--port", "--controller-port", "--data-dir", "--host", "Ctrl-C");
+        assertThat(out.toString())
+                .contains(
+                        "--port",
+                        "--controller-port",
+                        "--data-dir",
+                        "--host",
+                        "--node-id",
+                        "--controller-quorum",
+                        "--cluster-id",
+                        "Ctrl-C");
+    }
+
+    @Test
+    void aClusterNodeWithoutAClusterIdIsRefusedBeforeAnythingStarts() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new BrokerCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--node-id", "2", "--controller-quorum", "1@127.0.0.1:19093,2@127.0.0.1:19094");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("same cluster id", "--cluster-id");
+    }
+
+    @Test
+    void aNodeIdOutsideTheQuorumIsRefused() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new BrokerCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "--node-id",
+                        "4",
+                        "--controller-quorum",
+                        "1@127.0.0.1:19093,2@127.0.0.1:19094",
+                        "--cluster-id",
+                        "MkU3OEVBNTcwNTJENDM2Qg");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("node id 4 is not in the controller quorum");
+    }
+
+    @Test
+    void aMalformedQuorumSaysWhatItExpects() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new BrokerCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--controller-quorum", "1@localhost");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("expected id@host:port");
     }
 
     @Test

@@ -15,6 +15,7 @@ import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Segment;
 import io.llmprof.events.Topic;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.events.Topics;
 import io.llmprof.events.view.PassView;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -137,8 +138,13 @@ class DashboardIT {
             assertThat(health.statusCode()).isEqualTo(200);
             JsonNode body = Json.mapper().readTree(health.body());
             assertThat(body.get("status").asText()).isEqualTo("UP");
-            // One partition per topic the dashboard reads.
-            assertThat(body.get("feed").get("assigned_partitions").asInt()).isEqualTo(TopicFeed.TOPICS.size());
+            // Every partition of every topic the dashboard reads, laid out as every component creates them.
+            int partitions = TopicFeed.TOPICS.stream()
+                    .mapToInt(t -> TopicLayout.defaults()
+                            .partitions(Topics.family(Topics.byName(t).orElseThrow())))
+                    .sum();
+            assertThat(partitions).isGreaterThan(TopicFeed.TOPICS.size());
+            assertThat(body.get("feed").get("assigned_partitions").asInt()).isEqualTo(partitions);
         });
     }
 

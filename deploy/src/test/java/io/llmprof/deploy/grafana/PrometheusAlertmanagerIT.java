@@ -156,7 +156,8 @@ class PrometheusAlertmanagerIT {
                 DashboardConfig.defaults(kafka.bootstrapServers()).withHttpPort(0), registry);
         assertThat(streams.awaitRunning(DEADLINE)).as("streams app RUNNING").isTrue();
         AgentMeters agentMeters = new AgentMeters(registry);
-        producer = TraceProducer.connect(kafka.bootstrapServers(), 2, (short) 1, agentMeters);
+        producer =
+                TraceProducer.connect(kafka.bootstrapServers(), io.llmprof.events.TopicLayout.defaults(), agentMeters);
         ingest = new ServiceIngestServer(
                         new ServiceShipper(producer, agentMeters, ServiceShipper.DEFAULT_BATCH_SIZE),
                         agentMeters,

@@ -12,6 +12,7 @@ import io.llmprof.agent.service.ServiceFixtures;
 import io.llmprof.agent.service.ServiceShipper;
 import io.llmprof.agent.service.ServiceTruth;
 import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.BatchRecord;
 import java.net.URI;
@@ -71,7 +72,7 @@ class ServicePipelineIT {
         ServiceFixtures.Format[] formats = ServiceFixtures.Format.values();
         try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), moeModel(tmp));
                 TraceProducer producer =
-                        TraceProducer.connect(h.bootstrap(), 1, (short) 1, new AgentMeters(h.registry))) {
+                        TraceProducer.connect(h.bootstrap(), TopicLayout.defaults(), new AgentMeters(h.registry))) {
             ServiceShipper shipper = new ServiceShipper(producer, new AgentMeters(h.registry), 3);
             for (int i = 0; i < fixtures.size(); i++) {
                 ServiceFixtures.Fixture f = fixtures.get(i);
@@ -148,7 +149,7 @@ class ServicePipelineIT {
     void eventsPostedToTheHttpIngestReachMetricsAndABadBodyIsRefusedAndDeadLettered() throws Exception {
         try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), null);
                 TraceProducer producer =
-                        TraceProducer.connect(h.bootstrap(), 1, (short) 1, new AgentMeters(h.registry));
+                        TraceProducer.connect(h.bootstrap(), TopicLayout.defaults(), new AgentMeters(h.registry));
                 ServiceIngestServer ingest = new ServiceIngestServer(
                                 new ServiceShipper(producer, new AgentMeters(h.registry), 1000),
                                 new AgentMeters(h.registry),

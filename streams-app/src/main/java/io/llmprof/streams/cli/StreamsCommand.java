@@ -1,6 +1,7 @@
 package io.llmprof.streams.cli;
 
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.topology.StreamsApp;
@@ -133,13 +134,14 @@ public class StreamsCommand implements Callable<Integer> {
                     + " (e.g. num.stream.threads=2, producer.batch.size=65536); repeatable.")
     java.util.Map<String, String> streamsProperties = new java.util.LinkedHashMap<>();
 
-    @Option(
-            names = "--replication-factor",
-            description = "Replication factor of topics the app creates (default: 1, a single broker).")
-    Integer replicationFactor;
+    @Option(names = "--partitions", paramLabel = "N|FAMILY=N,...", description = TopicLayout.PARTITIONS_HELP)
+    String partitions;
 
-    @Option(names = "--partitions", description = "Partitions of llmprof topics created when missing (default: 1).")
-    Integer partitions;
+    @Option(names = "--replication-factor", paramLabel = "N", description = TopicLayout.REPLICATION_FACTOR_HELP)
+    Short replicationFactor;
+
+    @Option(names = "--min-insync-replicas", paramLabel = "N", description = TopicLayout.MIN_INSYNC_HELP)
+    Short minInsyncReplicas;
 
     @Option(
             names = "--cross-rank-passes",
@@ -213,8 +215,7 @@ public class StreamsCommand implements Callable<Integer> {
                 .processingGuarantee(processingGuarantee)
                 .commitInterval(commitInterval)
                 .overrides(streamsProperties)
-                .replicationFactor(replicationFactor)
-                .partitions(partitions)
+                .topics(TopicLayout.fromOptions(partitions, replicationFactor, minInsyncReplicas))
                 .crossRankPasses(crossRankPasses)
                 .host(host.resolve(hostRollingSteps, numLayers))
                 .service(service())

@@ -58,16 +58,21 @@ public final class StreamsApp implements AutoCloseable {
         StreamsMeters meters = new StreamsMeters(registry);
         // First: a bad --config / --profile fails here at once, not after waiting for a broker.
         Topology topology = TopologyFactory.build(config, meters);
-        TopicBootstrap.ensureTopics(config.kafka(), config.effectivePartitions(), config.effectiveReplicationFactor());
+        TopicBootstrap.Applied applied = TopicBootstrap.ensureTopics(config.kafka(), config.topics());
         Path ownStateDir = null;
-        StreamsAppConfig effective = config;
+        // The internal topics get the replication factor and min.insync found for llmprof's own.
+        StreamsAppConfig effective = config.toBuilder()
+                .topics(config.topics()
+                        .withReplicationFactor(applied.replicationFactor())
+                        .withMinInsyncReplicas(applied.minInsyncReplicas()))
+                .build();
         if (config.stateDir() == null) {
             try {
                 ownStateDir = Files.createTempDirectory("llmprof-streams-");
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot create a temporary state directory", e);
             }
-            effective = config.toBuilder().stateDir(ownStateDir).build();
+            effective = effective.toBuilder().stateDir(ownStateDir).build();
         }
         KafkaStreams streams;
         try {

@@ -1,6 +1,7 @@
 package io.llmprof.streams.topology;
 
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.TopicLayout;
 import io.llmprof.events.Topics;
 import io.llmprof.streams.error.DeadLetteringDeserializationHandler;
 import io.llmprof.streams.error.DeadLetteringProcessingHandler;
@@ -15,6 +16,7 @@ import java.util.Properties;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
@@ -37,8 +39,9 @@ import org.apache.kafka.streams.StreamsConfig;
  *     its de-duplication cursor is forgotten; default 1 h
  * @param commitInterval Streams commit interval; default 100 ms (also the latency of exactly-once output)
  * @param processingGuarantee {@code exactly_once_v2} (default) or {@code at_least_once}
- * @param replicationFactor replication factor of llmprof and internal topics; default 1 (single broker)
- * @param partitions partitions of llmprof topics created at start; default 1
+ * @param topics layout of llmprof's topics created at start (partitions, replication, min.insync); the replication
+ *     factor and min.insync also apply to the app's internal topics (changelogs, repartition); null = {@link
+ *     TopicLayout#defaults()}, resolved against the cluster at start
  * @param overrides extra Streams properties, applied last
  * @param crossRankPasses aligned passes the cross-rank view holds per (job, run); default {@value
  *     #DEFAULT_CROSS_RANK_PASSES}
@@ -67,8 +70,7 @@ public record StreamsAppConfig(
         Duration stateRetention,
         Duration commitInterval,
         String processingGuarantee,
-        Integer replicationFactor,
-        Integer partitions,
+        TopicLayout topics,
         Map<String, String> overrides,
         Integer crossRankPasses,
         HostConfig host,
@@ -135,12 +137,7 @@ public record StreamsAppConfig(
             throw new IllegalArgumentException(
                     "processing guarantee must be one of " + GUARANTEES + ", got " + processingGuarantee);
         }
-        if (replicationFactor != null && (replicationFactor < 1 || replicationFactor > Short.MAX_VALUE)) {
-            throw new IllegalArgumentException("replication factor must be at least 1, got " + replicationFactor);
-        }
-        if (partitions != null && partitions < 1) {
-            throw new IllegalArgumentException("partitions must be at least 1, got " + partitions);
-        }
+        topics = topics == null ? TopicLayout.defaults() : topics;
         overrides = overrides == null ? Map.of() : Map.copyOf(overrides);
         if (crossRankPasses != null && crossRankPasses < 1) {
             throw new IllegalArgumentException("cross-rank passes must be at least 1, got " + crossRankPasses);
@@ -198,10 +195,6 @@ public record StreamsAppConfig(
         return processingGuarantee == null ? StreamsConfig.EXACTLY_ONCE_V2 : processingGuarantee;
     }
 
-    public short effectiveReplicationFactor() {
-        return replicationFactor == null ? 1 : replicationFactor.shortValue();
-    }
-
     public int effectiveCrossRankPasses() {
         return crossRankPasses == null ? DEFAULT_CROSS_RANK_PASSES : crossRankPasses;
     }
@@ -226,10 +219,6 @@ public record StreamsAppConfig(
         return maxStateRecordBytes == null ? DEFAULT_MAX_STATE_RECORD_BYTES : maxStateRecordBytes;
     }
 
-    public int effectivePartitions() {
-        return partitions == null ? 1 : partitions;
-    }
-
     /**
      * Streams properties of this configuration, without any object the app adds at start (the meters).
      * {@code state.dir} is set only when {@link #stateDir} is.
@@ -242,7 +231,14 @@ public record StreamsAppConfig(
         }
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, effectiveProcessingGuarantee());
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, effectiveCommitInterval().toMillis());
-        p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) effectiveReplicationFactor());
+        // Internal topics (changelogs, the repartition topic) as safe as llmprof's own: StreamsApp.start resolves the
+        // layout against the cluster first, so these are set there; unset, Streams uses the broker's defaults.
+        if (topics.replicationFactor() != null) {
+            p.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) topics.replicationFactor());
+        }
+        if (topics.minInsyncReplicas() != null) {
+            p.put(StreamsConfig.topicPrefix(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG), (int) topics.minInsyncReplicas());
+        }
         // Auto-generated names change when the topology changes, and the state behind them is lost.
         p.put(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true);
         // Bad records go to the dead-letter topic with the __streams.errors.* headers and are skipped.
@@ -291,8 +287,7 @@ public record StreamsAppConfig(
         b.stateRetention = stateRetention;
         b.commitInterval = commitInterval;
         b.processingGuarantee = processingGuarantee;
-        b.replicationFactor = replicationFactor;
-        b.partitions = partitions;
+        b.topics = topics;
         b.overrides = overrides;
         b.crossRankPasses = crossRankPasses;
         b.host = host;
@@ -317,8 +312,7 @@ public record StreamsAppConfig(
         private Duration stateRetention;
         private Duration commitInterval;
         private String processingGuarantee;
-        private Integer replicationFactor;
-        private Integer partitions;
+        private TopicLayout topics;
         private Map<String, String> overrides;
         private Integer crossRankPasses;
         private HostConfig host;
@@ -386,13 +380,8 @@ public record StreamsAppConfig(
             return this;
         }
 
-        public Builder replicationFactor(Integer v) {
-            replicationFactor = v;
-            return this;
-        }
-
-        public Builder partitions(Integer v) {
-            partitions = v;
+        public Builder topics(TopicLayout v) {
+            topics = v;
             return this;
         }
 
@@ -445,8 +434,7 @@ public record StreamsAppConfig(
                     stateRetention,
                     commitInterval,
                     processingGuarantee,
-                    replicationFactor,
-                    partitions,
+                    topics,
                     overrides,
                     crossRankPasses,
                     host,

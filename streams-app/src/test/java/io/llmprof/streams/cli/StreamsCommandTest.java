@@ -44,8 +44,9 @@ class StreamsCommandTest {
         assertThat(c.effectiveApplicationId()).isEqualTo("prof-a");
         assertThat(c.stateDir()).isEqualTo(Path.of("/var/lib/llmprof"));
         assertThat(c.effectiveIdleTimeout()).isEqualTo(Duration.ofMinutes(2));
-        assertThat(c.effectiveReplicationFactor()).isEqualTo((short) 3);
-        assertThat(c.effectivePartitions()).isEqualTo(6);
+        assertThat(c.topics().replicationFactor()).isEqualTo((short) 3);
+        assertThat(c.topics().inputPartitions()).isEqualTo(6);
+        assertThat(c.topics().outputPartitions()).isEqualTo(6);
         assertThat(c.effectiveProcessingGuarantee()).isEqualTo("at_least_once");
         assertThat(c.effectiveCommitInterval()).isEqualTo(Duration.ofMillis(300));
         assertThat(c.overrides()).containsEntry("num.stream.threads", "2").containsEntry("producer.linger.ms", "5");

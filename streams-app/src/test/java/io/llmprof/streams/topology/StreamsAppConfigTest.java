@@ -3,6 +3,7 @@ package io.llmprof.streams.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.llmprof.events.TopicLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -21,8 +22,8 @@ class StreamsAppConfigTest {
         assertThat(c.effectiveStateRetention()).isEqualTo(Duration.ofHours(1));
         assertThat(c.effectiveCommitInterval()).isEqualTo(Duration.ofMillis(100));
         assertThat(c.effectiveProcessingGuarantee()).isEqualTo(StreamsConfig.EXACTLY_ONCE_V2);
-        assertThat(c.effectiveReplicationFactor()).isEqualTo((short) 1);
-        assertThat(c.effectivePartitions()).isEqualTo(1);
+        // the layout every component shares; replication is resolved against the cluster at start
+        assertThat(c.topics()).isEqualTo(TopicLayout.defaults());
         assertThat(c.stateDir()).isNull();
         assertThat(c.overrides()).isEmpty();
         // outputs and changelogs go out in big batches: Kafka's 16 KB default made the broker's per-batch work most
@@ -38,7 +39,7 @@ class StreamsAppConfigTest {
                 .applicationId("app")
                 .stateDir(Path.of("/var/lib/llmprof"))
                 .commitInterval(Duration.ofSeconds(1))
-                .replicationFactor(3)
+                .topics(TopicLayout.defaults().withReplicationFactor((short) 3).withMinInsyncReplicas((short) 2))
                 .overrides(Map.of(
                         StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2", StreamsConfig.REPLICATION_FACTOR_CONFIG, "2"))
                 .build();
@@ -48,7 +49,16 @@ class StreamsAppConfigTest {
                 .containsEntry(StreamsConfig.STATE_DIR_CONFIG, "/var/lib/llmprof")
                 .containsEntry(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 1000L)
                 .containsEntry(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "2")
-                .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, "2");
+                .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, "2")
+                .containsEntry(StreamsConfig.topicPrefix("min.insync.replicas"), 2);
+    }
+
+    @Test
+    void an_unresolved_layout_leaves_the_internal_topics_to_start() {
+        // StreamsApp.start resolves replication against the cluster; until then nothing is guessed.
+        assertThat(StreamsAppConfig.builder("b:9092").build().streamsProperties())
+                .doesNotContainKey(StreamsConfig.REPLICATION_FACTOR_CONFIG)
+                .doesNotContainKey(StreamsConfig.topicPrefix("min.insync.replicas"));
     }
 
     @ParameterizedTest
@@ -69,9 +79,6 @@ class StreamsAppConfigTest {
         assertThatThrownBy(() ->
                         StreamsAppConfig.builder("b").idleTimeout(Duration.ZERO).build())
                 .hasMessageContaining("idle timeout");
-        assertThatThrownBy(
-                        () -> StreamsAppConfig.builder("b").replicationFactor(0).build())
-                .hasMessageContaining("replication factor");
         assertThatThrownBy(() -> StreamsAppConfig.builder("b")
                         .idleTimeout(Duration.ofMinutes(5))
                         .stateRetention(Duration.ofMinutes(5))

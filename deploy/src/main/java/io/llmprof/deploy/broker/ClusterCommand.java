@@ -1,0 +1,102 @@
+package io.llmprof.deploy.broker;
+
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** `llmprof cluster`: a local multi-node KRaft cluster in one JVM until Ctrl-C. */
+@Command(
+        name = "cluster",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs a Kafka cluster of --nodes nodes (KRaft, each broker and controller) in one process until"
+                    + " Ctrl-C: replicated topics on one machine (llmprof creates its topics with replication"
+                    + " factor min(3, nodes) and min.insync.replicas 2).",
+            "To stop one node abruptly (kill -9), run the nodes as separate `llmprof broker` processes: this"
+                    + " command prints their lines. No SASL option: the nodes listen in PLAINTEXT."
+        })
+public final class ClusterCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--nodes", defaultValue = "3", description = "Nodes. Default: ${DEFAULT-VALUE}.")
+    int nodes;
+
+    @Option(
+            names = "--port",
+            defaultValue = "9092",
+            description = "First client port: nodes on PORT..PORT+N-1, their controllers on PORT+N..PORT+2N-1"
+                    + " (0 = free ports). Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(
+            names = "--data-dir",
+            description = "Parent of the nodes' data directories (node-1, node-2, ...), kept across restarts."
+                    + " Default: a temp directory deleted on exit.")
+    Path dataDir;
+
+    @Option(
+            names = "--host",
+            defaultValue = BrokerConfig.DEFAULT_HOST,
+            description = "Address to bind and advertise. Default: ${DEFAULT-VALUE}.")
+    String host;
+
+    @Option(
+            names = "--start-timeout",
+            defaultValue = "60s",
+            description = "How long the quorum may take to form. Default: ${DEFAULT-VALUE}.",
+            converter = io.llmprof.streams.cli.DurationConverter.class)
+    Duration startTimeout;
+
+    public ClusterCommand() {}
+
+    @Override
+    public Integer call() throws InterruptedException {
+        PrintWriter out = spec.commandLine().getOut();
+        EmbeddedCluster cluster;
+        try {
+            cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(nodes, port, dataDir, host, startTimeout));
+        } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
+            spec.commandLine().getErr().println("llmprof cluster: " + e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            cluster.close();
+                            stopped.countDown();
+                        },
+                        "llmprof-cluster-shutdown"));
+        String quorum = cluster.nodeConfigs().get(0).controllerQuorum().stream()
+                .map(BrokerConfig.Voter::toString)
+                .collect(Collectors.joining(","));
+        out.printf(
+                "Kafka cluster of %d nodes ready%n  bootstrap servers: %s%n  cluster id:        %s%n"
+                        + "  data directory:    %s%s%n",
+                nodes,
+                cluster.bootstrapServers(),
+                cluster.clusterId(),
+                cluster.dataDir(),
+                dataDir == null ? " (temporary)" : "");
+        out.printf("The same nodes as separate processes (each can then be killed alone):%n");
+        for (BrokerConfig c : cluster.nodeConfigs()) {
+            out.printf(
+                    "  ./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"
+                            + " --data-dir %s%n",
+                    c.nodeId(), quorum, cluster.clusterId(), c.port(), c.host(), c.dataDir());
+        }
+        out.printf("Ctrl-C to stop.%n");
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+}

@@ -1,0 +1,309 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.replay.Replayer;
+import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.synth.SynthResult;
+import io.llmprof.agent.synth.SynthSpec;
+import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.dashboard.DashboardConfig;
+import io.llmprof.dashboard.DashboardServer;
+import io.llmprof.events.Topics;
+import io.llmprof.streams.topology.StreamsApp;
+import io.llmprof.streams.topology.StreamsAppConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.http.HttpClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 18: a 3-node KRaft cluster, each node a separate `llmprof broker` JVM; llmprof's topics get replication
+ * factor 3 and min.insync.replicas 2 by default. In the middle of a replay of 2 ranks, the broker that leads an
+ * input partition holding data is killed with SIGKILL (kill -9), and started again on its data directory once the
+ * replay is done. Every pass and layer the dashboard then shows is the offline analysis of the same files, and no
+ * events went missing.
+ */
+class BrokerFailoverIT {
+    static final int RANKS = 2;
+    static final int PASSES = 200;
+    static final int NODES = 3;
+    static final Duration DEADLINE = Duration.ofSeconds(180);
+    /** Pacing: the replay takes about this long, so that the kill lands in its middle. */
+    static final Duration REPLAY_TIME = Duration.ofSeconds(20);
+
+    @TempDir
+    Path tmp;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final List<Process> brokers = new ArrayList<>();
+
+    @Test
+    void theLeaderOfAnInputPartitionKilledMidReplayLosesNothing() throws Exception {
+        Path config = PipelineHarness.tinyModel(tmp);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(PASSES)
+                        .ranks(RANKS)
+                        .seed(7)
+                        .job("failover")
+                        .build(),
+                tmp.resolve("traces"));
+        List<JsonNode> offline = new ArrayList<>();
+        long spanNs = 0;
+        for (Path f : synth.files()) {
+            JsonNode layers = PipelineHarness.analyze("layers", f, config);
+            offline.add(layers);
+            for (JsonNode rank : layers.get("ranks")) {
+                JsonNode passes = rank.get("passes");
+                double spanUs = passes.get(passes.size() - 1).get("end_us").asDouble()
+                        - passes.get(0).get("start_us").asDouble();
+                spanNs = Math.max(spanNs, (long) (spanUs * 1_000));
+            }
+        }
+        assertThat(spanNs).isPositive();
+
+        String clusterId = Uuid.randomUuid().toString();
+        List<Integer> ports = freePorts(2 * NODES);
+        String quorum = java.util.stream.IntStream.rangeClosed(1, NODES)
+                .mapToObj(i -> i + "@127.0.0.1:" + ports.get(NODES + i - 1))
+                .collect(Collectors.joining(","));
+        String bootstrap =
+                ports.subList(0, NODES).stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+        try {
+            for (int i = 1; i <= NODES; i++) {
+                brokers.add(broker(i, quorum, clusterId, ports.get(i - 1), 1));
+            }
+            for (int i = 1; i <= NODES; i++) {
+                awaitReady(i, 1);
+            }
+
+            PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            try (DashboardServer dashboard = DashboardServer.start(
+                            DashboardConfig.defaults(bootstrap).withHttpPort(0), registry);
+                    StreamsApp streams = StreamsApp.start(
+                            StreamsAppConfig.builder(bootstrap)
+                                    .stateDir(tmp.resolve("state"))
+                                    .modelConfig(config)
+                                    .build(),
+                            registry);
+                    Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+                // the defaults every component shares, on a cluster of 3: RF 3, min.insync 2
+                TopicDescription input = describe(admin);
+                assertThat(input.partitions()).hasSize(3);
+                assertThat(input.partitions())
+                        .allSatisfy(p -> assertThat(p.replicas()).hasSize(3));
+                ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, Topics.TRACE_EVENTS.name());
+                assertThat(admin.describeConfigs(List.of(r))
+                                .all()
+                                .get(30, TimeUnit.SECONDS)
+                                .get(r)
+                                .get("min.insync.replicas")
+                                .value())
+                        .isEqualTo("2");
+                assertThat(streams.awaitRunning(DEADLINE)).as("streams RUNNING").isTrue();
+
+                double speed = spanNs / (double) REPLAY_TIME.toNanos();
+                Replayer replayer = new Replayer(
+                        Replayer.Options.defaults(bootstrap)
+                                .withJob("failover")
+                                .withSpeed(new Speed(speed))
+                                .withProgress(false),
+                        new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+                CompletableFuture<Replayer.Summary> replay = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return replayer.replay(synth.files());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                });
+
+                // mid-replay: some passes analysed, the replay still running
+                await().atMost(DEADLINE)
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> passesSeen(dashboard) >= RANKS * PASSES / 5 || replay.isDone());
+                assertThat(replay).as("replay still running at the kill").isNotDone();
+                int victim = leaderOfAnInputPartitionWithData(admin);
+                Process killed = brokers.get(victim - 1);
+                killed.destroyForcibly(); // SIGKILL
+                assertThat(killed.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                long seenAtKill = passesSeen(dashboard);
+                System.out.printf(
+                        "BrokerFailoverIT: killed node %d (leader of an input partition) with %d of %d passes on the"
+                                + " dashboard, replay paced at %.4fx%n",
+                        victim, seenAtKill, RANKS * PASSES, speed);
+                assertThat(seenAtKill).isLessThan((long) RANKS * PASSES);
+
+                Replayer.Summary summary = replay.get(DEADLINE.toSeconds(), TimeUnit.SECONDS);
+                assertThat(summary.ok())
+                        .as("replay with a broker down: %s", summary)
+                        .isTrue();
+                // the input partitions' leadership moved to the survivors
+                assertThat(describe(admin).partitions())
+                        .allSatisfy(p -> assertThat(p.leader().id()).isNotEqualTo(victim));
+
+                // back later, on its data directory: it catches up and rejoins every ISR
+                brokers.set(victim - 1, broker(victim, quorum, clusterId, ports.get(victim - 1), 2));
+                awaitReady(victim, 2);
+                await().atMost(DEADLINE).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> assertThat(
+                                describe(admin).partitions())
+                        .allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
+
+                await().atMost(DEADLINE)
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> passesSeen(dashboard) == (long) RANKS * PASSES);
+                for (JsonNode doc : offline) {
+                    assertLayersMatch(dashboard, doc);
+                }
+                JsonNode anomalies = get(dashboard, "/api/anomalies?job=failover");
+                for (JsonNode k : anomalies.get("by_kind")) {
+                    assertThat(k.get("kind").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("EVENTS_MISSING");
+                    assertThat(k.get("severity").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("DATA_LOSS");
+                }
+            }
+        } finally {
+            for (Process p : brokers) {
+                p.destroyForcibly();
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** `llmprof broker` node {@code id} in its own JVM, its output in {@code tmp/node-<id>-<run>.log}. */
+    private Process broker(int id, String quorum, String clusterId, int port, int run) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = List.of(
+                java,
+                "-Xmx384m",
+                "-Dslf4j.provider=io.llmprof.deploy.logging.ConsoleLogProvider",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp",
+                System.getProperty("java.class.path"),
+                "io.llmprof.deploy.cli.Llmprof",
+                "broker",
+                "--node-id",
+                Integer.toString(id),
+                "--controller-quorum",
+                quorum,
+                "--cluster-id",
+                clusterId,
+                "--port",
+                Integer.toString(port),
+                "--data-dir",
+                tmp.resolve("node-" + id).toString());
+        return new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
+                .redirectOutput(log(id, run).toFile())
+                .start();
+    }
+
+    private void awaitReady(int id, int run) {
+        Process p = brokers.get(id - 1);
+        await().atMost(DEADLINE)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> read(log(id, run)).contains("ready in") || !p.isAlive());
+        assertThat(p.isAlive())
+                .as("node %d; its log:%n%s", id, read(log(id, run)))
+                .isTrue();
+    }
+
+    private Path log(int id, int run) {
+        return tmp.resolve("node-" + id + "-" + run + ".log");
+    }
+
+    private static TopicDescription describe(Admin admin) throws Exception {
+        return admin.describeTopics(List.of(Topics.TRACE_EVENTS.name()))
+                .allTopicNames()
+                .get(30, TimeUnit.SECONDS)
+                .get(Topics.TRACE_EVENTS.name());
+    }
+
+    /** The node leading the first input partition that holds records (ranks hash onto some partitions only). */
+    private static int leaderOfAnInputPartitionWithData(Admin admin) throws Exception {
+        for (TopicPartitionInfo p : describe(admin).partitions()) {
+            TopicPartition tp = new TopicPartition(Topics.TRACE_EVENTS.name(), p.partition());
+            long end = admin.listOffsets(Map.of(tp, OffsetSpec.latest()))
+                    .partitionResult(tp)
+                    .get(30, TimeUnit.SECONDS)
+                    .offset();
+            if (end > 0) {
+                return p.leader().id();
+            }
+        }
+        throw new AssertionError("no input partition holds records yet");
+    }
+
+    private long passesSeen(DashboardServer dashboard) {
+        long total = 0;
+        for (JsonNode k : get(dashboard, "/api/ranks").get("ranks")) {
+            total += k.get("passes_seen").asLong();
+        }
+        return total;
+    }
+
+    /** Every pass of the offline document is in the API, field for field, with its layers. */
+    private void assertLayersMatch(DashboardServer dashboard, JsonNode offlineDoc) {
+        for (JsonNode rank : offlineDoc.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode expected = rank.get("passes");
+            assertThat(expected).hasSize(PASSES);
+            for (JsonNode pass : expected) {
+                JsonNode api = get(dashboard, "/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=failover");
+                assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);
+            }
+        }
+    }
+
+    private JsonNode get(DashboardServer dashboard, String pathAndQuery) {
+        return PipelineHarness.getJson(http, dashboard.url(), pathAndQuery);
+    }
+
+    private static List<Integer> freePorts(int n) throws IOException {
+        List<ServerSocket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                open.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
+            }
+            return open.stream().map(ServerSocket::getLocalPort).toList();
+        } finally {
+            for (ServerSocket s : open) {
+                s.close();
+            }
+        }
+    }
+
+    private static String read(Path log) {
+        try {
+            return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
