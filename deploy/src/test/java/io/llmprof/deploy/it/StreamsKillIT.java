@@ -174,11 +174,11 @@ class StreamsKillIT {
                             .withJob("kill")
                             .withProgress(false),
                     registry);
-            // the topics first, as the agent makes them, so that both instances get a share
-            Replayer.Options agent = Replayer.Options.defaults(kafka.bootstrapServers());
-            io.llmprof.events.TopicBootstrap.ensureTopics(
-                    kafka.bootstrapServers(), agent.partitions(), agent.replicationFactor());
-            assertThat(agent.partitions()).isGreaterThan(1);
+            // the topics first, as every component makes them, so that both instances get a share
+            io.llmprof.events.TopicLayout layout = io.llmprof.events.TopicLayout.defaults();
+            io.llmprof.events.TopicBootstrap.ensureTopics(kafka.bootstrapServers(), layout);
+            assertThat(layout.partitions(io.llmprof.events.Topics.Family.INPUTS))
+                    .isGreaterThan(1);
             Path logA = tmp.resolve("a.log");
             Path logB = tmp.resolve("b.log");
             Process a = streams(kafka.bootstrapServers(), config, tmp.resolve("state-a"), logA);
