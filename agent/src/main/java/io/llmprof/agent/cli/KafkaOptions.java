@@ -15,18 +15,12 @@ final class KafkaOptions {
         return cluster.connection();
     }
 
-    @Option(names = "--partitions", paramLabel = "N|FAMILY=N,...", description = TopicLayout.PARTITIONS_HELP)
-    String partitions;
-
-    @Option(names = "--replication-factor", paramLabel = "N", description = TopicLayout.REPLICATION_FACTOR_HELP)
-    Short replicationFactor;
-
-    @Option(names = "--min-insync-replicas", paramLabel = "N", description = TopicLayout.MIN_INSYNC_HELP)
-    Short minInsyncReplicas;
+    @Mixin
+    TopicOptions topicOptions = new TopicOptions();
 
     /** The layout of topics created when missing: the shared defaults with these options applied. */
     TopicLayout topics() {
-        return TopicLayout.fromOptions(partitions, replicationFactor, minInsyncReplicas);
+        return topicOptions.layout();
     }
 
     @Option(

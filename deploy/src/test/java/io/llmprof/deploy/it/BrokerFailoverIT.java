@@ -20,7 +20,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,8 +59,6 @@ class BrokerFailoverIT {
     @TempDir
     Path tmp;
 
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final List<Process> brokers = new ArrayList<>();
 
     @Test
@@ -148,13 +145,14 @@ class BrokerFailoverIT {
                 // mid-replay: some passes analysed, the replay still running
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(50))
-                        .until(() -> passesSeen(dashboard) >= RANKS * PASSES / 5 || replay.isDone());
+                        .until(() ->
+                                new DashboardView(dashboard).passesSeen() >= RANKS * PASSES / 5 || replay.isDone());
                 assertThat(replay).as("replay still running at the kill").isNotDone();
                 int victim = leaderOfAnInputPartitionWithData(admin);
                 Process killed = brokers.get(victim - 1);
                 killed.destroyForcibly(); // SIGKILL
                 assertThat(killed.waitFor(30, TimeUnit.SECONDS)).isTrue();
-                long seenAtKill = passesSeen(dashboard);
+                long seenAtKill = new DashboardView(dashboard).passesSeen();
                 System.out.printf(
                         "BrokerFailoverIT: killed node %d (leader of an input partition) with %d of %d passes on the"
                                 + " dashboard, replay paced at %.4fx%n",
@@ -178,11 +176,11 @@ class BrokerFailoverIT {
 
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(200))
-                        .until(() -> passesSeen(dashboard) == (long) RANKS * PASSES);
+                        .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (JsonNode doc : offline) {
-                    assertLayersMatch(dashboard, doc);
+                    new DashboardView(dashboard).assertLayersMatch(doc, "failover", PASSES);
                 }
-                JsonNode anomalies = get(dashboard, "/api/anomalies?job=failover");
+                JsonNode anomalies = new DashboardView(dashboard).get("/api/anomalies?job=failover");
                 for (JsonNode k : anomalies.get("by_kind")) {
                     assertThat(k.get("kind").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("EVENTS_MISSING");
                     assertThat(k.get("severity").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("DATA_LOSS");
@@ -258,31 +256,6 @@ class BrokerFailoverIT {
             }
         }
         throw new AssertionError("no input partition holds records yet");
-    }
-
-    private long passesSeen(DashboardServer dashboard) {
-        long total = 0;
-        for (JsonNode k : get(dashboard, "/api/ranks").get("ranks")) {
-            total += k.get("passes_seen").asLong();
-        }
-        return total;
-    }
-
-    /** Every pass of the offline document is in the API, field for field, with its layers. */
-    private void assertLayersMatch(DashboardServer dashboard, JsonNode offlineDoc) {
-        for (JsonNode rank : offlineDoc.get("ranks")) {
-            String r = rank.get("rank").asText();
-            JsonNode expected = rank.get("passes");
-            assertThat(expected).hasSize(PASSES);
-            for (JsonNode pass : expected) {
-                JsonNode api = get(dashboard, "/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=failover");
-                assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);
-            }
-        }
-    }
-
-    private JsonNode get(DashboardServer dashboard, String pathAndQuery) {
-        return PipelineHarness.getJson(http, dashboard.url(), pathAndQuery);
     }
 
     private static List<Integer> freePorts(int n) throws IOException {

@@ -64,7 +64,8 @@ class DashboardRestartIT {
                         .replay(synth.files());
                 assertThat(s.ok()).isTrue();
             }
-            await().atMost(PipelineHarness.DEADLINE).until(() -> passesSeen(h.dashboard) == 2L * RANKS * PASSES);
+            await().atMost(PipelineHarness.DEADLINE)
+                    .until(() -> new DashboardView(h.dashboard).passesSeen() == 2L * RANKS * PASSES);
             HttpResponse<String> put = http.send(
                     HttpRequest.newBuilder(URI.create(h.dashboard.url() + "/api/jobs/restart/baseline"))
                             .timeout(Duration.ofSeconds(10))
@@ -110,14 +111,6 @@ class DashboardRestartIT {
                 assertThat(views(restarted)).isEqualTo(live);
             }
         }
-    }
-
-    private long passesSeen(DashboardServer dashboard) {
-        long total = 0;
-        for (JsonNode k : get(dashboard, "/api/ranks").get("ranks")) {
-            total += k.get("passes_seen").asLong();
-        }
-        return total;
     }
 
     /** What a user reads, without the wall-clock fields (when this dashboard received a record). */

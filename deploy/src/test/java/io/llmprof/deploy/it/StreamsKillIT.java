@@ -16,7 +16,6 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,28 +46,14 @@ class StreamsKillIT {
     @TempDir
     Path tmp;
 
-    private final HttpClient http =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
-
     @ParameterizedTest(name = "state dir kept: {0}")
     @ValueSource(booleans = {true, false})
     void killedMidRunAndRestartedGivesTheOfflineResults(boolean keepStateDir) throws Exception {
         Path config = PipelineHarness.tinyModel(tmp);
-        Path traces = tmp.resolve("traces");
-        SynthResult synth = SynthTrace.write(
-                SynthSpec.builder(config)
-                        .passes(PASSES)
-                        .ranks(RANKS)
-                        .seed(11)
-                        .job("kill")
-                        .build(),
-                traces);
-        List<JsonNode> offlineLayers = new ArrayList<>();
-        List<JsonNode> offlineHost = new ArrayList<>();
-        for (Path f : synth.files()) {
-            offlineLayers.add(analyze("layers", f, config));
-            offlineHost.add(analyze("host", f, null));
-        }
+        Job job = job(config, RANKS, PASSES, 11);
+        SynthResult synth = job.synth();
+        List<JsonNode> offlineLayers = job.layers();
+        List<JsonNode> offlineHost = job.host();
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (EmbeddedKafka kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
@@ -90,7 +75,7 @@ class StreamsKillIT {
                 // kill -9 once some passes are committed, while the rest is being processed
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(20))
-                        .until(() -> passesSeen(dashboard) >= 20 || !first.isAlive());
+                        .until(() -> new DashboardView(dashboard).passesSeen() >= 20 || !first.isAlive());
                 assertThat(first.isAlive())
                         .as("first instance alive; its log:%n%s", read(log1))
                         .isTrue();
@@ -98,7 +83,7 @@ class StreamsKillIT {
                 first.destroyForcibly();
                 assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
             }
-            seen = passesSeen(dashboard);
+            seen = new DashboardView(dashboard).passesSeen();
             assertThat(seen)
                     .as("committed passes when killed (mid-run: some, not all)")
                     .isBetween(1L, (long) RANKS * PASSES - 1);
@@ -119,9 +104,9 @@ class StreamsKillIT {
                         seen, RANKS * PASSES, keepStateDir ? "kept" : "deleted", handoverMs);
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(200))
-                        .until(() -> passesSeen(dashboard) == (long) RANKS * PASSES);
+                        .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (int r = 0; r < RANKS; r++) {
-                    assertLayersMatch(dashboard, offlineLayers.get(r));
+                    new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", PASSES);
                     assertHostMatches(dashboard, offlineHost.get(r));
                 }
                 String log = read(log2);
@@ -151,20 +136,10 @@ class StreamsKillIT {
         int ranks = 4;
         int passes = 120;
         Path config = PipelineHarness.tinyModel(tmp);
-        SynthResult synth = SynthTrace.write(
-                SynthSpec.builder(config)
-                        .passes(passes)
-                        .ranks(ranks)
-                        .seed(13)
-                        .job("kill")
-                        .build(),
-                tmp.resolve("traces"));
-        List<JsonNode> offlineLayers = new ArrayList<>();
-        List<JsonNode> offlineHost = new ArrayList<>();
-        for (Path f : synth.files()) {
-            offlineLayers.add(analyze("layers", f, config));
-            offlineHost.add(analyze("host", f, null));
-        }
+        Job job = job(config, ranks, passes, 13);
+        SynthResult synth = job.synth();
+        List<JsonNode> offlineLayers = job.layers();
+        List<JsonNode> offlineHost = job.host();
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         try (EmbeddedKafka kafka = new EmbeddedKafka(BrokerConfig.defaults()).start();
                 DashboardServer dashboard = DashboardServer.start(
@@ -200,10 +175,10 @@ class StreamsKillIT {
                             replay.submit(() -> replayer.replay(synth.files()));
                     await().atMost(DEADLINE)
                             .pollInterval(Duration.ofMillis(20))
-                            .until(() -> passesSeen(dashboard) >= 20);
+                            .until(() -> new DashboardView(dashboard).passesSeen() >= 20);
                     victim.destroyForcibly();
                     assertThat(victim.waitFor(30, TimeUnit.SECONDS)).isTrue();
-                    long seen = passesSeen(dashboard);
+                    long seen = new DashboardView(dashboard).passesSeen();
                     assertThat(seen).as("committed passes when killed").isBetween(1L, (long) ranks * passes - 1);
                     assertThat(sent.get(DEADLINE.toSeconds(), TimeUnit.SECONDS).ok())
                             .isTrue();
@@ -221,9 +196,9 @@ class StreamsKillIT {
                         (System.nanoTime() - killedNs) / 1_000_000);
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(200))
-                        .until(() -> passesSeen(dashboard) == (long) ranks * passes);
+                        .until(() -> new DashboardView(dashboard).passesSeen() == (long) ranks * passes);
                 for (int r = 0; r < ranks; r++) {
-                    assertLayersMatch(dashboard, offlineLayers.get(r), passes);
+                    new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", passes);
                     assertHostMatches(dashboard, offlineHost.get(r));
                 }
                 assertThat(read(survivorLog).lines().filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
@@ -253,6 +228,27 @@ class StreamsKillIT {
     private static boolean readsTraceInput(Path log) {
         String last = lastAssignment(log);
         return last != null && last.contains("llmprof.trace-events-");
+    }
+
+    /** Synth rank files of job "kill" and their offline `analyze layers` and `analyze host` documents, per rank. */
+    record Job(SynthResult synth, List<JsonNode> layers, List<JsonNode> host) {}
+
+    private Job job(Path config, int ranks, int passes, long seed) throws IOException {
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(passes)
+                        .ranks(ranks)
+                        .seed(seed)
+                        .job("kill")
+                        .build(),
+                tmp.resolve("traces"));
+        List<JsonNode> layers = new ArrayList<>();
+        List<JsonNode> host = new ArrayList<>();
+        for (Path f : synth.files()) {
+            layers.add(analyze("layers", f, config));
+            host.add(analyze("host", f, null));
+        }
+        return new Job(synth, layers, host);
     }
 
     /** `llmprof streams` in its own JVM, with the launcher's logging settings, its output in {@code log}. */
@@ -290,36 +286,11 @@ class StreamsKillIT {
                 .start();
     }
 
-    private long passesSeen(DashboardServer dashboard) {
-        long total = 0;
-        for (JsonNode k : get(dashboard, "/api/ranks").get("ranks")) {
-            total += k.get("passes_seen").asLong();
-        }
-        return total;
-    }
-
-    /** Every pass of the offline document is in the API, field for field, with its layers. */
-    private void assertLayersMatch(DashboardServer dashboard, JsonNode offline) {
-        assertLayersMatch(dashboard, offline, PASSES);
-    }
-
-    private void assertLayersMatch(DashboardServer dashboard, JsonNode offline, int passes) {
-        for (JsonNode rank : offline.get("ranks")) {
-            String r = rank.get("rank").asText();
-            JsonNode expected = rank.get("passes");
-            assertThat(expected).hasSize(passes);
-            for (JsonNode pass : expected) {
-                JsonNode api = get(dashboard, "/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=kill");
-                assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);
-            }
-        }
-    }
-
     /** The rolling host verdict over every step (rolling window = the pass count) is the offline one. */
     private void assertHostMatches(DashboardServer dashboard, JsonNode offline) {
         for (JsonNode rank : offline.get("ranks")) {
             String r = rank.get("rank").asText();
-            JsonNode live = get(dashboard, "/api/ranks/" + r + "/host?job=kill&steps=1");
+            JsonNode live = new DashboardView(dashboard).get("/api/ranks/" + r + "/host?job=kill&steps=1");
             assertThat(live.get("steps_seen").asLong())
                     .isEqualTo(rank.get("steps").asLong());
             for (String phase : List.of("all", "context", "generation")) {
@@ -345,10 +316,6 @@ class StreamsKillIT {
                         .isEqualTo(want.get("llmprof_verdict").asText());
             }
         }
-    }
-
-    private JsonNode get(DashboardServer dashboard, String pathAndQuery) {
-        return PipelineHarness.getJson(http, dashboard.url(), pathAndQuery);
     }
 
     private static JsonNode analyze(String what, Path trace, Path modelConfig) {

@@ -1,0 +1,47 @@
+package io.llmprof.deploy.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.dashboard.DashboardServer;
+import java.net.http.HttpClient;
+import java.time.Duration;
+
+/** A dashboard's REST API read over HTTP: what the fault-injection ITs compare with the offline analysis. */
+final class DashboardView {
+    /** One client for every view: a view is made wherever a test reads (cheap), the client once. */
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final String url;
+
+    DashboardView(DashboardServer dashboard) {
+        this.url = dashboard.url();
+    }
+
+    JsonNode get(String pathAndQuery) {
+        return PipelineHarness.getJson(HTTP, url, pathAndQuery);
+    }
+
+    /** Passes seen over every rank the dashboard holds. */
+    long passesSeen() {
+        long total = 0;
+        for (JsonNode k : get("/api/ranks").get("ranks")) {
+            total += k.get("passes_seen").asLong();
+        }
+        return total;
+    }
+
+    /** Every pass of an offline `analyze layers` document is in the API, field for field, with its layers. */
+    void assertLayersMatch(JsonNode offline, String job, int passes) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode expected = rank.get("passes");
+            assertThat(expected).hasSize(passes);
+            for (JsonNode pass : expected) {
+                JsonNode api = get("/api/ranks/" + r + "/passes/" + pass.get("index") + "?job=" + job);
+                assertThat(api).as("rank %s pass %s", r, pass.get("index")).isEqualTo(pass);
+            }
+        }
+    }
+}
