@@ -115,7 +115,8 @@ class TopologyFactoryTest {
                 .containsEntry(
                         StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetteringProcessingHandler.class)
                 .containsEntry(StreamsConfig.ENSURE_EXPLICIT_INTERNAL_RESOURCE_NAMING_CONFIG, true)
-                .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1)
+                // resolved at start from the cluster's brokers (TopicLayout), as the topics' own factor
+                .doesNotContainKey(StreamsConfig.REPLICATION_FACTOR_CONFIG)
                 .containsEntry(
                         StreamsConfig.consumerPrefix("max.partition.fetch.bytes"),
                         StreamsAppConfig.MAX_PARTITION_FETCH_BYTES)
