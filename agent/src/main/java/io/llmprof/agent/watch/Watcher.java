@@ -74,7 +74,8 @@ public final class Watcher implements AutoCloseable {
             ReaderOptions readerOptions,
             KafkaConnection kafka,
             int partitions,
-            short replicationFactor) {
+            short replicationFactor,
+            Duration giveUpAfter) {
         public Options {
             Objects.requireNonNull(dir, "dir");
             checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
@@ -88,6 +89,9 @@ public final class Watcher implements AutoCloseable {
             }
             if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1 || partitions < 1 || replicationFactor < 1) {
                 throw new IllegalArgumentException("invalid watcher limits");
+            }
+            if (giveUpAfter != null && (giveUpAfter.isNegative() || giveUpAfter.isZero())) {
+                throw new IllegalArgumentException("give-up-after must be positive, got " + giveUpAfter);
             }
         }
 
@@ -106,7 +110,8 @@ public final class Watcher implements AutoCloseable {
                     ReaderOptions.defaults().withInterleavedLanes(true),
                     null,
                     3,
-                    (short) 1);
+                    (short) 1,
+                    null);
         }
 
         public Options withCheckpoint(Path c) {
@@ -141,6 +146,11 @@ public final class Watcher implements AutoCloseable {
             return copy(o -> o.kafka = k);
         }
 
+        /** Stop watching after this long without an acknowledgement from Kafka (null: wait without a limit). */
+        public Options withGiveUpAfter(Duration d) {
+            return copy(o -> o.giveUpAfter = d);
+        }
+
         /** These options with the changes {@code edit} makes; the canonical constructor validates them. */
         private Options copy(java.util.function.Consumer<Copy> edit) {
             Copy o = new Copy(this);
@@ -158,7 +168,8 @@ public final class Watcher implements AutoCloseable {
                     o.readerOptions,
                     o.kafka,
                     o.partitions,
-                    o.replicationFactor);
+                    o.replicationFactor,
+                    o.giveUpAfter);
         }
 
         /** The components of options being derived, written once for every {@code with*} method. */
@@ -176,6 +187,7 @@ public final class Watcher implements AutoCloseable {
             KafkaConnection kafka;
             int partitions;
             short replicationFactor;
+            Duration giveUpAfter;
 
             Copy(Options from) {
                 dir = from.dir;
@@ -191,6 +203,7 @@ public final class Watcher implements AutoCloseable {
                 kafka = from.kafka;
                 partitions = from.partitions;
                 replicationFactor = from.replicationFactor;
+                giveUpAfter = from.giveUpAfter;
             }
         }
     }
@@ -207,6 +220,7 @@ public final class Watcher implements AutoCloseable {
     private TraceProducer producer;
     private volatile ScheduledExecutorService executor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile TraceShipper.ShipFailedException gaveUp;
 
     /** Real Kafka: topics are created when missing, before the first producer. */
     public Watcher(Options options, MeterRegistry registry) {
@@ -215,7 +229,10 @@ public final class Watcher implements AutoCloseable {
                 registry,
                 () -> {
                     TopicBootstrap.ensureTopics(options.kafka(), options.partitions(), options.replicationFactor());
-                    return new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-watch"));
+                    return new KafkaProducer<>(TraceProducer.producerConfig(
+                            options.kafka(),
+                            "llmprof-agent-watch",
+                            TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter())));
                 },
                 Clock.systemUTC());
     }
@@ -283,6 +300,11 @@ public final class Watcher implements AutoCloseable {
         }
     }
 
+    /** Why the watcher stopped: it gave up waiting for Kafka ({@code --give-up-after}); null while it watches. */
+    public TraceShipper.ShipFailedException gaveUp() {
+        return gaveUp;
+    }
+
     /** The acknowledged progress as last written. */
     public synchronized Checkpoint checkpoint() {
         return checkpoint;
@@ -294,7 +316,7 @@ public final class Watcher implements AutoCloseable {
         List<String> waiting = new ArrayList<>();
         List<String> failed = new ArrayList<>();
         long events = 0;
-        if (closed.get()) {
+        if (closed.get() || gaveUp != null) {
             return new PollResult(shipped, waiting, failed, 0);
         }
         for (Path file : scan()) {
@@ -348,6 +370,25 @@ public final class Watcher implements AutoCloseable {
             } catch (IOException e) {
                 LOG.warn("{}: cannot read: {}", file, e.toString());
                 failed.add(key);
+            } catch (TraceShipper.ShipFailedException e) {
+                closeProducer();
+                failed.add(key);
+                if (e.gaveUp()) {
+                    if (!closed.get()) {
+                        LOG.error(
+                                "{}: {}; stopped watching. Acknowledged (checkpointed in {}):",
+                                file,
+                                e.getMessage(),
+                                options.checkpoint());
+                        e.partial().lanes().forEach(l -> LOG.error("{}:   {}", file, l));
+                        gaveUp = e;
+                    }
+                    break;
+                }
+                LOG.error(
+                        "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
+                        file,
+                        e.getMessage());
             } catch (DeliveryException e) {
                 LOG.error(
                         "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
@@ -366,7 +407,8 @@ public final class Watcher implements AutoCloseable {
 
     private long ship(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) throws IOException {
         if (producer == null) {
-            producer = new TraceProducer(producerFactory.get(), meters);
+            producer = new TraceProducer(
+                    producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()));
         }
         TraceShipper shipper = new TraceShipper(
                 producer,
