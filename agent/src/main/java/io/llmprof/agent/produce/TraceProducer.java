@@ -228,6 +228,12 @@ public final class TraceProducer implements AutoCloseable {
         return connect(KafkaConnection.of(bootstrapServers), partitions, replicationFactor, meters, Delivery.FAIL_FAST);
     }
 
+    /** Creates the topics when missing, then a real producer that fails fast, with the connection's settings. */
+    public static TraceProducer connect(
+            KafkaConnection kafka, int partitions, short replicationFactor, AgentMeters meters) {
+        return connect(kafka, partitions, replicationFactor, meters, Delivery.FAIL_FAST);
+    }
+
     /** Creates the topics when missing, then a real producer, both with the connection's client settings. */
     public static TraceProducer connect(
             KafkaConnection kafka, int partitions, short replicationFactor, AgentMeters meters, Delivery delivery) {
