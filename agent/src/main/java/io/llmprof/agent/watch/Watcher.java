@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * Watches a directory (polling: WatchService misses events on network and container file systems) for new
  * and growing trace files. A file is read once its size and mtime have been stable for the settle interval,
  * or sooner when it already parses as one complete JSON document. Progress is checkpointed only after Kafka
- * acknowledged it, so a killed and restarted agent neither loses nor re-sends events: complete files of
+ * acknowledged it, so a killed and restarted agent loses no event and re-sends at most the batch whose acknowledgement
+ * it had not yet written down (a kill between Kafka's answer and the checkpoint's fsync; the streams app drops it by
+ * index): complete files of
  * unchanged size are skipped, others are re-read and events below the checkpointed index of their (rank,
  * lane) are not sent again. Bad input in one file never stops the watcher.
  *
@@ -104,7 +106,7 @@ public final class Watcher implements AutoCloseable {
                     null,
                     null,
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    // Checkpoint after every acknowledged batch: a killed agent then re-sends nothing.
+                    // Checkpoint after every acknowledged batch: a killed agent then re-sends at most one.
                     1,
                     4,
                     ReaderOptions.defaults().withInterleavedLanes(true),
