@@ -65,7 +65,13 @@ public final class IngestCommand implements Callable<Integer> {
         io.llmprof.events.access.ApiToken token =
                 io.llmprof.events.access.ApiToken.resolve(apiTokenFile, System.getenv());
         CountDownLatch stopped = new CountDownLatch(1);
-        try (TraceProducer producer = TraceProducer.connect(kafka.connection(), kafka.topics(), meters);
+        try (TraceProducer producer = TraceProducer.connect(
+                        kafka.connection(),
+                        kafka.topics(),
+                        meters,
+                        // a body Kafka does not take within the delivery timeout is answered 503: the
+                        // emitter resends it, so the ingest must not wait without a limit
+                        TraceProducer.Delivery.FAIL_FAST);
                 ServiceIngestServer server = new ServiceIngestServer(
                                 new ServiceShipper(producer, meters, kafka.batchSize),
                                 meters,

@@ -25,7 +25,10 @@ import picocli.CommandLine.Spec;
         description = {
             "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).",
             "Each file's host and GPU lanes go interleaved by start time: spooled to a temp directory while the file is"
-                    + " read, sent once it is (--host-first: the file's own order)."
+                    + " read, sent once it is (--host-first: the file's own order).",
+            "A broker outage is waited out (see --give-up-after). What Kafka acknowledged is kept in a checkpoint, so"
+                    + " running the same command again resumes each file where Kafka stopped acknowledging, without"
+                    + " re-sending or re-pacing what it has (docs/runbook.md \"Kafka outage\")."
         })
 public final class ReplayCommand implements Callable<Integer> {
     @Spec
@@ -56,10 +59,59 @@ public final class ReplayCommand implements Callable<Integer> {
             description = "Events buffered per (rank, lane) to restore time order (default: ${DEFAULT-VALUE}).")
     int reorderWindow;
 
+    @Option(
+            names = "--checkpoint",
+            paramLabel = "FILE",
+            description = "Checkpoint file: per file, job and run, the next event index per rank and lane that Kafka"
+                    + " acknowledged (default: one per Kafka cluster, job, run and file set under"
+                    + " $XDG_STATE_HOME/llmprof/replay/, else ~/.local/state/llmprof/replay/). A file it says was"
+                    + " acknowledged whole is not sent again; one written for another llmprof.trace-events topic is"
+                    + " not used.")
+    Path checkpoint;
+
+    @Option(
+            names = "--no-checkpoint",
+            description = "No checkpoint: every file is sent from its start (the streams app drops events it has).")
+    boolean noCheckpoint;
+
     @Mixin
     ShippingOptions shipping = new ShippingOptions();
 
     public ReplayCommand() {}
+
+    /**
+     * Where the checkpoint is by default: the XDG state directory (the spec's place for state that outlives a run),
+     * one file per cluster, job, run and set of files, so that running the same command again finds it, and two
+     * different replays never share one. {@code llmprof.state.dir} (a system property) overrides the directory.
+     */
+    static Path defaultCheckpoint(String bootstrap, String job, String run, List<Path> files) {
+        String dir = System.getProperty("llmprof.state.dir");
+        Path base;
+        if (dir != null && !dir.isBlank()) {
+            base = Path.of(dir);
+        } else {
+            String xdg = System.getenv("XDG_STATE_HOME");
+            base = xdg != null && !xdg.isBlank()
+                    ? Path.of(xdg, "llmprof")
+                    : Path.of(System.getProperty("user.home"), ".local", "state", "llmprof");
+        }
+        StringBuilder id = new StringBuilder(bootstrap)
+                .append('\n')
+                .append(job)
+                .append('\n')
+                .append(run);
+        files.stream()
+                .map(f -> f.toAbsolutePath().normalize().toString())
+                .sorted()
+                .forEach(f -> id.append('\n').append(f));
+        try {
+            byte[] hash = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(id.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return base.resolve("replay").resolve(java.util.HexFormat.of().formatHex(hash, 0, 8) + ".json");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -72,12 +124,48 @@ public final class ReplayCommand implements Callable<Integer> {
                 shipping.topics(),
                 shipping.batchSize,
                 ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!shipping.hostFirst));
-        Replayer.Summary summary = new Replayer(
-                        options,
-                        parent == null
-                                ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
-                                : parent.meterRegistry())
-                .replay(TraceFiles.expand(files));
+        List<Path> expanded = TraceFiles.expand(files);
+        Path cp = noCheckpoint
+                ? null
+                : checkpoint != null
+                        ? checkpoint
+                        : defaultCheckpoint(
+                                options.kafka().bootstrapServers(),
+                                String.valueOf(shipping.job),
+                                String.valueOf(shipping.run),
+                                expanded);
+        options = options.withCheckpoint(cp).withGiveUpAfter(shipping.giveUpAfter);
+        Replayer replayer = new Replayer(
+                options,
+                parent == null
+                        ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
+                        : parent.meterRegistry());
+        // Ctrl-C: stop at the first unacknowledged batch of each file and print the report before the JVM exits.
+        java.util.concurrent.CountDownLatch reported = new java.util.concurrent.CountDownLatch(1);
+        Thread hook = new Thread(
+                () -> {
+                    replayer.stop();
+                    try {
+                        reported.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "llmprof-replay-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return report(replayer.replay(expanded), cp);
+        } finally {
+            reported.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it waited for this report
+            }
+        }
+    }
+
+    private int report(Replayer.Summary summary, Path cp) {
         PrintWriter out = spec.commandLine().getOut();
         out.printf(
                 Locale.ROOT,
@@ -90,10 +178,42 @@ public final class ReplayCommand implements Callable<Integer> {
         for (InputProblem p : summary.problems()) {
             out.printf(Locale.ROOT, "  %s %s: %s%n", p.kind(), p.where(), p.message());
         }
+        PrintWriter err = spec.commandLine().getErr();
         for (Replayer.FileResult f : summary.files()) {
-            if (f.error() != null) {
-                spec.commandLine().getErr().printf("FAILED %s: %s%n", f.file(), f.error());
+            if (f.error() == null && f.summary() == null && f.eventsAlreadySent() > 0) {
+                out.printf(
+                        Locale.ROOT,
+                        "  %s: every event (%,d) acknowledged in an earlier run; nothing sent%n",
+                        f.file(),
+                        f.eventsAlreadySent());
+            } else if (f.error() == null && f.eventsAlreadySent() > 0) {
+                out.printf(
+                        Locale.ROOT,
+                        "  %s: resumed; %,d events acknowledged before, %,d sent now%n",
+                        f.file(),
+                        f.eventsAlreadySent(),
+                        f.eventsSent());
             }
+        }
+        if (!summary.ok()) {
+            // Every file, also those that went through: what Kafka has is exactly what a re-run need not send.
+            for (Replayer.FileResult f : summary.files()) {
+                err.printf(
+                        "%s %s: %s%n",
+                        f.error() == null ? "OK" : "FAILED",
+                        f.file(),
+                        f.error() == null ? "every event acknowledged" : f.error());
+                for (String lane : f.lanes()) {
+                    err.printf("  %s%n", lane);
+                }
+            }
+            err.println(
+                    cp != null
+                            ? "run the same command again to resume from the checkpoint " + cp
+                                    + " (docs/runbook.md \"Kafka outage\")"
+                            : "no checkpoint (--no-checkpoint): a re-run sends every file from its start; the streams app"
+                                    + " drops the events it has");
+            err.flush();
         }
         out.flush();
         return summary.ok() ? 0 : 1;

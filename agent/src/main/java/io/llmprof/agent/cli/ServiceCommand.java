@@ -45,6 +45,13 @@ public final class ServiceCommand implements Callable<Integer> {
     @Mixin
     KafkaOptions kafka = new KafkaOptions();
 
+    @Option(
+            names = "--give-up-after",
+            converter = Converters.DurationConverter.class,
+            description = "Stop (exit 1) after this long without an acknowledgement from Kafka (e.g. 10m). Default:"
+                    + " wait for Kafka without a limit, retrying with backoff; no batch is skipped.")
+    java.time.Duration giveUpAfter;
+
     public ServiceCommand() {}
 
     @Override
@@ -57,8 +64,17 @@ public final class ServiceCommand implements Callable<Integer> {
                         : parent.meterRegistry());
         long t0 = System.nanoTime();
         ServiceShipper.Result r;
-        try (TraceProducer producer = TraceProducer.connect(kafka.connection(), kafka.topics(), meters)) {
+        try (TraceProducer producer = TraceProducer.connect(
+                kafka.connection(), kafka.topics(), meters, TraceProducer.Delivery.untilAcknowledged(giveUpAfter))) {
             r = new ServiceShipper(producer, meters, kafka.batchSize).shipFile(input, j, i);
+        } catch (io.llmprof.agent.produce.GaveUpException e) {
+            spec.commandLine()
+                    .getErr()
+                    .printf(
+                            "FAILED %s: %s; events after the last acknowledged batch were not sent, a re-run sends"
+                                    + " the file again (docs/runbook.md \"Kafka outage\")%n",
+                            input, e.getMessage());
+            return 1;
         }
         double s = (System.nanoTime() - t0) / 1e9;
         PrintWriter out = spec.commandLine().getOut();

@@ -43,4 +43,15 @@ final class ShippingOptions {
                     + " interleaved by time. Interleaving spools the lanes to a temp directory and starts sending once"
                     + " the file is read; the streams app then holds far less state. The results are the same.")
     boolean hostFirst;
+
+    @Option(
+            names = "--give-up-after",
+            paramLabel = "DURATION",
+            converter = Converters.DurationConverter.class,
+            description = "Stop after this long without an acknowledgement from Kafka (e.g. 30s, 10m), at the first"
+                    + " batch not acknowledged, exit 1 and say per file, rank and lane what was acknowledged. Default:"
+                    + " no limit; while Kafka is away the agent retries with backoff, says \"waiting for Kafka (N s)\","
+                    + " sends nothing later of a rank and lane before an earlier batch is acknowledged, and skips"
+                    + " nothing.")
+    java.time.Duration giveUpAfter;
 }

@@ -19,7 +19,11 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "watch",
         mixinStandardHelpOptions = true,
-        description = "Watch a directory for Kineto trace files and send them to Kafka; runs until interrupted.")
+        description = {
+            "Watch a directory for Kineto trace files and send them to Kafka; runs until interrupted.",
+            "A broker outage is waited out (see --give-up-after); the checkpoint lets a restarted agent resume where"
+                    + " Kafka acknowledged (docs/runbook.md \"Kafka outage\")."
+        })
 public final class WatchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -54,9 +58,9 @@ public final class WatchCommand implements Callable<Integer> {
             names = "--checkpoint-every",
             defaultValue = "1",
             description = "Checkpoint inside a file after this many acknowledged records (default:"
-                    + " ${DEFAULT-VALUE}: a killed agent re-sends nothing; larger values trade re-sent"
-                    + " records, which the streams app drops by index, for fewer flushes; 0 = at the end"
-                    + " of each file only).")
+                    + " ${DEFAULT-VALUE}: a killed agent re-sends at most the one record whose acknowledgement it"
+                    + " had not yet written down; larger values trade more re-sent records, which the streams app"
+                    + " drops by index, for fewer flushes; 0 = at the end of each file only).")
     int checkpointEvery;
 
     @Option(
@@ -86,7 +90,8 @@ public final class WatchCommand implements Callable<Integer> {
                 maxDepth,
                 ReaderOptions.defaults().withInterleavedLanes(!shipping.hostFirst),
                 shipping.connection(),
-                shipping.topics());
+                shipping.topics(),
+                shipping.giveUpAfter);
     }
 
     @Override
@@ -112,7 +117,21 @@ public final class WatchCommand implements Callable<Integer> {
                 "llmprof-watch-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         watcher.start();
-        stopped.await();
+        while (!stopped.await(500, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+            if (watcher.gaveUp() != null) {
+                io.llmprof.agent.produce.TraceShipper.ShipFailedException e = watcher.gaveUp();
+                java.io.PrintWriter err = spec.commandLine().getErr();
+                err.printf("FAILED: %s; stopped watching%n", e.getMessage());
+                e.partial().lanes().forEach(l -> err.printf("  %s%n", l));
+                err.printf(
+                        "the checkpoint %s holds what Kafka acknowledged: start the agent again to resume%n",
+                        options().checkpoint());
+                err.flush();
+                Runtime.getRuntime().removeShutdownHook(hook);
+                watcher.close();
+                return 1;
+            }
+        }
         return 0;
     }
 }

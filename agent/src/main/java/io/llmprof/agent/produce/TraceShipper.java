@@ -80,8 +80,10 @@ public final class TraceShipper {
     }
 
     /**
-     * @param acknowledged next index per (rank, lane) once everything is acknowledged
+     * @param acknowledged next index per (rank, lane) that Kafka acknowledged, contiguously from the first event
      * @param problemsSent problems of this file reported so far (including earlier runs)
+     * @param seen next index per (rank, lane) read from the file: the file's event count per lane once read to its end
+     * @param summary null when the read stopped before the end
      */
     public record Result(
             ReadSummary summary,
@@ -89,7 +91,59 @@ public final class TraceShipper {
             long problemsSent,
             long batchesSent,
             long eventsSent,
-            long eventsSkippedAsSent) {}
+            long eventsSkippedAsSent,
+            LaneIndexes seen) {
+        /** Per rank and lane: events acknowledged of the file's, e.g. {@code rank 0 GPU: 12,288 of 40,000 events}. */
+        public List<String> lanes() {
+            java.util.List<String> out = new java.util.ArrayList<>();
+            java.util.Set<String> ranks = new java.util.TreeSet<>(seen.next().keySet());
+            ranks.addAll(acknowledged.next().keySet());
+            for (String rank : ranks) {
+                for (Lane lane : Lane.values()) {
+                    long total = seen.get(rank, lane);
+                    long ok = acknowledged.get(rank, lane);
+                    if (total == 0
+                            && ok == 0
+                            && !seen.next().getOrDefault(rank, Map.of()).containsKey(lane)) {
+                        continue;
+                    }
+                    out.add(String.format(
+                            java.util.Locale.ROOT,
+                            "rank %s %s: events acknowledged up to index %d of %d%s",
+                            rank,
+                            lane,
+                            ok,
+                            Math.max(total, ok),
+                            summary == null ? " read so far (the read stopped)" : ""));
+                }
+            }
+            return out;
+        }
+    }
+
+    /**
+     * Shipping stopped at the first batch Kafka did not acknowledge: nothing after it was sent (or, if it was, it is
+     * not counted), and the listener was told only acknowledged work. {@link #partial()} says per rank and lane what
+     * was acknowledged.
+     */
+    public static final class ShipFailedException extends DeliveryException {
+        private static final long serialVersionUID = 1L;
+        private final transient Result partial;
+
+        ShipFailedException(String message, DeliveryException cause, Result partial) {
+            super(message, cause);
+            this.partial = partial;
+        }
+
+        public Result partial() {
+            return partial;
+        }
+
+        /** The agent gave up waiting (budget spent or interrupted), rather than Kafka refusing a record. */
+        public boolean gaveUp() {
+            return getCause() instanceof GaveUpException;
+        }
+    }
 
     /** At a checkpoint, a pending chunk of problems is reported once its first problem has waited this long. */
     public static final long CHUNK_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -135,7 +189,7 @@ public final class TraceShipper {
      * @throws InterruptedIOException when the thread is interrupted
      */
     public Result ship(Path file, String job, String run, ShipOptions options) throws IOException {
-        Run r = new Run(job, options);
+        Run r = new Run(job, options, file.getFileName().toString());
         TraceBatcher batcher = new TraceBatcher(
                 job,
                 run,
@@ -159,20 +213,41 @@ public final class TraceShipper {
                 options.progress().passedOn(passedOn, total);
             }
         });
-        ReadSummary summary = TraceReaders.read(file, read, batcher);
-        r.chunks.finish();
-        producer.flush();
+        ReadSummary summary;
+        try {
+            summary = TraceReaders.read(file, read, batcher);
+        } catch (IOException | RuntimeException e) {
+            if (r.stopped != null) {
+                throw r.failed(null);
+            }
+            throw e;
+        }
+        if (r.stopped == null) {
+            try {
+                r.chunks.finish();
+                producer.awaitAcknowledged();
+                r.tracker.check();
+            } catch (DeliveryException e) {
+                r.stop(e);
+            }
+        }
+        if (r.stopped != null) {
+            throw r.failed(summary);
+        }
         LaneIndexes acked = r.snapshot();
         options.listener().acknowledged(acked, r.problemIndex);
-        return new Result(summary, acked, r.problemIndex, r.batches, r.events, r.skippedAsSent);
+        return r.result(summary);
     }
 
     /** State of one shipping of one file. */
     private final class Run {
         private final String job;
         private final ShipOptions options;
-        private final Map<String, Map<Lane, Long>> sent = new TreeMap<>();
+        /** Per rank and lane: {acknowledged next index, next index seen, 1 when a batch failed}. */
+        private final Map<String, Map<Lane, long[]>> lanes = new TreeMap<>();
+
         private final ProblemChunks chunks;
+        private final TraceProducer.Tracker tracker;
         private long problemIndex;
         private long chunkStartNs;
         private long batches;
@@ -180,19 +255,44 @@ public final class TraceShipper {
         private long skippedAsSent;
         private long sinceFlush;
         private String knownRank;
+        /** Why sending stopped; from then on batches are only counted. */
+        private DeliveryException stopped;
+        /** Problems reported as of the last checkpoint (acknowledged). */
+        private long problemsCheckpointed;
 
-        Run(String job, ShipOptions options) {
+        Run(String job, ShipOptions options, String fileName) {
             this.job = job;
             this.options = options;
-            options.resume().next().forEach((rank, lanes) -> sent.put(rank, new EnumMap<>(lanes)));
-            chunks = new ProblemChunks("problem(s)", producer.problemReports(job, () -> knownRank));
+            this.tracker = new TraceProducer.Tracker(fileName);
+            this.problemsCheckpointed = options.problemsAlreadySent();
+            options.resume()
+                    .next()
+                    .forEach((rank, resumed) -> resumed.forEach((lane, next) -> {
+                        long[] s = lane(rank, lane);
+                        s[0] = next;
+                    }));
+            chunks = new ProblemChunks("problem(s)", producer.problemReports(job, () -> knownRank, tracker));
+        }
+
+        private synchronized long[] lane(String rank, Lane lane) {
+            return lanes.computeIfAbsent(rank, k -> new EnumMap<>(Lane.class)).computeIfAbsent(lane, k -> new long[3]);
         }
 
         void batch(TraceBatch batch) {
             knownRank = knownRank == null ? batch.rank() : knownRank;
-            long resumeAt = options.resume().get(batch.rank(), batch.lane());
             long first = batch.firstIndex();
             long end = first + batch.events().size();
+            long[] state = lane(batch.rank(), batch.lane());
+            synchronized (this) {
+                state[1] = Math.max(state[1], end);
+            }
+            if (stopped != null) {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw stopped;
+                }
+                return;
+            }
+            long resumeAt = options.resume().get(batch.rank(), batch.lane());
             TraceBatch toSend = batch;
             if (first < resumeAt) {
                 if (end <= resumeAt && !batch.endOfTrace()) {
@@ -219,42 +319,91 @@ public final class TraceShipper {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while pacing", e);
             }
-            producer.send(toSend);
-            batches++;
-            events += toSend.events().size();
-            sent.computeIfAbsent(toSend.rank(), k -> new EnumMap<>(Lane.class))
-                    .merge(toSend.lane(), toSend.firstIndex() + toSend.events().size(), Math::max);
-            if (options.flushEveryBatches() > 0 && ++sinceFlush >= options.flushEveryBatches()) {
-                if (chunks.pending() > 0 && nanoTime.getAsLong() - chunkStartNs >= CHUNK_WAIT_NANOS) {
-                    chunks.cut();
+            try {
+                producer.send(toSend, tracker, error -> acknowledged(state, end, error));
+                batches++;
+                events += toSend.events().size();
+                if (options.flushEveryBatches() > 0 && ++sinceFlush >= options.flushEveryBatches()) {
+                    if (chunks.pending() > 0 && nanoTime.getAsLong() - chunkStartNs >= CHUNK_WAIT_NANOS) {
+                        chunks.cut();
+                    }
+                    checkpoint();
                 }
-                checkpoint();
+            } catch (DeliveryException e) {
+                stop(e);
+            }
+        }
+
+        /** Kafka's answer for a batch ending at {@code end}: callbacks of one partition come in send order. */
+        private synchronized void acknowledged(long[] state, long end, Exception error) {
+            if (error != null) {
+                state[2] = 1;
+            } else if (state[2] == 0) {
+                state[0] = Math.max(state[0], end);
             }
         }
 
         void problem(InputProblem problem) {
             problemIndex++;
-            if (problemIndex <= options.problemsAlreadySent()) {
+            if (problemIndex <= options.problemsAlreadySent() || stopped != null) {
                 return;
             }
             meters.badInput(problem.kind());
             if (chunks.pending() == 0) {
                 chunkStartNs = nanoTime.getAsLong();
             }
-            if (chunks.add(problem) && options.flushEveryBatches() > 0) {
-                checkpoint();
+            try {
+                if (chunks.add(problem) && options.flushEveryBatches() > 0) {
+                    checkpoint();
+                }
+            } catch (DeliveryException e) {
+                stop(e);
+            }
+        }
+
+        /** Stops sending: the rest of the file is only counted (unless interrupted), for the report. */
+        void stop(DeliveryException e) {
+            if (stopped == null) {
+                stopped = e;
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                throw e;
             }
         }
 
         /** Waits for everything sent, then tells the listener: the batches sent and the problems reported. */
         private void checkpoint() {
             sinceFlush = 0;
-            producer.flush();
-            options.listener().acknowledged(snapshot(), problemIndex - chunks.pending());
+            producer.awaitAcknowledged();
+            tracker.check();
+            problemsCheckpointed = problemIndex - chunks.pending();
+            options.listener().acknowledged(snapshot(), problemsCheckpointed);
         }
 
-        LaneIndexes snapshot() {
-            return new LaneIndexes(sent);
+        synchronized LaneIndexes snapshot() {
+            return indexes(0);
+        }
+
+        private synchronized LaneIndexes indexes(int column) {
+            Map<String, Map<Lane, Long>> out = new TreeMap<>();
+            lanes.forEach((rank, byLane) -> byLane.forEach((lane, s) ->
+                    out.computeIfAbsent(rank, k -> new EnumMap<>(Lane.class)).put(lane, s[column])));
+            return new LaneIndexes(out);
+        }
+
+        Result result(ReadSummary summary) {
+            return new Result(summary, snapshot(), problemIndex, batches, events, skippedAsSent, indexes(1));
+        }
+
+        ShipFailedException failed(ReadSummary summary) {
+            Result partial = result(summary);
+            // What was acknowledged is kept: the listener (checkpoint) hears of it even though the file failed.
+            try {
+                options.listener().acknowledged(partial.acknowledged(), problemsCheckpointed);
+            } catch (RuntimeException e) {
+                stopped.addSuppressed(e);
+            }
+            return new ShipFailedException(stopped.getMessage(), stopped, partial);
         }
     }
 }

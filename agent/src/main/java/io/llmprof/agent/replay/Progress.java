@@ -29,12 +29,18 @@ final class Progress {
     final AtomicLong events = new AtomicLong();
     private long lastLineNanos = startNanos;
     private final long lineIntervalNanos;
+    private volatile java.util.function.Supplier<java.time.Duration> waiting = () -> java.time.Duration.ZERO;
 
     Progress(Mode mode, PrintStream out, long totalBytes, long lineIntervalNanos) {
         this.mode = mode;
         this.out = out;
         this.totalBytes = Math.max(totalBytes, 1);
         this.lineIntervalNanos = lineIntervalNanos;
+    }
+
+    /** How long the producer has waited for Kafka without an acknowledgement (shown from 2 s on). */
+    void waiting(java.util.function.Supplier<java.time.Duration> w) {
+        this.waiting = w;
     }
 
     static Mode defaultMode(boolean enabled) {
@@ -113,14 +119,19 @@ final class Progress {
         double fraction = Math.min(1.0, (double) done.get() / totalBytes);
         int width = 30;
         int filled = (int) Math.round(fraction * width);
+        java.time.Duration w = waiting.get();
+        String wait = w.compareTo(io.llmprof.agent.produce.TraceProducer.WAITING_NOTICE) >= 0
+                ? " waiting for Kafka (" + w.toSeconds() + " s)"
+                : "";
         return String.format(
                 Locale.ROOT,
-                "[%s%s] %3.0f%% %,d events %,.0f events/s %.1f MB/s",
+                "[%s%s] %3.0f%% %,d events %,.0f events/s %.1f MB/s%s",
                 "#".repeat(filled),
                 " ".repeat(width - filled),
                 fraction * 100,
                 events.get(),
                 events.get() / seconds,
-                b / 1e6 / seconds);
+                b / 1e6 / seconds,
+                wait);
     }
 }

@@ -11,6 +11,7 @@ import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
+import io.llmprof.agent.watch.Checkpoint;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicBootstrap;
 import io.llmprof.events.TopicLayout;
@@ -19,9 +20,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -57,7 +61,9 @@ public final class Replayer {
             boolean progress,
             TopicLayout topics,
             int batchEvents,
-            ReaderOptions readerOptions) {
+            ReaderOptions readerOptions,
+            Path checkpoint,
+            Duration giveUpAfter) {
         public Options {
             Objects.requireNonNull(kafka, "kafka");
             speed = Objects.requireNonNullElse(speed, Speed.MAX);
@@ -66,6 +72,22 @@ public final class Replayer {
             if (batchEvents < 1) {
                 throw new IllegalArgumentException("batch size must be >= 1");
             }
+            if (giveUpAfter != null && (giveUpAfter.isNegative() || giveUpAfter.isZero())) {
+                throw new IllegalArgumentException("give-up-after must be positive, got " + giveUpAfter);
+            }
+        }
+
+        /** Without a checkpoint, waiting for Kafka without a limit. */
+        public Options(
+                KafkaConnection kafka,
+                String job,
+                String run,
+                Speed speed,
+                boolean progress,
+                TopicLayout topics,
+                int batchEvents,
+                ReaderOptions readerOptions) {
+            this(kafka, job, run, speed, progress, topics, batchEvents, readerOptions, null, null);
         }
 
         public static Options defaults(String bootstrapServers) {
@@ -85,29 +107,72 @@ public final class Replayer {
         }
 
         public Options withJob(String j) {
-            return new Options(kafka, j, run, speed, progress, topics, batchEvents, readerOptions);
+            return new Options(
+                    kafka, j, run, speed, progress, topics, batchEvents, readerOptions, checkpoint, giveUpAfter);
         }
 
         public Options withRun(String r) {
-            return new Options(kafka, job, r, speed, progress, topics, batchEvents, readerOptions);
+            return new Options(
+                    kafka, job, r, speed, progress, topics, batchEvents, readerOptions, checkpoint, giveUpAfter);
         }
 
         public Options withSpeed(Speed s) {
-            return new Options(kafka, job, run, s, progress, topics, batchEvents, readerOptions);
+            return new Options(
+                    kafka, job, run, s, progress, topics, batchEvents, readerOptions, checkpoint, giveUpAfter);
         }
 
         public Options withProgress(boolean p) {
-            return new Options(kafka, job, run, speed, p, topics, batchEvents, readerOptions);
+            return new Options(kafka, job, run, speed, p, topics, batchEvents, readerOptions, checkpoint, giveUpAfter);
+        }
+
+        /** Resume from and record to this checkpoint file (null: none). */
+        public Options withCheckpoint(Path c) {
+            return new Options(kafka, job, run, speed, progress, topics, batchEvents, readerOptions, c, giveUpAfter);
+        }
+
+        /** Stop after this long without an acknowledgement from Kafka (null: wait without a limit). */
+        public Options withGiveUpAfter(Duration d) {
+            return new Options(kafka, job, run, speed, progress, topics, batchEvents, readerOptions, checkpoint, d);
         }
 
         public Options withReaderOptions(ReaderOptions r) {
-            return new Options(kafka, job, run, speed, progress, topics, batchEvents, r);
+            return new Options(kafka, job, run, speed, progress, topics, batchEvents, r, checkpoint, giveUpAfter);
         }
     }
 
-    /** One file's outcome; {@code error} is null when it was read and acknowledged. */
+    /**
+     * One file's outcome; {@code error} is null when it was read and acknowledged.
+     *
+     * @param eventsAlreadySent events the checkpoint said Kafka had acknowledged before (not sent again)
+     * @param lanes per rank and lane, what Kafka acknowledged of the file ({@link TraceShipper.Result#lanes()})
+     * @param gaveUp the agent stopped waiting for Kafka (budget spent or interrupted), or never started the file
+     */
     public record FileResult(
-            Path file, String job, String run, ReadSummary summary, long eventsSent, long batchesSent, String error) {}
+            Path file,
+            String job,
+            String run,
+            ReadSummary summary,
+            long eventsSent,
+            long batchesSent,
+            String error,
+            long eventsAlreadySent,
+            List<String> lanes,
+            boolean gaveUp) {
+        public FileResult {
+            lanes = lanes == null ? List.of() : List.copyOf(lanes);
+        }
+
+        public FileResult(
+                Path file,
+                String job,
+                String run,
+                ReadSummary summary,
+                long eventsSent,
+                long batchesSent,
+                String error) {
+            this(file, job, run, summary, eventsSent, batchesSent, error, 0, List.of(), false);
+        }
+    }
 
     /**
      * @param events events sent and acknowledged
@@ -132,13 +197,20 @@ public final class Replayer {
     private final Supplier<Producer<byte[], byte[]>> producerFactory;
     private final boolean bootstrapTopics;
     private PrintStream progressOut = System.err;
+    private final Set<Thread> running = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
+    private volatile TraceProducer current;
+    private Checkpoint checkpoint = Checkpoint.EMPTY;
 
-    /** Real Kafka: creates missing topics, then an idempotent producer. */
+    /** Real Kafka: creates missing topics, then an idempotent producer that retries until Kafka acknowledges. */
     public Replayer(Options options, MeterRegistry registry) {
         this(
                 options,
                 registry,
-                () -> new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-replay")),
+                () -> new KafkaProducer<>(TraceProducer.producerConfig(
+                        options.kafka(),
+                        "llmprof-agent-replay",
+                        TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()))),
                 true);
     }
 
@@ -164,6 +236,20 @@ public final class Replayer {
         return this;
     }
 
+    /**
+     * Stops a replay in progress (Ctrl-C): files being sent stop at their first unacknowledged batch, files not
+     * started are not, and {@link #replay} returns the report.
+     */
+    public void stop() {
+        stopping = true;
+        running.forEach(Thread::interrupt);
+    }
+
+    /** Every file key this replay records in its checkpoint: the file, its job and run. */
+    static String checkpointKey(Path file, String job, String run) {
+        return file.toAbsolutePath().normalize() + " (job " + job + ", run " + run + ")";
+    }
+
     public Summary replay(List<Path> files) throws InterruptedException {
         if (files.isEmpty()) {
             return new Summary(0, 0, 0, List.of(), List.of());
@@ -179,6 +265,9 @@ public final class Replayer {
         if (bootstrapTopics) {
             TopicBootstrap.ensureTopics(options.kafka(), options.topics());
         }
+        if (options.checkpoint() != null) {
+            checkpoint = loadCheckpoint();
+        }
         Progress progress = new Progress(
                 Progress.defaultMode(options.progress()), progressOut, totalBytes, TimeUnit.SECONDS.toNanos(5));
         ScheduledExecutorService ticker =
@@ -190,7 +279,10 @@ public final class Replayer {
         ExecutorService pool = Executors.newFixedThreadPool(threads, r -> daemon(r, "llmprof-replay"));
         long t0 = System.nanoTime();
         List<FileResult> results = new ArrayList<>();
-        try (TraceProducer producer = new TraceProducer(producerFactory.get(), meters)) {
+        try (TraceProducer producer = new TraceProducer(
+                producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()))) {
+            current = producer;
+            progress.waiting(producer::waitingFor);
             TraceShipper shipper = new TraceShipper(
                     producer,
                     meters,
@@ -199,7 +291,7 @@ public final class Replayer {
                     TraceBatcher.DEFAULT_MAX_BATCH_BYTES);
             List<Future<FileResult>> futures = new ArrayList<>();
             for (Path file : files) {
-                futures.add(pool.submit(() -> replayOne(shipper, file, progress)));
+                futures.add(pool.submit(() -> replayOne(shipper, producer, file, progress)));
             }
             for (Future<FileResult> f : futures) {
                 try {
@@ -209,6 +301,7 @@ public final class Replayer {
                 }
             }
         } finally {
+            current = null;
             pool.shutdownNow();
             ticker.shutdownNow();
             progress.done();
@@ -227,27 +320,146 @@ public final class Replayer {
         return new Summary(events, bytes, seconds, problems, results);
     }
 
-    private FileResult replayOne(TraceShipper shipper, Path file, Progress progress) {
+    /**
+     * The checkpoint to resume from: empty when missing, or written for another {@code llmprof.trace-events} topic
+     * (a reset broker, a re-created topic: what it says was acknowledged is not there any more).
+     */
+    private Checkpoint loadCheckpoint() {
+        Path path = options.checkpoint();
+        Checkpoint c;
+        try {
+            c = Checkpoint.load(path);
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage() + " (remove it to start over)", e);
+        }
+        String topicId = bootstrapTopics ? TopicIds.traceEvents(options.kafka()) : null;
+        if (c.topicId() != null && topicId != null && !c.topicId().equals(topicId)) {
+            LOG.warn(
+                    "checkpoint {} was written for another {} topic (id {}, now {}): starting over",
+                    path,
+                    io.llmprof.events.Topics.TRACE_EVENTS.name(),
+                    c.topicId(),
+                    topicId);
+            c = Checkpoint.EMPTY;
+        }
+        return c.withTopicId(topicId != null ? topicId : c.topicId());
+    }
+
+    private synchronized void record(String key, Checkpoint.FileEntry entry) {
+        Checkpoint next = checkpoint.with(key, entry);
+        try {
+            next.writeAtomically(options.checkpoint());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("cannot write checkpoint " + options.checkpoint(), e);
+        }
+        checkpoint = next;
+    }
+
+    private synchronized Checkpoint.FileEntry entry(String key) {
+        return checkpoint.get(key);
+    }
+
+    /** Batches between checkpoints of a file (each waits for Kafka's acknowledgement): at most this many re-sent. */
+    static final int CHECKPOINT_EVERY_BATCHES = 8;
+
+    private FileResult replayOne(TraceShipper shipper, TraceProducer producer, Path file, Progress progress) {
         String job = options.job() != null ? options.job() : TraceFiles.jobName(file);
         String run = options.run() != null ? options.run() : TraceFiles.runName(file);
+        if (stopping || producer.gaveUp()) {
+            return new FileResult(
+                    file, job, run, null, 0, 0, "not started: nothing of it was sent", 0, List.of(), true);
+        }
+        running.add(Thread.currentThread());
+        try {
+            return replayOne(shipper, file, job, run, progress);
+        } finally {
+            running.remove(Thread.currentThread());
+            Thread.interrupted(); // a stop() aimed at this file must not hit the pool's next task
+        }
+    }
+
+    private FileResult replayOne(TraceShipper shipper, Path file, String job, String run, Progress progress) {
         Pacer pacer = Pacer.realTime(options.speed());
         ReadProgress fileProgress = progress.file(fileSize(file), interleaves());
+        String key = checkpointKey(file, job, run);
+        long size = fileSize(file);
+        long mtime = mtime(file);
+        Checkpoint.FileEntry entry = options.checkpoint() == null ? null : entry(key);
+        if (entry != null && entry.complete() && entry.size() == size && entry.mtimeMs() == mtime) {
+            LOG.info(
+                    "{}: every event acknowledged by Kafka in an earlier run (checkpoint {}); not sent again",
+                    file,
+                    options.checkpoint());
+            return new FileResult(
+                    file, job, run, null, 0, 0, null, entry.indexes().total(), List.of(), false);
+        }
+        LaneIndexes resume = entry == null ? LaneIndexes.NONE : entry.indexes();
+        long problemsSent = entry == null ? 0 : entry.problemsSent();
+        if (entry != null) {
+            LOG.info(
+                    "{}: resuming from checkpoint {} ({} events acknowledged before)",
+                    file,
+                    options.checkpoint(),
+                    resume.total());
+        }
+        TraceShipper.AckListener listener = options.checkpoint() == null
+                ? TraceShipper.AckListener.NONE
+                : (acked, problems) ->
+                        record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems));
         ShipOptions ship = new ShipOptions(
-                LaneIndexes.NONE,
-                0,
-                0,
+                resume,
+                problemsSent,
+                options.checkpoint() == null ? 0 : CHECKPOINT_EVERY_BATCHES,
                 batch -> {
                     pacer.beforeSend(batch);
                     progress.events.addAndGet(batch.events().size());
                 },
-                TraceShipper.AckListener.NONE,
+                listener,
                 fileProgress);
         try {
             TraceShipper.Result r = shipper.ship(file, job, run, ship);
-            return new FileResult(file, job, run, r.summary(), r.eventsSent(), r.batchesSent(), null);
+            if (options.checkpoint() != null) {
+                record(
+                        key,
+                        new Checkpoint.FileEntry(
+                                size, mtime, true, r.acknowledged().next(), r.problemsSent()));
+            }
+            return new FileResult(
+                    file,
+                    job,
+                    run,
+                    r.summary(),
+                    r.eventsSent(),
+                    r.batchesSent(),
+                    null,
+                    r.eventsSkippedAsSent(),
+                    r.lanes(),
+                    false);
+        } catch (TraceShipper.ShipFailedException e) {
+            TraceShipper.Result r = e.partial();
+            LOG.error("{}: {}", file, e.getMessage());
+            return new FileResult(
+                    file,
+                    job,
+                    run,
+                    r.summary(),
+                    r.acknowledged().total() - resume.total(),
+                    r.batchesSent(),
+                    e.getMessage(),
+                    r.eventsSkippedAsSent(),
+                    r.lanes(),
+                    e.gaveUp());
         } catch (IOException | RuntimeException e) {
             LOG.error("{}: replay failed: {}", file, e.toString());
             return new FileResult(file, job, run, null, 0, 0, e.toString());
+        }
+    }
+
+    private static long mtime(Path file) {
+        try {
+            return Files.getLastModifiedTime(file).toMillis();
+        } catch (IOException e) {
+            return 0; // reported by the read
         }
     }
 

@@ -21,9 +21,19 @@ import java.util.TreeMap;
  * last read, whether that read finished, and the next event index per (rank, lane) that Kafka has
  * acknowledged. Written atomically (temp file, fsync, atomic rename) and only after acknowledgement.
  */
-public record Checkpoint(int version, Map<String, FileEntry> files) {
+public record Checkpoint(int version, Map<String, FileEntry> files, String topicId) {
     public static final int VERSION = 1;
-    public static final Checkpoint EMPTY = new Checkpoint(VERSION, Map.of());
+    public static final Checkpoint EMPTY = new Checkpoint(VERSION, Map.of(), null);
+
+    /**
+     * A checkpoint without the topic's identity (as watch writes it).
+     *
+     * @param topicId {@code llmprof.trace-events}'s topic id when the events were acknowledged (replay): a checkpoint
+     *     of another topic (a broker reset, the topic re-created) is not resumed from; null when not known
+     */
+    public Checkpoint(int version, Map<String, FileEntry> files) {
+        this(version, files, null);
+    }
 
     /**
      * @param size file size when the read started
@@ -53,7 +63,12 @@ public record Checkpoint(int version, Map<String, FileEntry> files) {
     public Checkpoint with(String file, FileEntry entry) {
         TreeMap<String, FileEntry> copy = new TreeMap<>(files);
         copy.put(file, entry);
-        return new Checkpoint(VERSION, copy);
+        return new Checkpoint(VERSION, copy, topicId);
+    }
+
+    /** This checkpoint for the topic with this id. */
+    public Checkpoint withTopicId(String id) {
+        return new Checkpoint(VERSION, files, id);
     }
 
     /** Reads a checkpoint; a missing file is an empty checkpoint. */

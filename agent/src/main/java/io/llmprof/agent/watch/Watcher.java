@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * Watches a directory (polling: WatchService misses events on network and container file systems) for new
  * and growing trace files. A file is read once its size and mtime have been stable for the settle interval,
  * or sooner when it already parses as one complete JSON document. Progress is checkpointed only after Kafka
- * acknowledged it, so a killed and restarted agent neither loses nor re-sends events: complete files of
+ * acknowledged it, so a killed and restarted agent loses no event and re-sends at most the batch whose acknowledgement
+ * it had not yet written down (a kill between Kafka's answer and the checkpoint's fsync; the streams app drops it by
+ * index): complete files of
  * unchanged size are skipped, others are re-read and events below the checkpointed index of their (rank,
  * lane) are not sent again. Bad input in one file never stops the watcher.
  *
@@ -74,7 +76,8 @@ public final class Watcher implements AutoCloseable {
             int maxDepth,
             ReaderOptions readerOptions,
             KafkaConnection kafka,
-            TopicLayout topics) {
+            TopicLayout topics,
+            Duration giveUpAfter) {
         public Options {
             Objects.requireNonNull(dir, "dir");
             checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
@@ -90,6 +93,9 @@ public final class Watcher implements AutoCloseable {
             if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1) {
                 throw new IllegalArgumentException("invalid watcher limits");
             }
+            if (giveUpAfter != null && (giveUpAfter.isNegative() || giveUpAfter.isZero())) {
+                throw new IllegalArgumentException("give-up-after must be positive, got " + giveUpAfter);
+            }
         }
 
         public static Options defaults(Path dir) {
@@ -101,12 +107,13 @@ public final class Watcher implements AutoCloseable {
                     null,
                     null,
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    // Checkpoint after every acknowledged batch: a killed agent then re-sends nothing.
+                    // Checkpoint after every acknowledged batch: a killed agent then re-sends at most one.
                     1,
                     4,
                     ReaderOptions.defaults().withInterleavedLanes(true),
                     null,
-                    TopicLayout.defaults());
+                    TopicLayout.defaults(),
+                    null);
         }
 
         public Options withCheckpoint(Path c) {
@@ -141,6 +148,11 @@ public final class Watcher implements AutoCloseable {
             return copy(o -> o.kafka = k);
         }
 
+        /** Stop watching after this long without an acknowledgement from Kafka (null: wait without a limit). */
+        public Options withGiveUpAfter(Duration d) {
+            return copy(o -> o.giveUpAfter = d);
+        }
+
         /** These options with the changes {@code edit} makes; the canonical constructor validates them. */
         private Options copy(java.util.function.Consumer<Copy> edit) {
             Copy o = new Copy(this);
@@ -157,7 +169,8 @@ public final class Watcher implements AutoCloseable {
                     o.maxDepth,
                     o.readerOptions,
                     o.kafka,
-                    o.topics);
+                    o.topics,
+                    o.giveUpAfter);
         }
 
         /** The components of options being derived, written once for every {@code with*} method. */
@@ -174,6 +187,7 @@ public final class Watcher implements AutoCloseable {
             ReaderOptions readerOptions;
             KafkaConnection kafka;
             TopicLayout topics;
+            Duration giveUpAfter;
 
             Copy(Options from) {
                 dir = from.dir;
@@ -188,6 +202,7 @@ public final class Watcher implements AutoCloseable {
                 readerOptions = from.readerOptions;
                 kafka = from.kafka;
                 topics = from.topics;
+                giveUpAfter = from.giveUpAfter;
             }
         }
     }
@@ -204,6 +219,7 @@ public final class Watcher implements AutoCloseable {
     private TraceProducer producer;
     private volatile ScheduledExecutorService executor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile TraceShipper.ShipFailedException gaveUp;
 
     /** Real Kafka: topics are created when missing, before the first producer. */
     public Watcher(Options options, MeterRegistry registry) {
@@ -212,7 +228,10 @@ public final class Watcher implements AutoCloseable {
                 registry,
                 () -> {
                     TopicBootstrap.ensureTopics(options.kafka(), options.topics());
-                    return new KafkaProducer<>(TraceProducer.producerConfig(options.kafka(), "llmprof-agent-watch"));
+                    return new KafkaProducer<>(TraceProducer.producerConfig(
+                            options.kafka(),
+                            "llmprof-agent-watch",
+                            TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter())));
                 },
                 Clock.systemUTC());
     }
@@ -280,6 +299,11 @@ public final class Watcher implements AutoCloseable {
         }
     }
 
+    /** Why the watcher stopped: it gave up waiting for Kafka ({@code --give-up-after}); null while it watches. */
+    public TraceShipper.ShipFailedException gaveUp() {
+        return gaveUp;
+    }
+
     /** The acknowledged progress as last written. */
     public synchronized Checkpoint checkpoint() {
         return checkpoint;
@@ -291,7 +315,7 @@ public final class Watcher implements AutoCloseable {
         List<String> waiting = new ArrayList<>();
         List<String> failed = new ArrayList<>();
         long events = 0;
-        if (closed.get()) {
+        if (closed.get() || gaveUp != null) {
             return new PollResult(shipped, waiting, failed, 0);
         }
         for (Path file : scan()) {
@@ -345,6 +369,25 @@ public final class Watcher implements AutoCloseable {
             } catch (IOException e) {
                 LOG.warn("{}: cannot read: {}", file, e.toString());
                 failed.add(key);
+            } catch (TraceShipper.ShipFailedException e) {
+                closeProducer();
+                failed.add(key);
+                if (e.gaveUp()) {
+                    if (!closed.get()) {
+                        LOG.error(
+                                "{}: {}; stopped watching. Acknowledged (checkpointed in {}):",
+                                file,
+                                e.getMessage(),
+                                options.checkpoint());
+                        e.partial().lanes().forEach(l -> LOG.error("{}:   {}", file, l));
+                        gaveUp = e;
+                    }
+                    break;
+                }
+                LOG.error(
+                        "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
+                        file,
+                        e.getMessage());
             } catch (DeliveryException e) {
                 LOG.error(
                         "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
@@ -363,7 +406,8 @@ public final class Watcher implements AutoCloseable {
 
     private long ship(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) throws IOException {
         if (producer == null) {
-            producer = new TraceProducer(producerFactory.get(), meters);
+            producer = new TraceProducer(
+                    producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()));
         }
         TraceShipper shipper = new TraceShipper(
                 producer,
