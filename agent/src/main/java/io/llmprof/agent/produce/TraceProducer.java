@@ -237,7 +237,11 @@ public final class TraceProducer implements AutoCloseable {
     public static TraceProducer connect(
             KafkaConnection kafka, TopicLayout topics, AgentMeters meters, Delivery delivery) {
         Map<String, Object> config = producerConfig(kafka, "llmprof-agent", delivery);
-        TopicBootstrap.ensureTopics(kafka, topics);
+        if (delivery.retry()) {
+            TopicsAtStart.ensure(kafka, topics, delivery.giveUpAfter());
+        } else {
+            TopicBootstrap.ensureTopics(kafka, topics); // the ingest answers 503 instead of waiting
+        }
         return new TraceProducer(new KafkaProducer<>(config), meters, delivery);
     }
 

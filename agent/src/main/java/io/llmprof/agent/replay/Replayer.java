@@ -7,13 +7,13 @@ import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.LaneIndexes;
+import io.llmprof.agent.produce.TopicsAtStart;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.agent.watch.Checkpoint;
 import io.llmprof.events.KafkaConnection;
-import io.llmprof.events.TopicBootstrap;
 import io.llmprof.events.TopicLayout;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -263,7 +263,7 @@ public final class Replayer {
             }
         }
         if (bootstrapTopics) {
-            TopicBootstrap.ensureTopics(options.kafka(), options.topics());
+            TopicsAtStart.ensure(options.kafka(), options.topics(), options.giveUpAfter());
         }
         if (options.checkpoint() != null) {
             checkpoint = loadCheckpoint();

@@ -6,13 +6,13 @@ import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.nsys.NsysReader;
 import io.llmprof.agent.produce.DeliveryException;
 import io.llmprof.agent.produce.LaneIndexes;
+import io.llmprof.agent.produce.TopicsAtStart;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.agent.produce.TraceShipper.ShipOptions;
 import io.llmprof.events.KafkaConnection;
-import io.llmprof.events.TopicBootstrap;
 import io.llmprof.events.TopicLayout;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -227,7 +227,7 @@ public final class Watcher implements AutoCloseable {
                 options,
                 registry,
                 () -> {
-                    TopicBootstrap.ensureTopics(options.kafka(), options.topics());
+                    TopicsAtStart.ensure(options.kafka(), options.topics(), options.giveUpAfter());
                     return new KafkaProducer<>(TraceProducer.producerConfig(
                             options.kafka(),
                             "llmprof-agent-watch",
