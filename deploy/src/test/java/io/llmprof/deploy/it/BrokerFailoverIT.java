@@ -196,30 +196,21 @@ class BrokerFailoverIT {
 
     /** `llmprof broker` node {@code id} in its own JVM, its output in {@code tmp/node-<id>-<run>.log}. */
     private Process broker(int id, String quorum, String clusterId, int port, int run) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = List.of(
-                java,
-                "-Xmx384m",
-                "-Dslf4j.provider=io.llmprof.deploy.logging.ConsoleLogProvider",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp",
-                System.getProperty("java.class.path"),
-                "io.llmprof.deploy.cli.Llmprof",
-                "broker",
-                "--node-id",
-                Integer.toString(id),
-                "--controller-quorum",
-                quorum,
-                "--cluster-id",
-                clusterId,
-                "--port",
-                Integer.toString(port),
-                "--data-dir",
-                tmp.resolve("node-" + id).toString());
-        return new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(log(id, run).toFile())
-                .start();
+        return ChildJvm.llmprof(
+                "384m",
+                log(id, run),
+                List.of(
+                        "broker",
+                        "--node-id",
+                        Integer.toString(id),
+                        "--controller-quorum",
+                        quorum,
+                        "--cluster-id",
+                        clusterId,
+                        "--port",
+                        Integer.toString(port),
+                        "--data-dir",
+                        tmp.resolve("node-" + id).toString()));
     }
 
     private void awaitReady(int id, int run) {

@@ -335,7 +335,7 @@ class BrokerOutageIT {
     }
 
     /** Adds the file's events per "rank/LANE" to {@code counts}; returns its GPU time span in ns. */
-    private static long count(Path trace, Map<String, Long> counts) throws Exception {
+    static long count(Path trace, Map<String, Long> counts) throws Exception {
         long[] span = {Long.MAX_VALUE, Long.MIN_VALUE};
         KinetoReader.read(trace, ReaderOptions.defaults(), new OrderedSink() {
             @Override

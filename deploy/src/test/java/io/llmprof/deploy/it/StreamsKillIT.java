@@ -253,37 +253,21 @@ class StreamsKillIT {
 
     /** `llmprof streams` in its own JVM, with the launcher's logging settings, its output in {@code log}. */
     private static Process streams(String bootstrap, Path config, Path state, Path log) throws IOException {
-        String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(
-                java,
-                "-Xmx512m",
-                "-Dslf4j.provider=io.llmprof.deploy.logging.ConsoleLogProvider",
-                "-Dslf4j.internal.verbosity=WARN",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.log.io.llmprof=info",
-                // the rest as the launcher (./llmprof) sets them
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender=error",
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals.StateDirectory=error",
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.StreamsConfig=error",
-                "-cp",
-                System.getProperty("java.class.path"),
-                "io.llmprof.deploy.cli.Llmprof",
-                "streams",
-                "--bootstrap-servers",
-                bootstrap,
-                "--config",
-                config.toString(),
-                "--state-dir",
-                state.toString(),
-                "--metrics-port",
-                "0",
-                "--host-rolling-steps",
-                Integer.toString(PASSES)));
-        return new ProcessBuilder(cmd)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+        return ChildJvm.llmprof(
+                "512m",
+                log,
+                List.of(
+                        "streams",
+                        "--bootstrap-servers",
+                        bootstrap,
+                        "--config",
+                        config.toString(),
+                        "--state-dir",
+                        state.toString(),
+                        "--metrics-port",
+                        "0",
+                        "--host-rolling-steps",
+                        Integer.toString(PASSES)));
     }
 
     /** The rolling host verdict over every step (rolling window = the pass count) is the offline one. */
