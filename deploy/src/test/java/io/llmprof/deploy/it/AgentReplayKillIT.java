@@ -124,6 +124,9 @@ class AgentReplayKillIT {
             for (JsonNode doc : offline) {
                 view.assertLayersMatch(doc, "rkill", PASSES);
             }
+            for (Path f : synth.files()) {
+                view.assertHostMatches(PipelineHarness.analyze("host", f, null), "rkill");
+            }
             for (JsonNode k : view.get("/api/anomalies?job=rkill").get("by_kind")) {
                 assertThat(k.get("severity").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("DATA_LOSS");
             }

@@ -108,6 +108,9 @@ class BrokerFailoverIT {
                             StreamsAppConfig.builder(bootstrap)
                                     .stateDir(tmp.resolve("state"))
                                     .modelConfig(config)
+                                    // the rolling host verdict over every step: the offline analysis's
+                                    .host(io.llmprof.streams.host.HostConfig.defaults()
+                                            .withRollingSteps(PASSES))
                                     .build(),
                             registry);
                     Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
@@ -179,6 +182,10 @@ class BrokerFailoverIT {
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (JsonNode doc : offline) {
                     new DashboardView(dashboard).assertLayersMatch(doc, "failover", PASSES);
+                }
+                for (Path f : synth.files()) {
+                    new DashboardView(dashboard)
+                            .assertHostMatches(PipelineHarness.analyze("host", f, null), "failover");
                 }
                 JsonNode anomalies = new DashboardView(dashboard).get("/api/anomalies?job=failover");
                 for (JsonNode k : anomalies.get("by_kind")) {

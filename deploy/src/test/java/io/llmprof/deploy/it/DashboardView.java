@@ -44,4 +44,41 @@ final class DashboardView {
             }
         }
     }
+
+    /**
+     * The host view of every rank of an offline `analyze host` document: steps seen, and per phase the steps, the
+     * metrics, what crossed and both verdicts. The streams app's rolling window must hold every step (the default
+     * 128, or {@code --host-rolling-steps}) for its verdict to be the whole run's.
+     */
+    void assertHostMatches(JsonNode offline, String job) {
+        for (JsonNode rank : offline.get("ranks")) {
+            String r = rank.get("rank").asText();
+            JsonNode live = get("/api/ranks/" + r + "/host?job=" + job + "&steps=1");
+            assertThat(live.get("steps_seen").asLong())
+                    .as("rank %s steps", r)
+                    .isEqualTo(rank.get("steps").asLong());
+            for (String phase : java.util.List.of("all", "context", "generation")) {
+                JsonNode want = rank.get(phase);
+                if (want == null || want.isNull() || want.get("steps").asLong() == 0) {
+                    continue;
+                }
+                JsonNode got = live.get("phases").get(phase);
+                String what = "rank " + r + " " + phase;
+                assertThat(got).as(what).isNotNull();
+                assertThat(got.at("/sums/steps").asLong())
+                        .as(what)
+                        .isEqualTo(want.get("steps").asLong());
+                want.get("metrics").fieldNames().forEachRemaining(m -> assertThat(got.at("/metrics/" + m))
+                        .as(what + " " + m)
+                        .isEqualTo(want.get("metrics").get(m)));
+                assertThat(got.get("crossed")).as(what).isEqualTo(want.get("crossed"));
+                assertThat(got.get("seed_verdict").asText())
+                        .as(what)
+                        .isEqualTo(want.get("verdict").asText());
+                assertThat(got.get("llmprof_verdict").asText())
+                        .as(what)
+                        .isEqualTo(want.get("llmprof_verdict").asText());
+            }
+        }
+    }
 }

@@ -107,7 +107,7 @@ class StreamsKillIT {
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (int r = 0; r < RANKS; r++) {
                     new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", PASSES);
-                    assertHostMatches(dashboard, offlineHost.get(r));
+                    new DashboardView(dashboard).assertHostMatches(offlineHost.get(r), "kill");
                 }
                 String log = read(log2);
                 assertThat(log.lines().filter(l -> l.contains("ERROR")).toList())
@@ -199,7 +199,7 @@ class StreamsKillIT {
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) ranks * passes);
                 for (int r = 0; r < ranks; r++) {
                     new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", passes);
-                    assertHostMatches(dashboard, offlineHost.get(r));
+                    new DashboardView(dashboard).assertHostMatches(offlineHost.get(r), "kill");
                 }
                 assertThat(read(survivorLog).lines().filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
                         .isEmpty();
@@ -268,38 +268,6 @@ class StreamsKillIT {
                         "0",
                         "--host-rolling-steps",
                         Integer.toString(PASSES)));
-    }
-
-    /** The rolling host verdict over every step (rolling window = the pass count) is the offline one. */
-    private void assertHostMatches(DashboardServer dashboard, JsonNode offline) {
-        for (JsonNode rank : offline.get("ranks")) {
-            String r = rank.get("rank").asText();
-            JsonNode live = new DashboardView(dashboard).get("/api/ranks/" + r + "/host?job=kill&steps=1");
-            assertThat(live.get("steps_seen").asLong())
-                    .isEqualTo(rank.get("steps").asLong());
-            for (String phase : List.of("all", "context", "generation")) {
-                JsonNode want = rank.get(phase);
-                if (want == null || want.isNull() || want.get("steps").asLong() == 0) {
-                    continue;
-                }
-                JsonNode got = live.get("phases").get(phase);
-                String what = "rank " + r + " " + phase;
-                assertThat(got).as(what).isNotNull();
-                assertThat(got.at("/sums/steps").asLong())
-                        .as(what)
-                        .isEqualTo(want.get("steps").asLong());
-                want.get("metrics").fieldNames().forEachRemaining(m -> assertThat(got.at("/metrics/" + m))
-                        .as(what + " " + m)
-                        .isEqualTo(want.get("metrics").get(m)));
-                assertThat(got.get("crossed")).as(what).isEqualTo(want.get("crossed"));
-                assertThat(got.get("seed_verdict").asText())
-                        .as(what)
-                        .isEqualTo(want.get("verdict").asText());
-                assertThat(got.get("llmprof_verdict").asText())
-                        .as(what)
-                        .isEqualTo(want.get("llmprof_verdict").asText());
-            }
-        }
     }
 
     private static JsonNode analyze(String what, Path trace, Path modelConfig) {
