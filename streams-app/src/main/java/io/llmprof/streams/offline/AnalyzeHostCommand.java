@@ -15,6 +15,7 @@ import io.llmprof.streams.host.HostConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -85,6 +86,26 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             description = "text or json (default: ${DEFAULT-VALUE}).")
     Format format;
 
+    @Option(
+            names = "--output",
+            paramLabel = "FILE",
+            description = "Write the report to FILE (UTF-8, replaced) instead of standard output.")
+    Path output;
+
+    @Option(
+            names = "--baseline-label",
+            paramLabel = "NAME",
+            defaultValue = "baseline",
+            description = "Name of the --baseline run in the regression report (default: ${DEFAULT-VALUE}).")
+    String baselineLabel;
+
+    @Option(
+            names = "--target-label",
+            paramLabel = "NAME",
+            defaultValue = "target",
+            description = "Name of the --trace run in the regression report (default: ${DEFAULT-VALUE}).")
+    String targetLabel;
+
     @Mixin
     HostOptions host;
 
@@ -126,17 +147,45 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             return 2;
         }
         Map<String, Object> doc = document(target, base);
+        if (doc.get("regression") instanceof Map<?, ?> r) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> regression = (Map<String, Object>) r;
+            regression.put("baseline_label", baselineLabel);
+            regression.put("target_label", targetLabel);
+        }
         InputReport input = new InputReport();
         for (int i = 0; i < files.size() && i < target.summaries.size(); i++) {
             input.add(files.get(i), target.summaries.get(i));
         }
         doc.put("input", input.json());
-        if (format == Format.json) {
-            out.println(JSON.writeValueAsString(doc));
-        } else {
-            HostText.render(out, target, base, doc);
+        PrintWriter report = out;
+        if (output != null) {
+            try {
+                Path parent = output.toAbsolutePath().getParent();
+                if (parent != null) {
+                    Files.createDirectories(parent);
+                }
+                report = new PrintWriter(Files.newBufferedWriter(output, StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                err.println("analyze host: cannot write " + output + ": " + e.getMessage());
+                return 2;
+            }
         }
-        out.flush();
+        if (format == Format.json) {
+            report.println(JSON.writeValueAsString(doc));
+        } else {
+            HostText.render(report, target, base, doc);
+        }
+        report.flush();
+        if (output != null) {
+            report.close();
+            if (report.checkError()) {
+                err.println("analyze host: cannot write " + output);
+                return 2;
+            }
+            out.println("analyze host: report written to " + output);
+            out.flush();
+        }
         if (target.gpuEvents == 0) {
             err.println("analyze host: "
                     + String.join(", ", files.stream().map(Path::toString).toList())

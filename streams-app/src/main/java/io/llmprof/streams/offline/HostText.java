@@ -247,7 +247,9 @@ final class HostText {
     }
 
     private static void regression(PrintWriter out, Map<String, Object> r) {
-        out.println("-- regression vs baseline --");
+        String baseline = String.valueOf(r.getOrDefault("baseline_label", "baseline"));
+        String target = String.valueOf(r.getOrDefault("target_label", "target"));
+        out.println("-- regression: " + target + " vs " + baseline + " --");
         out.println("  CONCLUSION: " + r.get("conclusion"));
         for (Object ev : (List<?>) r.getOrDefault("evidence", List.of())) {
             out.println("    " + ev);
@@ -257,8 +259,8 @@ final class HostText {
                 "  %-10s %-48s %14s %14s %9s  %s%n",
                 "section",
                 "name",
-                "baseline",
-                "target",
+                shortLabel(baseline),
+                shortLabel(target),
                 "delta",
                 "status");
         for (Object o : (List<?>) r.get("rows")) {
@@ -276,6 +278,11 @@ final class HostText {
                     m.get("status"));
         }
         out.println();
+    }
+
+    /** A run label as a 14-wide column head. */
+    private static String shortLabel(String label) {
+        return label.length() <= 14 ? label : label.substring(0, 13) + "…";
     }
 
     @SuppressWarnings("unchecked")

@@ -18,6 +18,7 @@ import io.llmprof.events.host.HostThresholdSet;
 import io.llmprof.events.host.HostThresholds;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -860,9 +861,67 @@ class AnalyzeHostCommandTest {
                 pair.baseline().file().toString());
         assertThat(o.code()).as(o.err()).isZero();
         assertThat(o.out())
-                .contains("-- regression vs baseline --")
+                .contains("-- regression: target vs baseline --")
                 .contains("CONCLUSION: INTER-STEP HOST OVERHEAD")
                 .containsPattern("gap +avg +200000 +400000 +\\+100\\.0% +REGRESSION")
                 .containsPattern("nvtx +_prepare_tp_inputs +300000 +900000 +\\+200\\.0% +REGRESSION");
+    }
+
+    /** Issue 19: the runs are named as the user names them, and the report can go to a file. */
+    @Test
+    void theRunsCarryTheirLabelsAndTheReportGoesToTheOutputFile() throws Exception {
+        NsysFixtures.Pair pair = regressionPair();
+        Path text = tmp.resolve("reports/host.txt");
+        Out o = host(
+                "--trace",
+                pair.target().file().toString(),
+                "--baseline",
+                pair.baseline().file().toString(),
+                "--baseline-label",
+                "v0.9",
+                "--target-label",
+                "v1.0-rc1",
+                "--output",
+                text.toString());
+        assertThat(o.code()).as(o.err()).isZero();
+        assertThat(o.out()).isEqualTo("analyze host: report written to " + text + System.lineSeparator());
+        String report = Files.readString(text);
+        assertThat(report)
+                .contains("-- regression: v1.0-rc1 vs v0.9 --")
+                .containsPattern("section +name +v0\\.9 +v1\\.0-rc1 +delta +status")
+                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD");
+
+        Path json = tmp.resolve("host.json");
+        Out j = host(
+                "--trace",
+                pair.target().file().toString(),
+                "--baseline",
+                pair.baseline().file().toString(),
+                "--baseline-label",
+                "v0.9",
+                "--target-label",
+                "v1.0-rc1",
+                "--format",
+                "json",
+                "--output",
+                json.toString());
+        assertThat(j.code()).as(j.err()).isZero();
+        JsonNode doc = io.llmprof.events.Json.mapper().readTree(Files.readString(json));
+        assertThat(doc.at("/regression/baseline_label").asText()).isEqualTo("v0.9");
+        assertThat(doc.at("/regression/target_label").asText()).isEqualTo("v1.0-rc1");
+        assertThat(doc.at("/regression/conclusion").asText()).isEqualTo("INTER-STEP HOST OVERHEAD");
+    }
+
+    @Test
+    void anOutputThatCannotBeWrittenIsOneLineAndExit2() throws Exception {
+        NsysFixtures.Pair pair = regressionPair();
+        Path blocker = Files.writeString(tmp.resolve("not-a-dir"), "x");
+        Out o = host(
+                "--trace",
+                pair.target().file().toString(),
+                "--output",
+                blocker.resolve("host.txt").toString());
+        assertThat(o.code()).isEqualTo(2);
+        assertThat(o.err().lines()).singleElement().asString().startsWith("analyze host: cannot write ");
     }
 }
