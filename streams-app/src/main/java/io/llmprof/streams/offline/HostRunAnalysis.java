@@ -206,7 +206,8 @@ final class HostRunAnalysis {
             if (s.phase() != null) {
                 phaseSums.merge(s.phase(), s.sums(), HostSums::plus);
                 phaseProfiles
-                        .computeIfAbsent(s.phase(), p -> new RunProfile(job, run, PROFILE_SAMPLES))
+                        // the phase's view, so its regression report says which phase it is (issue 19: all said "all")
+                        .computeIfAbsent(s.phase(), p -> new RunProfile(job, run, PROFILE_SAMPLES).forPhase(p))
                         .add(s);
             }
             stragglers.add(s);

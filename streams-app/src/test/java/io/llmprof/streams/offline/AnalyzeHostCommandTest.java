@@ -924,4 +924,24 @@ class AnalyzeHostCommandTest {
         assertThat(o.code()).isEqualTo(2);
         assertThat(o.err().lines()).singleElement().asString().startsWith("analyze host: cannot write ");
     }
+
+    /** Issue 19: each per-phase regression report is labelled with its phase, not "all". */
+    @Test
+    void perPhaseRegressionReportsAreLabelledByTheirPhase() throws Exception {
+        NsysFixtures.Pair pair = regressionPair();
+        Out o = host(
+                "--trace",
+                pair.target().file().toString(),
+                "--baseline",
+                pair.baseline().file().toString(),
+                "--format",
+                "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        JsonNode phases = io.llmprof.events.Json.mapper().readTree(o.out()).at("/regression/phases");
+        assertThat(phases.size()).as("per-phase reports in %s", phases).isPositive();
+        phases.fieldNames()
+                .forEachRemaining(p -> assertThat(phases.get(p).get("phase").asText())
+                        .as("phase of the %s report", p)
+                        .isEqualTo(p));
+    }
 }
