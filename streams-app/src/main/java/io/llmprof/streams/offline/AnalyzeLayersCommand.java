@@ -181,6 +181,18 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             order.sortedIf(run.segmenters.launchesLost());
             String anchor = run.anchor();
             Integer layers = run.numLayers();
+            if (segmenterConfig.numLayers() == null
+                    && !"generic".equals(segmenterConfig.profileName())
+                    && run.anchorCutPasses > 0) {
+                // A named profile's anchor fixes how a layer ends, not how many make a pass: counted from the
+                // trace alone, DeepSeek-V4's mhc_post cut every layer as a pass of 1 layer (issue 19).
+                err.println("analyze layers: profile " + segmenterConfig.profileName() + " needs the model's layer"
+                        + " count to cut passes at its anchor (" + anchor + ") and the trace has no step markers:"
+                        + " give --config CONFIG_JSON (num_hidden_layers) or --num-layers N (counted from the trace"
+                        + " alone: " + (layers == null ? "none" : layers) + " layer(s) per pass, " + run.passes
+                        + " passes)");
+                return 2;
+            }
             List<CrossRankPass> crossRank = run.crossRank.ranks().size() < 2 ? List.of() : run.crossRank.passes();
             if (format == Format.json) {
                 List<String> notices = new ArrayList<>(segmenterConfig.notices());
@@ -254,6 +266,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         long gpuEvents;
         long passes;
         long trainingPasses;
+        /** Passes cut at anchors (no step marker around them). */
+        long anchorCutPasses;
 
         String workload() {
             return io.llmprof.streams.report.LayersDocument.workload(passes, trainingPasses);
@@ -354,6 +368,9 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             }
             for (ClosedPass c : emitted.passes()) {
                 passes++;
+                if (PassRecord.BOUNDARY_ANCHOR.equals(c.pass().boundary())) {
+                    anchorCutPasses++;
+                }
                 if (c.pass().training()) {
                     trainingPasses++;
                 }

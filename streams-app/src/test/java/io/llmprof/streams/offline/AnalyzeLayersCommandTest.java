@@ -228,4 +228,47 @@ class AnalyzeLayersCommandTest {
                 .toList();
         assertThat(rows).hasSize(1);
     }
+
+    /**
+     * Issue 19: a named profile on a trace without step markers and without the layer count gave a "1-layer" analysis
+     * (DeepSeek-V4's mhc_post cut every layer as a pass) with exit 0; now a clear error, and with --config the
+     * model's layers.
+     */
+    @Test
+    void aNamedProfileWithoutItsLayerCountOnAnAnchorCutTraceIsAClearError(@org.junit.jupiter.api.io.TempDir Path tmp)
+            throws Exception {
+        Path config = SharedData.file("model-configs/deepseek-ai--DeepSeek-V4-Flash_config.json");
+        Path trace = tmp.resolve("dsv4.json");
+        io.llmprof.agent.synth.SynthTrace.write(
+                io.llmprof.agent.synth.SynthSpec.builder(config)
+                        .passes(3)
+                        .stepMarkers(false)
+                        .build(),
+                trace);
+        Out bad = analyze("layers", "--trace", trace.toString(), "--profile", "dsv4_csa_hca", "--format", "json");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.out()).isEmpty();
+        assertThat(bad.err().lines())
+                .singleElement()
+                .asString()
+                .startsWith("analyze layers: profile dsv4_csa_hca needs the model's layer count")
+                .contains("--config", "--num-layers");
+
+        Out good = analyze(
+                "layers",
+                "--trace",
+                trace.toString(),
+                "--profile",
+                "dsv4_csa_hca",
+                "--config",
+                config.toString(),
+                "--format",
+                "json");
+        assertThat(good.code()).as(good.err()).isZero();
+        JsonNode doc = Json.mapper().readTree(good.out());
+        int layers =
+                Json.mapper().readTree(config.toFile()).get("num_hidden_layers").asInt();
+        assertThat(doc.get("num_layers").asInt()).isEqualTo(layers);
+        assertThat(doc.at("/ranks/0/passes")).hasSize(3);
+    }
 }
