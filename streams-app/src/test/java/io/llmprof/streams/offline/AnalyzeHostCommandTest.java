@@ -872,17 +872,7 @@ class AnalyzeHostCommandTest {
     void theRunsCarryTheirLabelsAndTheReportGoesToTheOutputFile() throws Exception {
         NsysFixtures.Pair pair = regressionPair();
         Path text = tmp.resolve("reports/host.txt");
-        Out o = host(
-                "--trace",
-                pair.target().file().toString(),
-                "--baseline",
-                pair.baseline().file().toString(),
-                "--baseline-label",
-                "v0.9",
-                "--target-label",
-                "v1.0-rc1",
-                "--output",
-                text.toString());
+        Out o = regression(pair, "--baseline-label", "v0.9", "--target-label", "v1.0-rc1", "--output", text.toString());
         assertThat(o.code()).as(o.err()).isZero();
         assertThat(o.out()).isEqualTo("analyze host: report written to " + text + System.lineSeparator());
         String report = Files.readString(text);
@@ -892,11 +882,8 @@ class AnalyzeHostCommandTest {
                 .contains("CONCLUSION: INTER-STEP HOST OVERHEAD");
 
         Path json = tmp.resolve("host.json");
-        Out j = host(
-                "--trace",
-                pair.target().file().toString(),
-                "--baseline",
-                pair.baseline().file().toString(),
+        Out j = regression(
+                pair,
                 "--baseline-label",
                 "v0.9",
                 "--target-label",
@@ -929,13 +916,7 @@ class AnalyzeHostCommandTest {
     @Test
     void perPhaseRegressionReportsAreLabelledByTheirPhase() throws Exception {
         NsysFixtures.Pair pair = regressionPair();
-        Out o = host(
-                "--trace",
-                pair.target().file().toString(),
-                "--baseline",
-                pair.baseline().file().toString(),
-                "--format",
-                "json");
+        Out o = regression(pair, "--format", "json");
         assertThat(o.code()).as(o.err()).isZero();
         JsonNode phases = io.llmprof.events.Json.mapper().readTree(o.out()).at("/regression/phases");
         assertThat(phases.size()).as("per-phase reports in %s", phases).isPositive();
@@ -943,5 +924,16 @@ class AnalyzeHostCommandTest {
                 .forEachRemaining(p -> assertThat(phases.get(p).get("phase").asText())
                         .as("phase of the %s report", p)
                         .isEqualTo(p));
+    }
+
+    /** `analyze host` of the pair's target against its baseline, with {@code more} options. */
+    private static Out regression(NsysFixtures.Pair pair, String... more) {
+        List<String> args = new ArrayList<>(List.of(
+                "--trace",
+                pair.target().file().toString(),
+                "--baseline",
+                pair.baseline().file().toString()));
+        args.addAll(List.of(more));
+        return host(args.toArray(String[]::new));
     }
 }
