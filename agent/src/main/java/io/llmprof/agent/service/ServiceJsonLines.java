@@ -11,6 +11,7 @@ import io.llmprof.events.service.ServiceEvent;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
+import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -94,8 +95,12 @@ public final class ServiceJsonLines {
             int from = 0;
             for (int i = 0; i < n; i++) {
                 if (buf[i] == '\n') {
-                    p.append(buf, from, i - from);
-                    p.endLine();
+                    if (p.line.length() == 0 && !p.tooLong) {
+                        p.endLine(buf, from, i - from); // the whole line is in the buffer: read it there
+                    } else {
+                        p.append(buf, from, i - from);
+                        p.endLine();
+                    }
                     from = i + 1;
                 }
             }
@@ -112,6 +117,9 @@ public final class ServiceJsonLines {
         final Consumer<ServiceEvent> events;
         final Problems problems;
         final StringBuilder line = new StringBuilder();
+        /** A line that spanned reads, copied out of {@link #line} to be read. */
+        char[] scratch = new char[1024];
+
         boolean tooLong;
         long lineNo;
         long ok;
@@ -140,49 +148,76 @@ public final class ServiceJsonLines {
         }
 
         void endLine() {
+            int n = line.length();
+            if (scratch.length < n) {
+                scratch = new char[Math.max(n, scratch.length * 2)];
+            }
+            line.getChars(0, n, scratch, 0);
+            boolean cut = tooLong;
+            line.setLength(0);
+            tooLong = false;
+            if (cut) {
+                lineNo++;
+                bad++;
+                report(
+                        problems,
+                        AnomalyKind.INVALID_INPUT,
+                        label,
+                        lineNo,
+                        CharBuffer.wrap(scratch, 0, n),
+                        () -> "line is longer than " + maxLineChars + " characters: skipped");
+                return;
+            }
+            endLine(scratch, 0, n);
+        }
+
+        /** A whole line, {@code len} characters of {@code src} from {@code off} (without its newline). */
+        void endLine(char[] src, int off, int len) {
             lineNo++;
+            if (len > maxLineChars) {
+                bad++;
+                report(
+                        problems,
+                        AnomalyKind.INVALID_INPUT,
+                        label,
+                        lineNo,
+                        CharBuffer.wrap(src, off, maxLineChars),
+                        () -> "line is longer than " + maxLineChars + " characters: skipped");
+                return;
+            }
+            int first = firstNonBlank(src, off, len);
+            if (first < 0) {
+                return;
+            }
+            if (src[first] != '{') {
+                // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
+                bad++;
+                report(
+                        problems,
+                        AnomalyKind.INVALID_JSON,
+                        label,
+                        lineNo,
+                        CharBuffer.wrap(src, off, len),
+                        () -> "not a JSON object (it" + " must start with '{')");
+                return;
+            }
+            ServiceEvent streamed = StreamedLine.read(src, off, len);
+            String text = streamed == null ? new String(src, off, len).strip() : null;
             try {
-                if (tooLong) {
-                    bad++;
-                    report(
-                            problems,
-                            AnomalyKind.INVALID_INPUT,
-                            label,
-                            lineNo,
-                            line,
-                            () -> "line is longer than " + maxLineChars + " characters: skipped");
-                    return;
-                }
-                int first = firstNonBlank(line);
-                if (first < 0) {
-                    return;
-                }
-                if (line.charAt(first) != '{') {
-                    // Cheap and common in garbage: no JSON parser (and no exception) for a line that is no object.
-                    bad++;
-                    report(
-                            problems,
-                            AnomalyKind.INVALID_JSON,
-                            label,
-                            lineNo,
-                            line,
-                            () -> "not a JSON object (it" + " must start with '{')");
-                    return;
-                }
-                String text = line.toString().strip();
-                try {
-                    events.accept(parse(text));
-                    ok++;
-                } catch (IllegalArgumentException e) {
-                    bad++;
-                    AnomalyKind kind = e.getCause() instanceof JsonProcessingException
-                            ? AnomalyKind.INVALID_JSON
-                            : AnomalyKind.INVALID_INPUT;
-                    report(problems, kind, label, lineNo, text, e::getMessage);
-                }
-            } finally {
-                line.setLength(0);
-                tooLong = false;
+                events.accept(streamed != null ? streamed : parseTree(text));
+                ok++;
+            } catch (IllegalArgumentException e) {
+                bad++;
+                AnomalyKind kind = e.getCause() instanceof JsonProcessingException
+                        ? AnomalyKind.INVALID_JSON
+                        : AnomalyKind.INVALID_INPUT;
+                report(
+                        problems,
+                        kind,
+                        label,
+                        lineNo,
+                        text != null ? text : new String(src, off, len).strip(),
+                        e::getMessage);
             }
         }
     }
@@ -209,9 +244,10 @@ public final class ServiceJsonLines {
                 text);
     }
 
-    private static int firstNonBlank(CharSequence s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (!Character.isWhitespace(s.charAt(i))) {
+    /** The index in {@code s} of the first non-blank character of the range, or -1. */
+    private static int firstNonBlank(char[] s, int off, int len) {
+        for (int i = off; i < off + len; i++) {
+            if (!Character.isWhitespace(s[i])) {
                 return i;
             }
         }
@@ -220,6 +256,15 @@ public final class ServiceJsonLines {
 
     /** One line. @throws IllegalArgumentException with what is wrong (cause: the JSON error, if any) */
     public static ServiceEvent parse(String line) {
+        ServiceEvent fast = StreamedLine.read(line);
+        return fast != null ? fast : parseTree(line);
+    }
+
+    /**
+     * One line through Jackson's tree model: every shape the format allows, and the messages for what is wrong.
+     * {@link #parse} reads the common shapes without the tree ({@link StreamedLine}) and comes here for the rest.
+     */
+    static ServiceEvent parseTree(String line) {
         JsonNode n;
         try {
             n = TREE.readTree(line);

@@ -106,7 +106,8 @@ public final class RequestIds {
         out.add(ref(text(v), null, null, null));
     }
 
-    private static RequestRef ref(String raw, Long iter, String type, Long tokens) {
+    /** One request as a {@code rid} object gives it: {@code raw} as written, its canonical id from {@link #canonical}. */
+    public static RequestRef ref(String raw, Long iter, String type, Long tokens) {
         return new RequestRef(canonical(raw), raw, iter, type, tokens);
     }
 

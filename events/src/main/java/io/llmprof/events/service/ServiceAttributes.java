@@ -3,6 +3,7 @@ package io.llmprof.events.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,10 +28,7 @@ public record ServiceAttributes(
     public static final List<String> RID_KEYS = List.of("rid", "rid_list", "rids");
 
     public static ServiceAttributes of(JsonNode attributes) {
-        List<RequestRef> requests = new java.util.ArrayList<>();
-        Map<String, Double> metrics = new LinkedHashMap<>();
-        Map<String, Double> deltas = new LinkedHashMap<>();
-        Map<String, String> labels = new LinkedHashMap<>();
+        Builder b = new Builder();
         if (attributes != null && attributes.isObject()) {
             for (Iterator<Map.Entry<String, JsonNode>> it = attributes.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> f = it.next();
@@ -40,24 +38,65 @@ public record ServiceAttributes(
                     continue;
                 }
                 if (RID_KEYS.contains(key)) {
-                    requests.addAll(RequestIds.parse(v));
+                    b.requests(RequestIds.parse(v));
                     continue;
                 }
-                Double number = number(v);
-                if (key.length() > 1 && key.endsWith("=") && number != null) {
-                    metrics.put(key.substring(0, key.length() - 1), number);
-                } else if (key.length() > 1 && key.startsWith("=") && number != null) {
-                    metrics.put(key.substring(1), number); // tx_data_df.csv's spelling: =QueueSize
-                } else if (key.length() > 1 && key.endsWith("+") && number != null) {
-                    deltas.put(key.substring(0, key.length() - 1), number);
-                } else if (key.length() > 1 && key.startsWith("+") && number != null) {
-                    deltas.put(key.substring(1), number); // +WAITING
-                } else {
-                    labels.put(key, v.isValueNode() ? v.asText() : v.toString());
-                }
+                b.value(key, number(v), v.isValueNode() ? v.asText() : v.toString());
             }
         }
-        return new ServiceAttributes(requests, metrics, deltas, labels);
+        return b.build();
+    }
+
+    /**
+     * The attributes of one event, added in document order: what {@link #of} does with an object's fields, for a
+     * reader that streams them (one rule for both).
+     */
+    public static final class Builder {
+        private final List<RequestRef> requests = new ArrayList<>();
+        private final Map<String, Double> metrics = new LinkedHashMap<>();
+        private final Map<String, Double> deltas = new LinkedHashMap<>();
+        private final Map<String, String> labels = new LinkedHashMap<>();
+
+        /** The requests of a {@link #RID_KEYS} attribute. */
+        public void requests(List<RequestRef> refs) {
+            requests.addAll(refs);
+        }
+
+        /** One request of a {@link #RID_KEYS} attribute. */
+        public void request(RequestRef ref) {
+            requests.add(ref);
+        }
+
+        /**
+         * Any other non-null attribute: {@code number} its numeric reading (a number, numeric text, a boolean as 1
+         * or 0; null when it has none), {@code text} its text (a value's text, else its JSON).
+         */
+        public void value(String key, Double number, String text) {
+            if (key.length() > 1 && key.endsWith("=") && number != null) {
+                metrics.put(key.substring(0, key.length() - 1), number);
+            } else if (key.length() > 1 && key.startsWith("=") && number != null) {
+                metrics.put(key.substring(1), number); // tx_data_df.csv's spelling: =QueueSize
+            } else if (key.length() > 1 && key.endsWith("+") && number != null) {
+                deltas.put(key.substring(0, key.length() - 1), number);
+            } else if (key.length() > 1 && key.startsWith("+") && number != null) {
+                deltas.put(key.substring(1), number); // +WAITING
+            } else {
+                labels.put(key, text);
+            }
+        }
+
+        public ServiceAttributes build() {
+            return new ServiceAttributes(requests, metrics, deltas, labels);
+        }
+    }
+
+    /** The numeric reading of text, as {@link #of} reads a text attribute: the stripped text as a double, or null. */
+    public static Double number(String text) {
+        try {
+            return Double.valueOf(text.strip());
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /**
@@ -99,11 +138,7 @@ public record ServiceAttributes(
             return v.doubleValue();
         }
         if (v.isTextual()) {
-            try {
-                return Double.valueOf(v.asText().strip());
-            } catch (NumberFormatException e) {
-                return null;
-            }
+            return number(v.asText());
         }
         if (v.isBoolean()) {
             return v.booleanValue() ? 1.0 : 0.0;

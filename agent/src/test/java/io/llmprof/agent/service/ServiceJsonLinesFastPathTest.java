@@ -1,0 +1,233 @@
+package io.llmprof.agent.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.llmprof.agent.service.ServiceFixtures.Format;
+import io.llmprof.events.service.ServiceEvent;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The streamed reader ({@link StreamedLine}) against the tree reader it stands in for: on every line it reads, the
+ * same event; on every other line, it declines, and {@link ServiceJsonLines#parse} gives the tree's event or the
+ * tree's message.
+ */
+class ServiceJsonLinesFastPathTest {
+    @TempDir
+    Path dir;
+
+    /** What the tree reader makes of a line: its event, or its message. */
+    private static Object tree(String line) {
+        try {
+            return ServiceJsonLines.parseTree(line);
+        } catch (IllegalArgumentException e) {
+            return "error: " + e.getMessage();
+        }
+    }
+
+    private static Object parse(String line) {
+        try {
+            return ServiceJsonLines.parse(line);
+        } catch (IllegalArgumentException e) {
+            return "error: " + e.getMessage();
+        }
+    }
+
+    @Test
+    void everyLineOfASynthRunIsStreamedAndReadAsTheTreeReadsIt() throws Exception {
+        // With MoE layers and KV cache events too: every kind of line the synth writes.
+        ServiceSynth.write(new ServiceSynth.Spec(300, 2, 7L, 2, 4, 1, 512), Format.JSONL, dir);
+        List<String> lines = Files.readAllLines(dir.resolve("events.jsonl"));
+        assertThat(lines).hasSizeGreaterThan(3_000);
+        for (String line : lines) {
+            ServiceEvent streamed = StreamedLine.read(line);
+            assertThat(streamed).as(line).isNotNull().isEqualTo(ServiceJsonLines.parseTree(line));
+        }
+    }
+
+    @Test
+    void oddLinesAreReadAsTheTreeReadsThem() {
+        List<String> lines = List.of(
+                "{\"ts_ns\":1,\"name\":\"a\",\"name\":\"b\"}", // duplicate key: the tree keeps the last
+                "{\"ts_ns\":1,\"name\":\"a\",\"x=\":1,\"x=\":\"text\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":\"1\",\"rid\":\"2\"}",
+                "{\"ts_ns\":1.6,\"name\":\"a\"}", // fractional ts rounds
+                "{\"ts_ns\":99999999999999999999,\"name\":\"a\"}",
+                "{\"ts_ns\":\"5\",\"name\":\"a\"}",
+                "{\"v\":1.0,\"ts_ns\":1,\"name\":\"a\"}",
+                "{\"v\":null,\"ts_ns\":1,\"name\":\"a\"}",
+                "{\"v\":2,\"ts_ns\":1,\"name\":\"a\"}",
+                "{\"ts_ns\":1,\"name\":\"\"}",
+                "{\"ts_ns\":1,\"name\":5}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"domain\":7,\"tid\":8,\"pid\":\"9\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"domain\":null,\"tid\":null,\"pid\":null,\"dur_ns\":null}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"dur_ns\":-1}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"pid\":2.5}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"label\":12}", // a number as a label: its text
+                "{\"ts_ns\":1,\"name\":\"a\",\"label\":1.0E3}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"label\":{\"x\":[1,2]}}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"flag=\":true,\"off+\":false,\"b\":true}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"=QueueSize\":3,\"+WAITING\":\" 2 \",\"x=\":\"NaN\",\"y=\":\"n/a\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"=\":3,\"+\":4}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"big=\":123456789012345678901234567890}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":7}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":\"[1, 2]\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":\"req-0badf00d\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[\"1\",null,\"2.0\"]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[[\"1\"]]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"iter\":null,\"type\":null}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":1,\"iter\":2}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":null}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"iter\":2}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"iter\":2.0}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"iter=\":2}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"num_scheduled_tokens\":5}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"num_scheduled_tokens+\":5}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"num_scheduled_tokens\":5,"
+                        + "\"num_scheduled_tokens=\":6}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"rid\":\"2\"}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"other\":\"x\"}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":[\"1\",\"2\"]}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid_list\":[\"3\"],\"rids\":\"4\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":{\"rid\":\"5\",\"iter\":1}}",
+                "{\"ts_ns\":1,\"name\":\"a\"} trailing",
+                "{\"ts_ns\":1,\"name\":\"a\"}{}",
+                "{\"ts_ns\":1,\"name\":\"a\"",
+                "{\"ts_ns\":1,\"name\":\"a\",}",
+                "{\"ts_ns\":1,\"name\":\"\\u00e9\\n\",\"k\\\"\":\"v\\\\\"}",
+                "{}",
+                "{\"name\":\"a\"}");
+        for (String line : lines) {
+            Object tree = tree(line);
+            ServiceEvent streamed = StreamedLine.read(line);
+            if (streamed != null) {
+                assertThat(streamed).as(line).isEqualTo(tree);
+            }
+            assertThat(parse(line)).as(line).isEqualTo(tree);
+        }
+        // The plain shapes among them are streamed: the test would not notice a reader that always declines.
+        assertThat(StreamedLine.read(lines.get(18))).isNotNull();
+        assertThat(StreamedLine.read(lines.get(25))).isNotNull();
+        assertThat(StreamedLine.read(lines.get(27))).isNotNull();
+        assertThat(StreamedLine.read(lines.get(33))).isNotNull();
+        assertThat(StreamedLine.read(lines.get(39))).isNotNull();
+        assertThat(StreamedLine.read(lines.get(0))).isNull();
+    }
+
+    /** A line that spans reads is read from the copy; one within a read, where it lies: the same events. */
+    @Test
+    void linesSplitAcrossReadsGiveTheSameEventsAndProblems() throws Exception {
+        ServiceSynth.write(new ServiceSynth.Spec(40, 1, 3L), Format.JSONL, dir);
+        String text = Files.readString(dir.resolve("events.jsonl")) + "not json\n{\"ts_ns\":1}\n" + "{\"x\":"
+                + "1".repeat(3000) + "}\n";
+        List<Object> whole = new ArrayList<>();
+        ServiceJsonLines.Summary all = read(new java.io.StringReader(text), whole);
+        for (int chunk : new int[] {1, 7, 100, 4096}) {
+            List<Object> split = new ArrayList<>();
+            java.io.Reader reader = new java.io.FilterReader(new java.io.StringReader(text)) {
+                @Override
+                public int read(char[] cbuf, int off, int len) throws java.io.IOException {
+                    return super.read(cbuf, off, Math.min(len, chunk));
+                }
+            };
+            ServiceJsonLines.Summary s = read(reader, split);
+            assertThat(s).isEqualTo(all);
+            assertThat(split).as("reads of %d characters", chunk).containsExactlyElementsOf(whole);
+        }
+        long lines = text.lines().count();
+        assertThat(all).isEqualTo(new ServiceJsonLines.Summary(lines, lines - 3, 3));
+        assertThat(whole.subList(whole.size() - 3, whole.size()))
+                .containsExactly(
+                        "line " + (lines - 2) + ": not a JSON object (it must start with '{')",
+                        "line " + (lines - 1) + ": no name",
+                        "line " + lines + ": line is longer than 2048 characters: skipped");
+    }
+
+    /** Events and problem messages in the order they came, lines of at most 2048 characters. */
+    private static ServiceJsonLines.Summary read(java.io.Reader reader, List<Object> out) throws Exception {
+        return ServiceJsonLines.read("f", reader, 2048, out::add, new ServiceJsonLines.Problems() {
+            @Override
+            public boolean wantsDetail() {
+                return true;
+            }
+
+            @Override
+            public void bad(io.llmprof.agent.kineto.InputProblem problem, String line) {
+                out.add(problem.message());
+            }
+
+            @Override
+            public void counted(io.llmprof.events.AnomalyKind kind) {}
+        });
+    }
+
+    /** Lines put together at random from well-formed and odd pieces: the streamed reader never differs. */
+    @Test
+    void randomLinesAreReadAsTheTreeReadsThem() {
+        String[] reserved = {
+            "\"v\":1",
+            "\"v\":2",
+            "\"ts_ns\":12",
+            "\"ts_ns\":-3",
+            "\"ts_ns\":1e3",
+            "\"dur_ns\":5",
+            "\"dur_ns\":null",
+            "\"name\":\"n\"",
+            "\"name\":\"\"",
+            "\"domain\":\"d\"",
+            "\"domain\":1",
+            "\"pid\":4",
+            "\"pid\":\"4\"",
+            "\"tid\":\"t\"",
+            "\"tid\":[1]"
+        };
+        String[] attributes = {
+            "\"rid\":\"9\"",
+            "\"rid\":\"x-deadbeef\"",
+            "\"rid\":[]",
+            "\"rid\":[{\"rid\":\"1\",\"iter\":0,\"type\":\"decode\"}]",
+            "\"rid\":[{\"rid\":\"2\",\"num_scheduled_tokens=\":16}]",
+            "\"rid\":[\"3\",{\"rid\":\"4\"}]",
+            "\"rid\":null",
+            "\"QueueSize=\":5",
+            "\"QueueSize=\":\"5\"",
+            "\"WAITING+\":-1.5",
+            "\"scope#dp\":\"0\"",
+            "\"scope#dp\":0",
+            "\"x=\":true",
+            "\"lbl\":\"text\"",
+            "\"lbl\":null",
+            "\"obj\":{\"a\":1}",
+            "\"arr=\":[1]",
+            "\"=Q\":2"
+        };
+        Random random = new Random(20261127L);
+        int streamed = 0;
+        for (int i = 0; i < 20_000; i++) {
+            List<String> parts = new ArrayList<>();
+            parts.add(reserved[2]);
+            parts.add(reserved[7]);
+            for (int k = random.nextInt(4); k > 0; k--) {
+                parts.add(reserved[random.nextInt(reserved.length)]);
+            }
+            for (int k = random.nextInt(5); k > 0; k--) {
+                parts.add(attributes[random.nextInt(attributes.length)]);
+            }
+            java.util.Collections.shuffle(parts, random);
+            String line = "{" + String.join(",", parts) + "}";
+            Object tree = tree(line);
+            ServiceEvent fast = StreamedLine.read(line);
+            if (fast != null) {
+                streamed++;
+                assertThat(fast).as(line).isEqualTo(tree);
+            }
+            assertThat(parse(line)).as(line).isEqualTo(tree);
+        }
+        assertThat(streamed).as("lines the streamed reader took").isGreaterThan(1_000);
+    }
+}
