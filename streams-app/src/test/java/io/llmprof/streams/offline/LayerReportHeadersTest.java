@@ -197,6 +197,60 @@ class LayerReportHeadersTest {
                                 + " size 1)");
     }
 
+    @Test
+    void perfettoRangesHaveSecondsBesideMicrosecondsAndLayersTheirCompressRatio() throws Exception {
+        Path trace = synth.ranks().get(0).file();
+        AnalyzeLayersCommandTest.Out o = AnalyzeLayersCommandTest.analyze(
+                "perfetto",
+                "--trace",
+                trace.toString(),
+                "--config",
+                V4.toString(),
+                "--num-layers",
+                "" + LAYERS,
+                "--fwd-pass",
+                "3",
+                "--format",
+                "json");
+        JsonNode p = AnalyzeKernelsCommandTest.json(o); // exact decimals
+        assertThat(p.at("/hardware/gpu").asText()).isEqualTo("NVIDIA H100 80GB HBM3");
+        JsonNode layers = p.at("/passes/0/layers");
+        assertThat(layers).hasSize(LAYERS);
+        for (LayerTruth lt : synth.ranks().get(0).layerTruths()) {
+            JsonNode l = layers.get(lt.index());
+            // the config's compress_ratios[L] (the synth truth), in the field and the label
+            assertThat(l.get("compress_ratio").asInt()).isEqualTo(lt.compressRatio());
+            assertThat(l.at("/range/label").asText())
+                    .isEqualTo("pass 3 layer " + lt.index() + " c_r=" + lt.compressRatio());
+            // seconds = the same offset as the µs, exact to the ns
+            assertThat(l.at("/range/start_s").decimalValue())
+                    .isEqualByComparingTo(l.at("/range/start_us").decimalValue().movePointLeft(6));
+            assertThat(l.at("/range/end_s").decimalValue())
+                    .isEqualByComparingTo(l.at("/range/end_us").decimalValue().movePointLeft(6));
+        }
+        String text = AnalyzeLayersCommandTest.analyze(
+                        "perfetto",
+                        "--trace",
+                        trace.toString(),
+                        "--config",
+                        V4.toString(),
+                        "--num-layers",
+                        "" + LAYERS,
+                        "--fwd-pass",
+                        "3")
+                .out();
+        JsonNode l3 = layers.get(3);
+        assertThat(text)
+                .contains("  layer 3 " + l3.get("type").asText() + " c_r="
+                        + l3.get("compress_ratio").asInt())
+                .contains(
+                        " us (" + seconds6(l3.at("/range/start_s")) + " .. " + seconds6(l3.at("/range/end_s")) + " s)");
+    }
+
+    static String seconds6(JsonNode s) {
+        return s.decimalValue().setScale(6, java.math.RoundingMode.HALF_UP).toPlainString();
+    }
+
     static long ns(JsonNode us) {
         return us.decimalValue().movePointRight(3).longValueExact();
     }
