@@ -148,7 +148,8 @@ public final class KinetoReader {
         }
     }
 
-    private static InputStream maybeGunzip(InputStream raw) throws IOException {
+    /** The stream, gunzipped when it starts with the gzip magic bytes. */
+    static InputStream maybeGunzip(InputStream raw) throws IOException {
         BufferedInputStream buffered = new BufferedInputStream(raw, 1 << 16);
         buffered.mark(2);
         int b1 = buffered.read();

@@ -16,15 +16,30 @@ import java.nio.charset.StandardCharsets;
  * ts µs x 1000) from the query string and, with {@code url=}, opens a trace hosted over HTTPS with CORS at that
  * window (perfetto.dev/docs/visualization/deep-linking-to-perfetto-ui). No URL can open a local file: without a
  * trace URL the link only positions a trace pushed by postMessage; a person opening the file by hand pastes the
- * query into the Query (SQL) page, or uses the relative times. Rules: docs/analysis.md.
+ * query into the Query (SQL) page, or uses the relative times. {@code start_s} / {@code end_s} are the same relative
+ * times in seconds (the unit of the Perfetto UI's ruler and of the seed's time mapper), exact to the ns. Rules:
+ * docs/analysis.md.
  */
 @JsonInclude(JsonInclude.Include.ALWAYS)
-@JsonPropertyOrder({"label", "start_us", "end_us", "dur_us", "abs_start_ns", "abs_end_ns", "link", "query"})
+@JsonPropertyOrder({
+    "label",
+    "start_us",
+    "end_us",
+    "dur_us",
+    "start_s",
+    "end_s",
+    "abs_start_ns",
+    "abs_end_ns",
+    "link",
+    "query"
+})
 public record PerfettoRange(
         @JsonProperty("label") String label,
         @JsonProperty("start_us") BigDecimal startUs,
         @JsonProperty("end_us") BigDecimal endUs,
         @JsonProperty("dur_us") BigDecimal durUs,
+        @JsonProperty("start_s") BigDecimal startS,
+        @JsonProperty("end_s") BigDecimal endS,
         @JsonProperty("abs_start_ns") long absStartNs,
         @JsonProperty("abs_end_ns") long absEndNs,
         @JsonProperty("link") String link,
@@ -49,6 +64,8 @@ public record PerfettoRange(
                 Micros.of(startNs - traceStartNs),
                 Micros.of(endNs - traceStartNs),
                 Micros.of(endNs - startNs),
+                BigDecimal.valueOf(startNs - traceStartNs, 9),
+                BigDecimal.valueOf(endNs - traceStartNs, 9),
                 startNs,
                 endNs,
                 link,

@@ -13,6 +13,9 @@ class PerfettoRangeTest {
         assertThat(r.startUs().toPlainString()).isEqualTo("34966.267");
         assertThat(r.endUs().toPlainString()).isEqualTo("35012.001");
         assertThat(r.durUs().toPlainString()).isEqualTo("45.734");
+        // 34,966,267 ns and 35,012,001 ns after the trace start: the Perfetto ruler's seconds, ns exact
+        assertThat(r.startS().toPlainString()).isEqualTo("0.034966267");
+        assertThat(r.endS().toPlainString()).isEqualTo("0.035012001");
         assertThat(r.link()).isEqualTo("https://ui.perfetto.dev/?visStart=1428625734966267&visEnd=1428625735012001");
         assertThat(r.query())
                 .isEqualTo("SELECT ts, dur, name FROM slice WHERE ts >= 1428625734966267 AND ts + dur <= "

@@ -13,7 +13,8 @@ import picocli.CommandLine.Spec;
             AnalyzeLayersCommand.class,
             AnalyzeKernelsCommand.class,
             AnalyzePerfettoCommand.class,
-            AnalyzeHostCommand.class
+            AnalyzeHostCommand.class,
+            AnalyzeNsysStatsCommand.class
         })
 public final class AnalyzeCommand implements Runnable {
     @Spec

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import com.fasterxml.jackson.annotation.JsonRawValue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerRecord;
@@ -18,6 +19,7 @@ import io.llmprof.events.view.PerfettoRange;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.LayerSpan;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.report.HardwareView;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -130,7 +132,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         Map<String, JsonNode> modelSummary;
         try {
             config = model.resolve();
-            modelSummary = ModelSummary.of(model.config);
+            modelSummary = ModelSummary.of(model.config, model.numLayers);
         } catch (IllegalArgumentException e) {
             err.println("analyze kernels: " + e.getMessage());
             return 2;
@@ -208,6 +210,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         "pct_of_layer",
         "ts_ms",
         "offset_us",
+        "pass_offset_us",
         "correlation",
         "external_id",
         "cpu_op",
@@ -224,6 +227,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             @JsonProperty("pct_of_layer") BigDecimal pctOfLayer,
             @JsonProperty("ts_ms") BigDecimal tsMs,
             @JsonProperty("offset_us") BigDecimal offsetUs,
+            @JsonProperty("pass_offset_us") BigDecimal passOffsetUs,
             @JsonProperty("correlation") Long correlation,
             @JsonProperty("external_id") Long externalId,
             @JsonProperty("cpu_op") String cpuOp,
@@ -242,6 +246,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
     @JsonPropertyOrder({
         "trace",
         "rank",
+        "hardware",
         "pass",
         "pass_choice",
         "profile",
@@ -257,6 +262,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
     record Report(
             @JsonProperty("trace") String trace,
             @JsonProperty("rank") String rank,
+            @JsonProperty("hardware") HardwareView hardware,
             @JsonProperty("pass") long pass,
             @JsonProperty("pass_choice") String passChoice,
             @JsonProperty("profile") String profile,
@@ -296,6 +302,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
                     pct(k.durNs(), sum),
                     Micros.of(k.startNs() - index.firstEventNs).movePointLeft(3),
                     Micros.of(k.startNs() - l.startNs()),
+                    Micros.of(k.startNs() - pass.pass().startNs()),
                     k.correlation(),
                     k.externalId(),
                     k.cpuOp(),
@@ -322,6 +329,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         return new Report(
                 trace.toString(),
                 r,
+                HardwareView.of(TraceMetadata.read(trace), index.devices.get(r)),
                 pass.pass().index(),
                 why,
                 pass.pass().profile(),
@@ -370,6 +378,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
                 l.sumUs().toPlainString(),
                 l.wallUs().toPlainString(),
                 l.busyUs().toPlainString());
+        out.println("  " + r.hardware().line(r.rank()));
         PerfettoRange p = r.perfetto();
         out.printf(
                 Locale.ROOT,
@@ -476,40 +485,75 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         return (v.signum() > 0 ? "+" : "") + v.toPlainString();
     }
 
+    /**
+     * The seed's compute flow: the model's architecture summary, then one row per GPU event of the layer ranked by
+     * duration (hottest first) with its share of the layer's sum and its start relative to the trace's first event
+     * ({@code ts_rel(ms)}, to find it in Perfetto); llmprof's own columns follow: execution order, start relative to
+     * the layer and to the pass.
+     */
     private void renderComputeFlow(PrintWriter out, Report r) {
-        out.println("Model: " + (r.model().isEmpty() ? "no --config given" : ""));
-        r.model().forEach((k, v) -> out.printf(Locale.ROOT, "  %-32s %s%n", k, v.isTextual() ? v.asText() : v));
+        ModelSummary.render(out, r.model());
         out.println();
         header(out, r);
+        LayerView l = r.layer();
+        BigDecimal offsetMs = r.perfetto().startUs().movePointLeft(3);
         out.println();
-        out.println("Compute flow (execution order; offset from the layer start):");
-        boolean halves = r.kernels().stream().anyMatch(k -> k.half() != null);
         out.printf(
                 Locale.ROOT,
-                "%4s %12s %11s  %-12s %s%-40s %s%n",
+                "Compute Flow: Layer %d [%s]%s  -  %s us (%s ms), %d kernels, %d GPU events  | offset=%s ms%n",
+                l.layer(),
+                l.type(),
+                l.compressRatio() == null ? "" : " (compress_ratio=" + l.compressRatio() + ")",
+                l.sumUs().toPlainString(),
+                l.sumUs().movePointLeft(3).setScale(3, RoundingMode.HALF_UP).toPlainString(),
+                l.kernels(),
+                r.kernels().size(),
+                offsetMs.toPlainString());
+        out.println("Rows ranked by dur(us), hottest first; % = share of the layer's sum; ts_rel(ms) = start after the"
+                + " trace's first event; Order = execution order; +Layer/+Pass(us) = start after the layer's / pass's"
+                + " start.");
+        String row = "%4s %-6s %-14s %-60s %12s %6s %15s  %-24s %5s %12s %12s%n";
+        out.printf(
+                Locale.ROOT,
+                row,
                 "#",
-                "+Offset(us)",
-                "Dur(us)",
+                "Half",
                 "Category",
-                halves ? String.format(Locale.ROOT, "%-6s ", "Half") : "",
-                "Kernel",
-                "Input Dims");
-        List<KernelView> flow = new ArrayList<>(r.kernels());
-        flow.sort(Comparator.comparingInt(KernelView::order));
-        for (KernelView k : flow) {
+                "Simplified Name",
+                "dur(us)",
+                "%",
+                "ts_rel(ms)",
+                "Input Dims",
+                "Order",
+                "+Layer(us)",
+                "+Pass(us)");
+        for (KernelView k : r.kernels()) {
             out.printf(
                     Locale.ROOT,
-                    "%4d %12s %11s  %-12s %s%-40s %s%n",
+                    row,
+                    k.rankByDuration(),
+                    k.half() == null ? "-" : k.half(),
+                    k.category(),
+                    abbreviate(k.simplified(), 60),
+                    k.durUs().toPlainString(),
+                    k.pctOfLayer().setScale(1, RoundingMode.HALF_UP).toPlainString(),
+                    k.tsMs().toPlainString(),
+                    k.inputDims() == null ? "-" : abbreviate(k.inputDims(), 24),
                     k.order(),
                     k.offsetUs().toPlainString(),
-                    k.durUs().toPlainString(),
-                    k.category(),
-                    halves ? String.format(Locale.ROOT, "%-6s ", k.half()) : "",
-                    k.simplified(),
-                    k.inputDims() == null ? "" : k.inputDims());
+                    k.passOffsetUs().toPlainString());
         }
         if (r.compare() != null) {
             renderCompare(out, r.compare());
         }
+    }
+
+    /** Elided in the middle: kernel names differ at their ends (a GEMM's tile, a template's arguments). */
+    static String abbreviate(String s, int max) {
+        if (s.length() <= max) {
+            return s;
+        }
+        int head = (max - 3) / 2;
+        return s.substring(0, head) + "..." + s.substring(s.length() - (max - 3 - head));
     }
 }

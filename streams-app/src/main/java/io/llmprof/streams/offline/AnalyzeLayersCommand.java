@@ -6,6 +6,7 @@ import io.llmprof.agent.kineto.PipelinedRead;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.CrossRankPass;
@@ -20,6 +21,7 @@ import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.crossrank.CrossRankTable;
 import io.llmprof.streams.profile.ProfileCatalog;
 import io.llmprof.streams.report.CrossRankText;
+import io.llmprof.streams.report.HardwareView;
 import io.llmprof.streams.report.KernelCategories;
 import io.llmprof.streams.report.LayersJsonWriter;
 import io.llmprof.streams.report.TextReport;
@@ -198,6 +200,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 List<String> notices = new ArrayList<>(segmenterConfig.notices());
                 notices.addAll(run.notices);
                 run.kernelCategories(json, header);
+                run.rankViews(json, header);
                 json.writeDocument(
                         out,
                         input.json(),
@@ -224,6 +227,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 segmenterConfig.notices().forEach(n -> header.add("notice: " + n));
                 run.notices.forEach(n -> header.add("notice: " + n));
                 run.kernelCategories(null, header);
+                run.rankViews(null, header);
                 run.text.render(out, run.firstEventNs == Long.MAX_VALUE ? 0 : run.firstEventNs, anchor, header);
                 CrossRankText.render(out, crossRank);
             }
@@ -253,6 +257,10 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
 
         final CrossRankTable crossRank = new CrossRankTable();
         Path trace;
+        /** What the current file says about its GPUs and process groups. */
+        TraceMetadata metadata = TraceMetadata.NONE;
+        /** Per reported rank: its file's metadata and the device of its first GPU event. */
+        final Map<String, HardwareView> hardware = new java.util.TreeMap<>();
         /** The current file ended early (truncated or invalid): its open passes close incomplete. */
         boolean brokenFile;
 
@@ -288,6 +296,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             lastRank = null;
             runName = TraceFiles.runName(file);
             fileNumber++;
+            metadata = TraceMetadata.read(file);
         }
 
         /** The reader's rank and its label, for the common case of one rank per file (no key string per event). */
@@ -332,7 +341,9 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             }
             if (lane == TraceBatch.Lane.GPU && e.kind().isGpuActivity()) {
                 gpuEvents++;
-                reported(rank);
+                if (reported(rank)) {
+                    hardware.put(rank, HardwareView.of(metadata, e.device()));
+                }
             }
             segmenters.event(rank, lane, e);
         }
@@ -352,14 +363,18 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             text.anomaly(new Anomaly(job, null, p.kind(), p.message(), p.where()));
         }
 
-        /** A rank appears in the report once it has GPU activity (a CPU-only trace lists none). */
-        void reported(String rank) {
+        /**
+         * A rank appears in the report once it has GPU activity (a CPU-only trace lists none); true the first time.
+         */
+        boolean reported(String rank) {
             if (reported.add(rank)) {
                 text.rank(rank);
                 if (json != null) {
                     json.rank(rank);
                 }
+                return true;
             }
+            return false;
         }
 
         void route(String rank, Emitted emitted) {
@@ -426,6 +441,28 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                     json.kernelCategories(rank, c);
                 } else {
                     header.add(c.line(rank));
+                }
+            });
+        }
+
+        /**
+         * Each reported rank's GPU and parallelism (JSON {@code hardware}; text: one header line per rank), and for
+         * JSON its cluster statistics and summary (the text report prints its own).
+         */
+        void rankViews(LayersJsonWriter json, List<String> header) {
+            hardware.forEach((rank, h) -> {
+                if (json == null) {
+                    header.add(h.line(rank));
+                    return;
+                }
+                json.hardware(rank, h);
+                var clusters = text.clusters(rank);
+                if (clusters != null) {
+                    json.clusters(rank, clusters);
+                }
+                var summary = text.summary(rank);
+                if (summary != null) {
+                    json.summary(rank, summary);
                 }
             });
         }

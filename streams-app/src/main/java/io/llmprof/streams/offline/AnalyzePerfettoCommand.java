@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
@@ -11,6 +12,7 @@ import io.llmprof.events.view.Micros;
 import io.llmprof.events.view.PerfettoRange;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.report.HardwareView;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -85,11 +87,13 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
 
     public AnalyzePerfettoCommand() {}
 
-    /** One layer's range. */
-    @JsonPropertyOrder({"layer", "type", "range"})
+    /** One layer's range; {@code compress_ratio} is the config's compress_ratios[L] (null without one). */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    @JsonPropertyOrder({"layer", "type", "compress_ratio", "range"})
     record LayerRange(
             @JsonProperty("layer") int layer,
             @JsonProperty("type") String type,
+            @JsonProperty("compress_ratio") Integer compressRatio,
             @JsonProperty("range") PerfettoRange range) {}
 
     /** One pass's range and the ranges of its listed layers. */
@@ -103,16 +107,18 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             @JsonProperty("layers") List<LayerRange> layers) {}
 
     /** The json document. */
-    @JsonPropertyOrder({"trace", "rank", "trace_start_us", "note", "passes"})
+    @JsonPropertyOrder({"trace", "rank", "hardware", "trace_start_us", "note", "passes"})
     record Document(
             @JsonProperty("trace") String trace,
             @JsonProperty("rank") String rank,
+            @JsonProperty("hardware") HardwareView hardware,
             @JsonProperty("trace_start_us") BigDecimal traceStartUs,
             @JsonProperty("note") String note,
             @JsonProperty("passes") List<PassRange> passes,
             @JsonProperty("input") Map<String, Object> input) {}
 
-    static final String NOTE = "Times are relative to the trace's first event (us, exact to the ns). A link selects "
+    static final String NOTE = "Times are relative to the trace's first event (us, exact to the ns; in brackets the"
+            + " same in seconds, the Perfetto ruler's unit). A link selects "
             + "its range (visStart/visEnd, absolute ns) in a trace that Perfetto opens from --trace-url or receives "
             + "by postMessage; for a file opened by hand, paste the query into the Query (SQL) page.";
 
@@ -195,16 +201,19 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             err.println("analyze perfetto: " + e.getMessage());
             return 2;
         }
+        HardwareView hardware = HardwareView.of(TraceMetadata.read(trace), index.devices.get(r));
         if (format == Format.json) {
             out.println(Json.mapper()
                     .writeValueAsString(new Document(
                             trace.toString(),
                             r,
+                            hardware,
                             Micros.of(index.firstEventNs),
                             NOTE,
                             passes,
                             InputReport.of(trace, index.summary).json())));
         } else {
+            out.println(hardware.line(r));
             render(out, r, index.firstEventNs, passes);
         }
         out.flush();
@@ -216,8 +225,10 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
                 .map(l -> new LayerRange(
                         l.layer(),
                         l.type(),
+                        l.compressRatio(),
                         PerfettoRange.of(
-                                "pass " + p.index() + " layer " + l.layer(),
+                                "pass " + p.index() + " layer " + l.layer()
+                                        + (l.compressRatio() == null ? "" : " c_r=" + l.compressRatio()),
                                 l.startNs(),
                                 l.endNs(),
                                 traceStart,
@@ -239,7 +250,11 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
         for (PassRange p : passes) {
             line(out, "pass " + p.pass() + (p.steady() ? " (steady)" : p.complete() ? "" : " (incomplete)"), p.range());
             for (LayerRange l : p.layers()) {
-                line(out, "  layer " + l.layer() + " " + l.type(), l.range());
+                line(
+                        out,
+                        "  layer " + l.layer() + " " + l.type()
+                                + (l.compressRatio() == null ? "" : " c_r=" + l.compressRatio()),
+                        l.range());
             }
         }
     }
@@ -247,12 +262,19 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
     private static void line(PrintWriter out, String label, PerfettoRange r) {
         out.printf(
                 Locale.ROOT,
-                "%-26s %16s .. %16s  dur %12s  %s%n",
+                "%-32s %16s .. %16s us (%s .. %s s)  dur %12s us  %s%n",
                 label,
                 r.startUs().toPlainString(),
                 r.endUs().toPlainString(),
+                seconds(r.startS()),
+                seconds(r.endS()),
                 r.durUs().toPlainString(),
                 r.link());
-        out.printf(Locale.ROOT, "%-26s %s%n", "", r.query());
+        out.printf(Locale.ROOT, "%-32s %s%n", "", r.query());
+    }
+
+    /** Seconds with microsecond precision, as the Start(s) columns of `analyze layers`. */
+    static String seconds(BigDecimal s) {
+        return s.setScale(6, java.math.RoundingMode.HALF_UP).toPlainString();
     }
 }

@@ -59,6 +59,9 @@ final class PassIndex {
     }
 
     final Map<String, RankPasses> ranks = new TreeMap<>();
+    /** Per rank, the device its first GPU event ran on (null: the event gave none). */
+    final Map<String, Integer> devices = new java.util.HashMap<>();
+
     long firstEventNs = Long.MAX_VALUE;
     /** What the read of the trace gave (complete or not, problems), for the command's exit code. */
     io.llmprof.agent.kineto.ReadSummary summary;
@@ -99,6 +102,9 @@ final class PassIndex {
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
                 if (i == 0) {
                     index.firstEventNs = Math.min(index.firstEventNs, e.startNs()); // each lane is in start order
+                    if (lane == TraceBatch.Lane.GPU) {
+                        index.devices.put(rank, e.device());
+                    }
                 }
                 segmenters.event(rank, lane, e);
             }

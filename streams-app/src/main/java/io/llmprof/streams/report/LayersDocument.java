@@ -27,15 +27,26 @@ public record LayersDocument(
         @JsonProperty("ranks") List<RankPasses> ranks,
         @JsonProperty("cross_rank") List<CrossRankView> crossRank) {
 
-    /** One rank's passes in index order, then its kernels by category (absent when not known). */
-    @JsonPropertyOrder({"rank", "passes", "kernel_categories"})
+    /**
+     * One rank's passes in index order, then its kernels by category, where it ran ({@link HardwareView}), its
+     * cluster statistics ({@link LayerClustersView}) and the one-line summary of its chosen pass ({@link
+     * PassSummary}); each absent when not known.
+     */
+    @JsonPropertyOrder({"rank", "passes", "kernel_categories", "hardware", "clusters", "summary"})
     public record RankPasses(
             @JsonProperty("rank") String rank,
             @JsonProperty("passes") List<PassView> passes,
             @JsonProperty("kernel_categories") @JsonInclude(JsonInclude.Include.NON_NULL)
-                    KernelCategories kernelCategories) {
+                    KernelCategories kernelCategories,
+            @JsonProperty("hardware") @JsonInclude(JsonInclude.Include.NON_NULL) HardwareView hardware,
+            @JsonProperty("clusters") @JsonInclude(JsonInclude.Include.NON_NULL) LayerClustersView clusters,
+            @JsonProperty("summary") @JsonInclude(JsonInclude.Include.NON_NULL) PassSummary summary) {
         public RankPasses {
             passes = List.copyOf(passes);
+        }
+
+        public RankPasses(String rank, List<PassView> passes, KernelCategories kernelCategories) {
+            this(rank, passes, kernelCategories, null, null, null);
         }
 
         public RankPasses(String rank, List<PassView> passes) {

@@ -24,6 +24,9 @@ import java.util.TreeMap;
 public final class LayersJsonWriter implements AutoCloseable {
     private final Map<String, Spill> spills = new TreeMap<>();
     private final Map<String, KernelCategories> categories = new TreeMap<>();
+    private final Map<String, HardwareView> hardware = new TreeMap<>();
+    private final Map<String, LayerClustersView> clusters = new TreeMap<>();
+    private final Map<String, PassSummary> summaries = new TreeMap<>();
 
     private static final class Spill {
         final Path file;
@@ -47,6 +50,24 @@ public final class LayersJsonWriter implements AutoCloseable {
     public void kernelCategories(String rank, KernelCategories c) {
         spill(rank);
         categories.put(rank, c);
+    }
+
+    /** Where the rank ran (GPU, parallelism), written after its kernel categories. */
+    public void hardware(String rank, HardwareView h) {
+        spill(rank);
+        hardware.put(rank, h);
+    }
+
+    /** The rank's cluster statistics (chosen pass, steady passes), written after its hardware. */
+    public void clusters(String rank, LayerClustersView c) {
+        spill(rank);
+        clusters.put(rank, c);
+    }
+
+    /** The rank's one-line summary, written last. */
+    public void summary(String rank, PassSummary s) {
+        spill(rank);
+        summaries.put(rank, s);
     }
 
     public void pass(String rank, ClosedPass pass) {
@@ -138,6 +159,18 @@ public final class LayersJsonWriter implements AutoCloseable {
             KernelCategories c = categories.get(e.getKey());
             if (c != null) {
                 out.write(",\"kernel_categories\":" + m.writeValueAsString(c));
+            }
+            HardwareView h = hardware.get(e.getKey());
+            if (h != null) {
+                out.write(",\"hardware\":" + m.writeValueAsString(h));
+            }
+            LayerClustersView cl = clusters.get(e.getKey());
+            if (cl != null) {
+                out.write(",\"clusters\":" + m.writeValueAsString(cl));
+            }
+            PassSummary su = summaries.get(e.getKey());
+            if (su != null) {
+                out.write(",\"summary\":" + m.writeValueAsString(su));
             }
             out.write("}");
         }

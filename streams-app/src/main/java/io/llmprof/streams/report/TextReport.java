@@ -207,28 +207,62 @@ public final class TextReport {
             out.println("Notes:");
             longNotes.forEach(out::println);
         }
-        ClosedPass chosen;
-        String why;
-        if (fwdPass != null) {
-            chosen = r.requested;
-            why = "--fwd-pass " + fwdPass;
-            if (chosen == null) {
-                out.println();
-                out.println("Rank " + rank + " has no pass " + fwdPass + " (passes 0.." + (r.rows.size() - 1) + ")");
-                return;
-            }
-        } else if (r.firstSteady != null) {
-            chosen = r.firstSteady;
-            why = "first steady pass";
-        } else if (r.firstComplete != null) {
-            chosen = r.firstComplete;
-            why = "first complete pass; no steady pass";
-        } else {
-            chosen = r.first;
-            why = "first pass; none is complete";
+        Chosen chosen = chosen(r);
+        if (chosen == null) {
+            out.println();
+            out.println("Rank " + rank + " has no pass " + fwdPass + " (passes 0.." + (r.rows.size() - 1) + ")");
+            return;
         }
-        renderLayers(out, rank, chosen, why, t0);
+        renderLayers(out, rank, chosen.pass(), chosen.why(), t0);
         renderSteadyClusters(out, r);
+        out.println();
+        out.println(PassSummary.of(rank, chosen.pass(), chosen.why()).text());
+    }
+
+    /** The pass whose layers a report shows, and why it was chosen. */
+    public record Chosen(ClosedPass pass, String why) {}
+
+    /** The first steady pass, else the first complete, else the first; {@code --fwd-pass}: that one (null if none). */
+    private Chosen chosen(RankRows r) {
+        if (fwdPass != null) {
+            return r.requested == null ? null : new Chosen(r.requested, "--fwd-pass " + fwdPass);
+        }
+        if (r.firstSteady != null) {
+            return new Chosen(r.firstSteady, "first steady pass");
+        }
+        if (r.firstComplete != null) {
+            return new Chosen(r.firstComplete, "first complete pass; no steady pass");
+        }
+        return r.first == null ? null : new Chosen(r.first, "first pass; none is complete");
+    }
+
+    /** The rank's chosen pass (the per-layer table's), or null without one. */
+    public Chosen chosen(String rank) {
+        RankRows r = ranks.get(rank);
+        return r == null ? null : chosen(r);
+    }
+
+    /**
+     * The rank's cluster statistics as JSON: the chosen pass's and every steady pass's per phase; null without a
+     * chosen pass.
+     */
+    public LayerClustersView clusters(String rank) {
+        RankRows r = ranks.get(rank);
+        Chosen c = r == null ? null : chosen(r);
+        if (c == null) {
+            return null;
+        }
+        return LayerClustersView.of(
+                c.pass().pass().index(),
+                c.why(),
+                new ClusterStats().addPass(c.pass().layers()),
+                r.steadyClusters);
+    }
+
+    /** The rank's one-line summary of its chosen pass, or null without one. */
+    public PassSummary summary(String rank) {
+        Chosen c = chosen(rank);
+        return c == null ? null : PassSummary.of(rank, c.pass(), c.why());
     }
 
     private void renderLayers(PrintWriter out, String rank, ClosedPass c, String why, long t0) {

@@ -173,11 +173,31 @@ class AnalyzeKernelsCommandTest {
                 "compute-flow");
         assertThat(flow.code()).isZero();
         assertThat(flow.out())
-                .contains("model_type                       qwen3")
-                .contains("intermediate_size                12288")
-                .contains("Compute flow (execution order");
-        // execution order: the anchor (QKV GEMM) first, at offset 0
-        assertThat(flow.out()).containsPattern("\\n +0 +0\\.000 +20\\.990  gemm_bf16 +Cijk_\\w+_MT64x32x256_");
+                .contains("  Model: Qwen/Qwen3-8B (name from the config's file name)")
+                .contains("  Hidden: 4096, Heads: 32 (KV: 8), Head dim: 128")
+                .contains("  Attention: gqa (derived: 32 heads, 8 KV heads)")
+                .contains("  FFN: intermediate_size=12288")
+                .contains("  Layer distribution: FIRST: 1, LAYER: 34, FINAL: 1")
+                .contains("Compute Flow: Layer 10 [LAYER]  -  246.753 us (0.247 ms), 15 kernels, 15 GPU events"
+                        + "  | offset=466.874300 ms");
+        // the seed's hotness table: ranked by dur(us), hottest first; the top row is the MT256x32x64 GEMM, 68.702 us,
+        // 27.8% of the layer's 246.753 us, starting 467.002451 ms after the trace's first event (class comment),
+        // the 12th event of the layer (order 11)
+        assertThat(flow.out())
+                .containsPattern(
+                        "\\n +# Half +Category +Simplified Name +dur\\(us\\) +% +ts_rel\\(ms\\) +Input Dims +Order"
+                                + " +\\+Layer\\(us\\) +\\+Pass\\(us\\)\\n +1 - +gemm_bf16 +Cijk_\\S+MT256x32x64_MI16x16x1 +68\\.702"
+                                + " +27\\.8 +467\\.002451 +- +11 +128\\.151 ");
+        List<Double> durs = new ArrayList<>();
+        boolean table = false;
+        for (String line : flow.out().split("\\n")) {
+            if (line.trim().startsWith("# Half")) {
+                table = true;
+            } else if (table && line.matches(" +\\d+ .*")) {
+                durs.add(Double.parseDouble(line.trim().split(" +")[4]));
+            }
+        }
+        assertThat(durs).hasSize(15).isSortedAccordingTo(java.util.Comparator.reverseOrder());
     }
 
     @Test

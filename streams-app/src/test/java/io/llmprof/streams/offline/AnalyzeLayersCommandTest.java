@@ -3,10 +3,15 @@ package io.llmprof.streams.offline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Json;
+import io.llmprof.events.cluster.ClusterStats;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.report.HardwareView;
 import io.llmprof.streams.report.KernelCategories;
+import io.llmprof.streams.report.LayerClustersView;
 import io.llmprof.streams.report.LayersDocument;
+import io.llmprof.streams.report.PassSummary;
 import io.llmprof.streams.support.SharedData;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -61,7 +66,9 @@ class AnalyzeLayersCommandTest {
         assertThat(doc.get("blocks_per_layer").asInt()).isEqualTo(1);
         assertThat(doc.get("anchor").asText()).startsWith("^Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_");
         JsonNode rank = doc.get("ranks").get(0);
-        assertThat(rank.fieldNames()).toIterable().containsExactly("rank", "passes", "kernel_categories");
+        assertThat(rank.fieldNames())
+                .toIterable()
+                .containsExactly("rank", "passes", "kernel_categories", "hardware", "clusters", "summary");
         assertThat(rank.get("rank").asText()).isEqualTo("0");
         JsonNode pass = rank.get("passes").get(0);
         assertThat(pass.fieldNames())
@@ -129,7 +136,16 @@ class AnalyzeLayersCommandTest {
                         List.of(new LayersDocument.RankPasses(
                                 "0",
                                 r.passes().stream().map(LayersDocument::view).toList(),
-                                KernelCategories.of(r.segmenter().launchContext()))),
+                                KernelCategories.of(r.segmenter().launchContext()),
+                                // the SGLang decode's kernels ran on ROCm device 9
+                                HardwareView.of(TraceMetadata.read(SGLANG), 9),
+                                LayerClustersView.of(
+                                        0,
+                                        "first complete pass; no steady pass",
+                                        new ClusterStats()
+                                                .addPass(r.passes().get(0).layers()),
+                                        java.util.Map.of()),
+                                PassSummary.of("0", r.passes().get(0), "first complete pass; no steady pass"))),
                         List.of()));
         // everything after the input block, byte for byte
         assertThat(o.out()).startsWith("{\"input\":{\"complete\":true,").endsWith("," + expected.substring(1) + "\n");
