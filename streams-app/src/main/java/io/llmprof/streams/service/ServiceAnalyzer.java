@@ -1145,6 +1145,7 @@ public final class ServiceAnalyzer {
             return;
         }
         m.durations.computeIfAbsent(rank, k -> new Reservoir(RESERVOIR)).add(dur);
+        sink.moeCall(job, instance, op, rank, dur);
         long k = m.calls.getOrDefault(rank, 0L);
         m.calls.put(rank, k + 1);
         m.dirty = true;

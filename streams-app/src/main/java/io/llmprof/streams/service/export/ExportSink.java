@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.Json;
 import io.llmprof.events.RankKey;
+import io.llmprof.events.host.Reservoir;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.CoordinatorRecord;
 import io.llmprof.events.service.EpBalanceRecord;
@@ -43,6 +44,9 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     private static final int KEPT_ANOMALIES = 20;
 
+    /** Calls sampled per MoE device for moe_analysis's percentiles (exact up to this many calls). */
+    static final int MOE_SAMPLE = 4096;
+
     private final Path dir;
     private final ProfilerDb db;
     private final Map<String, CsvTable> csv = new LinkedHashMap<>();
@@ -56,6 +60,9 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private final LatencyCurve decodeSpeedCurve = new LatencyCurve(ExportTable.DECODE_GEN_SPEED);
     private final Map<EpKey, EpBalanceRecord> ep = new TreeMap<>();
     private final Map<MoeKey, MoeRecord> moe = new TreeMap<>();
+    /** Every MoE call of a device, dispatch and combine together: moe_analysis's per-device distribution. */
+    private final Map<DeviceKey, Reservoir> moeCalls = new TreeMap<>();
+
     private final List<Anomaly> anomalies = new ArrayList<>();
     private long anomalyCount;
     private long finished;
@@ -70,6 +77,16 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             return Comparator.comparing(EpKey::instance)
                     .thenComparingInt(EpKey::layer)
                     .thenComparing(EpKey::rank, ExportSink::compareRanks)
+                    .compare(this, o);
+        }
+    }
+
+    /** One MoE device: an EP rank of an instance. */
+    record DeviceKey(String instance, String rank) implements Comparable<DeviceKey> {
+        @Override
+        public int compareTo(DeviceKey o) {
+            return Comparator.comparing(DeviceKey::instance)
+                    .thenComparing(DeviceKey::rank, ExportSink::compareRanks)
                     .compare(this, o);
         }
     }
@@ -361,6 +378,12 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     }
 
     @Override
+    public void moeCall(String job, String instance, String op, String rank, long durNs) {
+        moeCalls.computeIfAbsent(new DeviceKey(RankKey.of(job, instance), rank), k -> new Reservoir(MOE_SAMPLE))
+                .add(durNs);
+    }
+
+    @Override
     public void anomaly(Anomaly a) {
         anomalyCount++;
         if (anomalies.size() < KEPT_ANOMALIES) {
@@ -473,19 +496,22 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         }
         boolean oneInstance =
                 moe.keySet().stream().map(MoeKey::instance).distinct().count() == 1;
+        Map<DeviceKey, Map<String, MoeRecord>> devices = new TreeMap<>();
         List<ExportCharts.MoeBox> boxes = new ArrayList<>();
         for (Map.Entry<MoeKey, MoeRecord> e : moe.entrySet()) {
             MoeRecord r = e.getValue();
             String label = oneInstance ? r.rank() : e.getKey().instance() + "/" + r.rank();
+            devices.computeIfAbsent(new DeviceKey(e.getKey().instance(), r.rank()), k -> new TreeMap<>())
+                    .put(r.op(), r);
             write(
-                    ExportTable.MOE_ANALYSIS,
+                    ExportTable.MOE_ANALYSIS_DETAIL,
                     label,
-                    Cells.ms(r.meanNs()),
-                    Cells.ms(r.p2_5Ns()),
-                    Cells.ms(r.p97_5Ns()),
                     r.op(),
                     r.count(),
+                    Cells.ms(r.meanNs()),
+                    Cells.ms(r.p2_5Ns()),
                     Cells.ms(r.p50Ns()),
+                    Cells.ms(r.p97_5Ns()),
                     r.slowestCount(),
                     r.alignedCalls(),
                     r.slowestShare(),
@@ -498,6 +524,43 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                     r.p97_5Ns() / 1e6,
                     r.slowestShare(),
                     r.alignedCalls()));
+        }
+        for (Map.Entry<DeviceKey, Map<String, MoeRecord>> d : devices.entrySet()) {
+            DeviceKey k = d.getKey();
+            Map<String, MoeRecord> ops = d.getValue();
+            Reservoir calls = moeCalls.get(k);
+            long count;
+            double meanNs;
+            Long lower = null;
+            Long median = null;
+            Long upper = null;
+            if (calls != null && calls.count() > 0) {
+                count = calls.count();
+                meanNs = calls.mean();
+                lower = calls.quantile(25);
+                median = calls.quantile(500);
+                upper = calls.quantile(975);
+            } else {
+                // records without the calls behind them (a sink fed records only): the mean is still exact
+                count = ops.values().stream().mapToLong(MoeRecord::count).sum();
+                meanNs = ops.values().stream()
+                                .mapToDouble(r -> r.meanNs() * r.count())
+                                .sum()
+                        / Math.max(1, count);
+            }
+            MoeRecord dispatch = ops.get(MoeRecord.DISPATCH);
+            MoeRecord combine = ops.get(MoeRecord.COMBINE);
+            write(
+                    ExportTable.MOE_ANALYSIS,
+                    oneInstance ? k.rank() : k.instance() + "/" + k.rank(),
+                    Cells.ms(meanNs),
+                    Cells.ms(lower),
+                    Cells.ms(upper),
+                    count,
+                    Cells.ms(median),
+                    dispatch == null ? null : dispatch.slowestShare(),
+                    combine == null ? null : combine.slowestShare(),
+                    k.instance());
         }
         Path png = dir.resolve("moe_analysis.png");
         ExportCharts.moe(png, boxes);

@@ -177,16 +177,30 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "name TEXT",
             "instance TEXT");
 
+    /** One row per device (EP rank), dispatch and combine calls together, as msServiceProfiler's. */
     static final ExportTable MOE_ANALYSIS = of(
             "moe_analysis",
             "Dataset TEXT",
             "Mean REAL",
-            "CI_Lower REAL",
-            "CI_Upper REAL",
+            "CI Lower REAL",
+            "CI Upper REAL",
             // llmprof's
-            "op TEXT",
             "count INTEGER",
             "median REAL",
+            "dispatch_slowest_share REAL",
+            "combine_slowest_share REAL",
+            "instance TEXT");
+
+    /** llmprof's: one row per (device, op), with how often the device was the slowest. */
+    static final ExportTable MOE_ANALYSIS_DETAIL = of(
+            "moe_analysis_detail",
+            "Dataset TEXT",
+            "op TEXT",
+            "count INTEGER",
+            "mean(ms) REAL",
+            "p2.5(ms) REAL",
+            "median(ms) REAL",
+            "p97.5(ms) REAL",
             "slowest_count INTEGER",
             "aligned_calls INTEGER",
             "slowest_share REAL",

@@ -281,18 +281,35 @@ class ExportEndToEndTest {
         }
         if (!t.moe().isEmpty()) {
             Map<String, Map<String, String>> got = new HashMap<>();
-            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis.csv"))) {
+            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis_detail.csv"))) {
                 got.put(r.get("op") + "/" + r.get("Dataset"), r);
             }
             assertThat(got).hasSameSizeAs(t.moe());
+            Map<String, long[]> device = new HashMap<>(); // rank -> calls, sum of means x counts
             for (ServiceTruth.Moe m : t.moe()) {
                 Map<String, String> r = got.get(m.op() + "/" + m.rank());
                 assertThat(r).as(m.toString()).isNotNull();
                 assertThat(r.get("count")).isEqualTo(String.valueOf(m.count()));
                 assertThat(r.get("slowest_count")).isEqualTo(String.valueOf(m.slowestCount()));
                 assertThat(r.get("aligned_calls")).isEqualTo(String.valueOf(m.alignedCalls()));
-                assertThat((double) Csv.ns(r.get("Mean"))).isCloseTo(m.meanNs(), within(0.5));
+                assertThat((double) Csv.ns(r.get("mean(ms)"))).isCloseTo(m.meanNs(), within(0.5));
+                long[] d = device.computeIfAbsent(m.rank(), k -> new long[2]);
+                d[0] += m.count();
+                d[1] += Math.round(m.meanNs() * m.count());
             }
+            // moe_analysis: one row per device, dispatch and combine together (msServiceProfiler's rows)
+            Map<String, Map<String, String>> rows = new HashMap<>();
+            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis.csv"))) {
+                rows.put(r.get("Dataset"), r);
+            }
+            assertThat(rows.keySet()).containsExactlyInAnyOrderElementsOf(device.keySet());
+            device.forEach((rank, d) -> {
+                Map<String, String> r = rows.get(rank);
+                assertThat(r.get("count")).as(rank).isEqualTo(String.valueOf(d[0]));
+                assertThat((double) Csv.ns(r.get("Mean"))).as(rank).isCloseTo((double) d[1] / d[0], within(1.0));
+                assertThat(Csv.ns(r.get("CI Lower"))).as(rank).isLessThanOrEqualTo(Csv.ns(r.get("median")));
+                assertThat(Csv.ns(r.get("CI Upper"))).as(rank).isGreaterThanOrEqualTo(Csv.ns(r.get("median")));
+            });
             assertThat(out.resolve("moe_analysis.png")).isNotEmptyFile();
         }
         assertThat(out.resolve("profiler.db")).isNotEmptyFile();

@@ -173,6 +173,11 @@ class ExportSinkTest {
         sink.moe(new MoeRecord(J, I, MoeRecord.DISPATCH, "1", 10, 60_000, 90_000, 200_000, 95_000, 7, 10, 0.7));
         sink.moe(new MoeRecord(J, I, MoeRecord.COMBINE, "0", 10, 40_000, 70_000, 90_000, 70_000, 10, 10, 1.0));
         sink.moe(new MoeRecord(J, I, MoeRecord.COMBINE, "1", 10, 30_000, 50_000, 60_000, 48_000, 0, 10, 0.0));
+        // rank 0's calls as the analyzer hands them over: 10, 20, ..., 200 µs, dispatch and combine alternating;
+        // rank 1 sends none (its device row falls back to the records: exact mean, no percentiles)
+        for (int i = 1; i <= 20; i++) {
+            sink.moeCall(J, I, i % 2 == 0 ? MoeRecord.COMBINE : MoeRecord.DISPATCH, "0", i * 10_000L);
+        }
         sink.anomaly(new Anomaly(J, I, AnomalyKind.values()[0], "test anomaly", "here"));
         sink.close();
     }
@@ -307,16 +312,25 @@ class ExportSinkTest {
     }
 
     @Test
-    void moeAnalysisCsvHasPercentilesInMsAndSlowestShares() throws Exception {
+    void moeAnalysisCsvIsOneRowPerDeviceWithBothOpsAndTheDetailOneRowPerOp() throws Exception {
         assertThat(lines("moe_analysis.csv"))
                 .containsExactly(
-                        "Dataset,Mean,CI_Lower,CI_Upper,op,count,median,slowest_count,aligned_calls,slowest_share,"
+                        "Dataset,Mean,CI Lower,CI Upper,count,median,dispatch_slowest_share,combine_slowest_share,"
                                 + "instance",
-                        "0,0.07,0.04,0.09,combine,10,0.07,10,10,1,job/inst",
-                        "1,0.048,0.03,0.06,combine,10,0.05,0,10,0,job/inst",
+                        // 20 calls 10..200 µs: mean 105 µs; nearest rank p2.5 = 1st (10 µs), p50 = 10th (100 µs),
+                        // p97.5 = 20th (200 µs)
+                        "0,0.105,0.01,0.2,20,0.1,0.3,1,job/inst",
+                        // no calls: mean of both records weighted by their counts (95 µs x 10 + 48 µs x 10) / 20
+                        "1,0.0715,,,20,,0.7,0,job/inst");
+        assertThat(lines("moe_analysis_detail.csv"))
+                .containsExactly(
+                        "Dataset,op,count,mean(ms),p2.5(ms),median(ms),p97.5(ms),slowest_count,aligned_calls,"
+                                + "slowest_share,instance",
+                        "0,combine,10,0.07,0.04,0.07,0.09,10,10,1,job/inst",
+                        "1,combine,10,0.048,0.03,0.05,0.06,0,10,0,job/inst",
                         // mean 82500.5 ns rounds to 82501 ns = 0.082501 ms
-                        "0,0.082501,0.05,0.12,dispatch,10,0.08,3,10,0.3,job/inst",
-                        "1,0.095,0.06,0.2,dispatch,10,0.09,7,10,0.7,job/inst");
+                        "0,dispatch,10,0.082501,0.05,0.08,0.12,3,10,0.3,job/inst",
+                        "1,dispatch,10,0.095,0.06,0.09,0.2,7,10,0.7,job/inst");
     }
 
     @Test
@@ -336,7 +350,8 @@ class ExportSinkTest {
             assertThat(scalar(c, "SELECT count(*) FROM pd_split_kvcache")).isEqualTo(1);
             assertThat(scalar(c, "SELECT count(*) FROM pd_split_communication")).isEqualTo(2);
             assertThat(scalar(c, "SELECT count(*) FROM coordinator")).isEqualTo(1);
-            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis")).isEqualTo(4);
+            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis")).isEqualTo(2);
+            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis_detail")).isEqualTo(4);
             assertThat(scalar(c, "SELECT count(*) FROM ep_balance")).isEqualTo(2);
             assertThat(scalar(c, "SELECT count(*) FROM ep_balance_detail")).isEqualTo(5);
             assertThat(query(c, "SELECT \"0\", \"2\", \"10\" FROM ep_balance WHERE decoder_layer = 1"))
