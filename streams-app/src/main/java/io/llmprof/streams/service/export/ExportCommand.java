@@ -254,7 +254,9 @@ public final class ExportCommand implements Callable<Integer> {
         void accept(String job, String instance, ServiceEvent e) {
             String key = RankKey.of(job, instance);
             ServiceAnalyzer a = analyzers.computeIfAbsent(key, k -> new ServiceAnalyzer(job, instance, config));
+            sink.event(job, instance, e);
             a.accept(e, sink);
+            sink.handled();
             events++;
             long n = sinceExpire.merge(key, 1L, Long::sum);
             if (n >= EXPIRE_EVERY) {

@@ -14,6 +14,7 @@ import io.llmprof.events.service.MoeRecord;
 import io.llmprof.events.service.PdRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
+import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.service.ServiceSink;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -70,6 +71,8 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private final List<Path> charts = new ArrayList<>();
     private final List<String> notices = new ArrayList<>();
     private boolean closed;
+    /** The raw event being handled, null between events. */
+    private ServiceEvent current;
 
     record EpKey(String instance, int layer, String rank) implements Comparable<EpKey> {
         @Override
@@ -125,6 +128,21 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         } catch (SQLException e) {
             throw new IOException("cannot create " + dir.resolve(ProfilerDb.FILE) + ": " + e.getMessage(), e);
         }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /**
+     * The raw event an analyzer is about to handle: records emitted while it is handled (a KV state, a batch) can
+     * read what the record does not carry (its domain, its requests' iterations). {@link #handled()} ends it.
+     */
+    public void event(String job, String instance, ServiceEvent e) {
+        current = e;
+    }
+
+    /** The event given to {@link #event} has been handled: records from now on (timeouts, the end) have none. */
+    public void handled() {
+        current = null;
     }
 
     // ---------------------------------------------------------------- records
@@ -268,6 +286,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 freed,
                 r.freeBlocks(),
                 r.usage(),
+                current != null && !current.domain().isEmpty() ? current.domain() : "KVCache",
                 Cells.ms(r.timeNs()),
                 r.dpRank(),
                 r.allocations(),
@@ -282,7 +301,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         write(
                 ExportTable.REQUEST_STATUS,
                 r.instance(),
-                null,
+                r.pid() == null ? null : r.pid().toString(),
                 Cells.dateTime(r.timeNs()),
                 Cells.ms(r.timeNs() - base),
                 r.waiting(),
@@ -358,7 +377,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 ExportTable.COORDINATOR,
                 Cells.dateTime(r.timeNs()),
                 r.node(),
-                null,
+                r.nodeType(),
                 r.added(),
                 r.ended(),
                 r.running(),

@@ -113,8 +113,10 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "blocks_freed INTEGER",
             "device_kvcache_left INTEGER",
             "kvcache_usage_rate REAL",
+            // msServiceProfiler's exporter_kvcache.py writes these two, its docs do not list them
+            "domain TEXT",
+            "timestamp(ms) REAL",
             // llmprof's
-            "start_time(ms) REAL",
             "dp_rank TEXT",
             "allocations INTEGER",
             "frees INTEGER",
