@@ -12,7 +12,9 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.KvCacheRecord;
 import io.llmprof.events.service.MoeRecord;
 import io.llmprof.events.service.PdRecord;
+import io.llmprof.events.service.RequestIds;
 import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.service.ServiceSink;
@@ -45,6 +47,27 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     private static final int KEPT_ANOMALIES = 20;
 
+    /** Scheduled batches remembered for batch_exec (an execution of an older one is not joined). */
+    static final int MAX_OPEN_BATCHES = 4096;
+
+    /**
+     * The tables msServiceProfiler shows as plain tables in MindStudio Insight, by the view that data_table names
+     * (request_data, forward_info, kvcache_usage, pd_split_pull_kvcache, pd_communication_info in its exporters;
+     * batch_info in its early utils.py).
+     */
+    static final Map<String, String> DATA_VIEWS = dataViews();
+
+    private static Map<String, String> dataViews() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("batch", "batch_info");
+        m.put("kvcache", "kvcache_usage");
+        m.put("pd_split_communication", "pd_communication_info");
+        m.put("request", "request_data");
+        m.put("pd_split_kvcache", "pd_split_pull_kvcache");
+        m.put("forward", "forward_info");
+        return m;
+    }
+
     /** Calls sampled per MoE device for moe_analysis's percentiles (exact up to this many calls). */
     static final int MOE_SAMPLE = 4096;
 
@@ -73,6 +96,13 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private boolean closed;
     /** The raw event being handled, null between events. */
     private ServiceEvent current;
+
+    private final TraceExport trace;
+    /** Scheduled batches by (instance, request list) hash, newest last: executions join the batch of their list. */
+    private final LinkedHashMap<String, Long> batchIds = new LinkedHashMap<>();
+
+    private long lastBatchId;
+    private long unmatchedExecutions;
 
     record EpKey(String instance, int layer, String rank) implements Comparable<EpKey> {
         @Override
@@ -125,9 +155,13 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         this.dir = dir;
         try {
             this.db = new ProfilerDb(dir);
+            for (ExportTable t : TraceExport.TABLES) {
+                db.ensure(t); // msServiceProfiler creates its trace tables whatever the data
+            }
         } catch (SQLException e) {
             throw new IOException("cannot create " + dir.resolve(ProfilerDb.FILE) + ": " + e.getMessage(), e);
         }
+        this.trace = new TraceExport(dir, this::insert);
     }
 
     // ---------------------------------------------------------------- events
@@ -138,6 +172,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
      */
     public void event(String job, String instance, ServiceEvent e) {
         current = e;
+        trace.event(RankKey.of(job, instance), e);
     }
 
     /** The event given to {@link #event} has been handled: records from now on (timeouts, the end) have none. */
@@ -176,6 +211,11 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 r.specAcceptedTokens(),
                 r.aliases().isEmpty() ? null : String.join(";", r.aliases()),
                 key);
+        trace.requestEnded(r.rid());
+        for (String alias : r.aliases()) {
+            trace.requestEnded(alias);
+            trace.requestEnded(RequestIds.canonical(alias));
+        }
         if (r.ttftNs() != null && r.firstTokenNs() != null) {
             curve(ttftCurve, r.firstTokenNs(), r.ttftNs() / 1e3); // µs, as msServiceProfiler's curve
             if (r.inputTokens() != null && r.ttftNs() > 0) {
@@ -233,6 +273,61 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 null,
                 r.kind(),
                 RankKey.of(r.job(), r.instance()));
+        batchTables(r);
+    }
+
+    /** batch_req (the requests of a scheduled batch) and batch_exec (the batch and its executions). */
+    private void batchTables(BatchRecord r) {
+        String key = RankKey.of(r.job(), r.instance()) + '\u0000' + requestListHash(r.rids());
+        String pid = r.pid() == null ? null : r.pid().toString();
+        Cells.Us start = new Cells.Us(r.startNs());
+        Cells.Us end = new Cells.Us(r.startNs() + r.durNs());
+        if (BatchRecord.SCHEDULE.equals(r.kind())) {
+            long id = ++lastBatchId;
+            batchIds.remove(key);
+            batchIds.put(key, id);
+            if (batchIds.size() > MAX_OPEN_BATCHES) {
+                Iterator<String> oldest = batchIds.keySet().iterator();
+                oldest.next();
+                oldest.remove();
+            }
+            insert(ExportTable.BATCH_EXEC, Arrays.asList(id, r.name(), pid, start, end));
+            // the raw event has every request with its iteration; the record keeps at most 512 canonical ids
+            boolean fromEvent = current != null
+                    && current.name().equals(r.name())
+                    && current.startNs() == r.startNs()
+                    && !current.requests().isEmpty();
+            if (fromEvent) {
+                for (RequestRef ref : current.requests()) {
+                    insert(ExportTable.BATCH_REQ, Arrays.asList(id, ref.rawRid(), ref.rid(), ref.iter(), null));
+                }
+            } else {
+                for (String rid : r.rids()) {
+                    insert(ExportTable.BATCH_REQ, Arrays.asList(id, rid, rid, null, null));
+                }
+            }
+            return;
+        }
+        Long id = batchIds.get(key);
+        if (id == null) {
+            unmatchedExecutions++;
+            return;
+        }
+        insert(ExportTable.BATCH_EXEC, Arrays.asList(id, r.name(), pid, start, end));
+    }
+
+    /** A 64-bit FNV-1a hash of a request list (order matters, as msServiceProfiler's tuple key). */
+    static long requestListHash(List<String> rids) {
+        long h = 0xcbf29ce484222325L;
+        for (String rid : rids) {
+            for (int i = 0; i < rid.length(); i++) {
+                h ^= rid.charAt(i);
+                h *= 0x100000001b3L;
+            }
+            h ^= 0x1f; // separator
+            h *= 0x100000001b3L;
+        }
+        return h;
     }
 
     @Override
@@ -274,6 +369,15 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         if (after != null) {
             lastFreeBlocks.put(pool, after);
         }
+        Map<String, Long> blocks = new LinkedHashMap<>();
+        blocks.put("Device Block", r.freeBlocks()); // msServiceProfiler's KVCache counter: free blocks
+        blocks.put("used_blocks", r.usedBlocks());
+        trace.counter(
+                key,
+                current == null ? null : current.pid(),
+                r.dpRank() == null ? "KVCache" : "KVCache-dp" + r.dpRank(),
+                r.timeNs(),
+                blocks);
         write(
                 ExportTable.KVCACHE,
                 r.rid(),
@@ -298,6 +402,11 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     public void requestStates(RequestStateRecord r) {
         String key = RankKey.of(r.job(), r.instance());
         long base = firstStateNs.computeIfAbsent(key, k -> r.timeNs());
+        Map<String, Long> counts = new LinkedHashMap<>();
+        counts.put("waiting", r.waiting());
+        counts.put("running", r.running());
+        counts.put("swapped", r.swapped());
+        trace.counter(key, r.pid(), "Request Status", r.timeNs(), counts);
         write(
                 ExportTable.REQUEST_STATUS,
                 r.instance(),
@@ -432,8 +541,19 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             }
             writeEpBalance();
             writeMoe();
+            trace.close();
+            writeDataTables();
+            if (unmatchedExecutions > 0) {
+                notices.add(unmatchedExecutions + " executed batches match no scheduled batch of the same request"
+                        + " list: not in batch_exec");
+            }
         } finally {
             IOException failure = null;
+            try {
+                trace.close(); // already closed unless something above failed: the file is still completed
+            } catch (IOException e) {
+                failure = e;
+            }
             for (CsvTable t : csv.values()) {
                 try {
                     t.close();
@@ -449,6 +569,28 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             if (failure != null) {
                 throw failure;
             }
+        }
+    }
+
+    /** data_table and its views, data_link: how MindStudio Insight finds the plain tables and the rid link. */
+    private void writeDataTables() {
+        try {
+            db.ensure(ExportTable.DATA_TABLE);
+            long id = 0;
+            for (Map.Entry<String, String> v : DATA_VIEWS.entrySet()) {
+                if (!db.has(v.getKey())) {
+                    continue;
+                }
+                db.execute("CREATE VIEW " + ProfilerDb.quoteIdent(v.getValue()) + " AS SELECT * FROM "
+                        + ProfilerDb.quoteIdent(v.getKey()));
+                insert(ExportTable.DATA_TABLE, Arrays.asList(++id, v.getValue(), v.getValue()));
+            }
+            if (db.has(ExportTable.REQUEST.name())) {
+                insert(ExportTable.DATA_LINK, Arrays.asList("rid", "request", "http_rid"));
+            }
+        } catch (SQLException e) {
+            throw new UncheckedIOException(
+                    new IOException("cannot write the views of " + db.file() + ": " + e.getMessage(), e));
         }
     }
 
@@ -712,5 +854,14 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     public Path dbFile() {
         return db.file();
+    }
+
+    public Path traceFile() {
+        return trace.file();
+    }
+
+    /** Events written to chrome_tracing.json (metadata included). */
+    public long traceEvents() {
+        return trace.events();
     }
 }

@@ -219,6 +219,26 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "moe_layers INTEGER",
             "instance TEXT");
 
+    /**
+     * profiler.db only: one row per (scheduled batch, request), as msServiceProfiler's exporter_batch.py; batch_id
+     * counts the scheduled batches of the export from 1.
+     */
+    static final ExportTable BATCH_REQ =
+            of("batch_req", "batch_id INTEGER", "req_id TEXT", "rid TEXT", "iter INTEGER", "block INTEGER");
+
+    /**
+     * profiler.db only: a scheduled batch and the executions of the same request list (msServiceProfiler's
+     * plugin_batch.py), start and end in epoch µs as there.
+     */
+    static final ExportTable BATCH_EXEC =
+            of("batch_exec", "batch_id INTEGER", "name TEXT", "pid TEXT", "start REAL", "end REAL");
+
+    /** profiler.db only: the views MindStudio Insight shows as tables (name = view_name, as msServiceProfiler). */
+    static final ExportTable DATA_TABLE = of("data_table", "id INTEGER", "name TEXT", "view_name TEXT");
+
+    /** profiler.db only: a forward trace's rid opens its request row (msServiceProfiler's exporter_forward.py). */
+    static final ExportTable DATA_LINK = of("data_link", "source_name TEXT", "target_table TEXT", "target_name TEXT");
+
     /** The profiler.db latency / speed curves (no CSV, as in msServiceProfiler). */
     static ExportTable curve(String name) {
         return of(name, "timestamp TEXT", "avg REAL", "p99 REAL", "p90 REAL", "p50 REAL", "count INTEGER");
