@@ -134,7 +134,8 @@ final class TraceExport implements AutoCloseable {
         String lane = laneOf(e);
         int track = track(pid, lane);
         long dur = e.durNs() == null ? 0 : e.durNs();
-        ObjectNode args = ServiceAttributes.put(e, Json.mapper().createObjectNode());
+        // serialized once: the same text goes to the file and to slice.args
+        String args = ServiceAttributes.put(e, Json.mapper().createObjectNode()).toString();
         String cat = e.domain().isEmpty() ? null : e.domain();
         try {
             json.writeStartObject();
@@ -148,7 +149,7 @@ final class TraceExport implements AutoCloseable {
                 json.writeStringField("cat", cat);
             }
             json.writeFieldName("args");
-            json.writeTree(args);
+            json.writeRawValue(args);
             json.writeEndObject();
         } catch (IOException x) {
             throw failure(x);
@@ -156,18 +157,7 @@ final class TraceExport implements AutoCloseable {
         events++;
         db.accept(
                 SLICE,
-                cells(
-                        ++sliceId,
-                        e.startNs(),
-                        dur,
-                        e.name(),
-                        null,
-                        track,
-                        cat,
-                        args.toString(),
-                        null,
-                        e.startNs() + dur,
-                        null));
+                cells(++sliceId, e.startNs(), dur, e.name(), null, track, cat, args, null, e.startNs() + dur, null));
         Set<String> seen = new HashSet<>();
         for (RequestRef r : e.requests()) {
             if (seen.add(r.rid())) {
