@@ -14,7 +14,6 @@ import io.llmprof.events.service.MoeRecord;
 import io.llmprof.events.service.PdRecord;
 import io.llmprof.events.service.RequestIds;
 import io.llmprof.events.service.RequestRecord;
-import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.service.ServiceSink;
@@ -46,9 +45,6 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     static final int MAX_OPEN_PD_ROWS = 65_536;
 
     private static final int KEPT_ANOMALIES = 20;
-
-    /** Scheduled batches remembered for batch_exec (an execution of an older one is not joined). */
-    static final int MAX_OPEN_BATCHES = 4096;
 
     /**
      * The tables msServiceProfiler shows as plain tables in MindStudio Insight, by the view that data_table names
@@ -98,11 +94,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private ServiceEvent current;
 
     private final TraceExport trace;
-    /** Scheduled batches by (instance, request list) hash, newest last: executions join the batch of their list. */
-    private final LinkedHashMap<String, Long> batchIds = new LinkedHashMap<>();
-
-    private long lastBatchId;
-    private long unmatchedExecutions;
+    private final BatchLinks batchLinks = new BatchLinks(this::insert);
 
     record EpKey(String instance, int layer, String rank) implements Comparable<EpKey> {
         @Override
@@ -273,61 +265,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 null,
                 r.kind(),
                 RankKey.of(r.job(), r.instance()));
-        batchTables(r);
-    }
-
-    /** batch_req (the requests of a scheduled batch) and batch_exec (the batch and its executions). */
-    private void batchTables(BatchRecord r) {
-        String key = RankKey.of(r.job(), r.instance()) + '\u0000' + requestListHash(r.rids());
-        String pid = r.pid() == null ? null : r.pid().toString();
-        Cells.Us start = new Cells.Us(r.startNs());
-        Cells.Us end = new Cells.Us(r.startNs() + r.durNs());
-        if (BatchRecord.SCHEDULE.equals(r.kind())) {
-            long id = ++lastBatchId;
-            batchIds.remove(key);
-            batchIds.put(key, id);
-            if (batchIds.size() > MAX_OPEN_BATCHES) {
-                Iterator<String> oldest = batchIds.keySet().iterator();
-                oldest.next();
-                oldest.remove();
-            }
-            insert(ExportTable.BATCH_EXEC, Arrays.asList(id, r.name(), pid, start, end));
-            // the raw event has every request with its iteration; the record keeps at most 512 canonical ids
-            boolean fromEvent = current != null
-                    && current.name().equals(r.name())
-                    && current.startNs() == r.startNs()
-                    && !current.requests().isEmpty();
-            if (fromEvent) {
-                for (RequestRef ref : current.requests()) {
-                    insert(ExportTable.BATCH_REQ, Arrays.asList(id, ref.rawRid(), ref.rid(), ref.iter(), null));
-                }
-            } else {
-                for (String rid : r.rids()) {
-                    insert(ExportTable.BATCH_REQ, Arrays.asList(id, rid, rid, null, null));
-                }
-            }
-            return;
-        }
-        Long id = batchIds.get(key);
-        if (id == null) {
-            unmatchedExecutions++;
-            return;
-        }
-        insert(ExportTable.BATCH_EXEC, Arrays.asList(id, r.name(), pid, start, end));
-    }
-
-    /** A 64-bit FNV-1a hash of a request list (order matters, as msServiceProfiler's tuple key). */
-    static long requestListHash(List<String> rids) {
-        long h = 0xcbf29ce484222325L;
-        for (String rid : rids) {
-            for (int i = 0; i < rid.length(); i++) {
-                h ^= rid.charAt(i);
-                h *= 0x100000001b3L;
-            }
-            h ^= 0x1f; // separator
-            h *= 0x100000001b3L;
-        }
-        return h;
+        batchLinks.batch(r, current);
     }
 
     @Override
@@ -543,9 +481,9 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             writeMoe();
             trace.close();
             writeDataTables();
-            if (unmatchedExecutions > 0) {
-                notices.add(unmatchedExecutions + " executed batches match no scheduled batch of the same request"
-                        + " list: not in batch_exec");
+            if (batchLinks.unmatchedExecutions() > 0) {
+                notices.add(batchLinks.unmatchedExecutions() + " executed batches match no scheduled batch of the"
+                        + " same request list: not in batch_exec");
             }
         } finally {
             IOException failure = null;
