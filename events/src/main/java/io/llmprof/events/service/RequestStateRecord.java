@@ -11,10 +11,31 @@ import java.util.Map;
  * @param running requests running
  * @param swapped requests swapped / preempted (PENDING in MindIE)
  * @param states every state counter by its upper-case name (WAITING, RUNNING, PENDING, SWAPPED, END, ...)
+ * @param pid the process whose events changed the counts of this snapshot; null when unknown or when events of
+ *     several processes (or a timeout, which has no event) changed them
  */
 public record RequestStateRecord(
-        String job, String instance, long timeNs, long waiting, long running, long swapped, Map<String, Long> states) {
+        String job,
+        String instance,
+        long timeNs,
+        long waiting,
+        long running,
+        long swapped,
+        Map<String, Long> states,
+        Long pid) {
     public RequestStateRecord {
         states = states == null ? Map.of() : Map.copyOf(states);
+    }
+
+    /** A snapshot whose process is not known. */
+    public RequestStateRecord(
+            String job,
+            String instance,
+            long timeNs,
+            long waiting,
+            long running,
+            long swapped,
+            Map<String, Long> states) {
+        this(job, instance, timeNs, waiting, running, swapped, states, null);
     }
 }

@@ -125,6 +125,10 @@ public final class ServiceAnalyzer {
     private final long timeoutNs;
     private final ServiceState s;
     private final RequestTable requests;
+    /** The event being handled (not state: it lives for one call), for what it changes to know its process. */
+    private boolean handlingEvent;
+
+    private Long handlingPid;
 
     /** An analyzer with its open requests in memory (offline). */
     public ServiceAnalyzer(String job, String instance, ServiceConfig config) {
@@ -273,6 +277,17 @@ public final class ServiceAnalyzer {
     // dispatch
 
     private void handle(ServiceEvent e, ServiceSink sink) {
+        handlingPid = e.pid();
+        handlingEvent = true;
+        try {
+            dispatch(e, sink);
+        } finally {
+            handlingEvent = false;
+            handlingPid = null;
+        }
+    }
+
+    private void dispatch(ServiceEvent e, ServiceSink sink) {
         s.events++;
         long t = e.startNs();
         s.latestEventNs = Math.max(s.latestEventNs, e.endNs());
@@ -366,6 +381,7 @@ public final class ServiceAnalyzer {
                 finishRequest(r, e, sink);
             }
         }
+        handlingEvent = false; // bounds and timeouts below are no change made by this event's process
         bound(sink);
         expireRequests(s.latestEventNs, sink);
     }
@@ -1045,6 +1061,20 @@ public final class ServiceAnalyzer {
 
     private void coordinator(ServiceEvent e, ServiceSink sink) {
         String labelled = firstLabel(e, "node", "address", "instance");
+        String type = null;
+        if (labelled == null) {
+            // msServiceProfiler's RequestDispatch names both nodes: the request is added to its prefill node
+            labelled = firstLabel(e, "PrefillAddress");
+            type = labelled != null ? "prefill" : null;
+        }
+        if (labelled == null) {
+            labelled = firstLabel(e, "DecodeAddress");
+            type = labelled != null ? "decode" : null;
+        }
+        String said = firstLabel(e, "node_type", "nodeType", "role");
+        if (said != null) {
+            type = phase(said);
+        }
         String node = labelled != null ? labelled : e.pid() == null ? "unknown" : String.valueOf(e.pid());
         if (!admitted(
                 s.nodes,
@@ -1057,6 +1087,9 @@ public final class ServiceAnalyzer {
             return;
         }
         Node n = s.nodes.computeIfAbsent(node, k -> new Node());
+        if (type != null) {
+            n.type = type;
+        }
         String lower = e.name().toLowerCase(Locale.ROOT);
         if (lower.contains("add") || lower.contains("dispatch") || lower.contains("arrive")) {
             n.added++;
@@ -1065,7 +1098,8 @@ public final class ServiceAnalyzer {
         }
         Long running = longMetric(e, "running");
         long shown = running != null ? running : n.added - n.ended;
-        sink.coordinator(new CoordinatorRecord(job, instance, node, e.startNs(), e.name(), n.added, n.ended, shown));
+        sink.coordinator(
+                new CoordinatorRecord(job, instance, node, e.startNs(), e.name(), n.added, n.ended, shown, n.type));
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -1145,6 +1179,7 @@ public final class ServiceAnalyzer {
             return;
         }
         m.durations.computeIfAbsent(rank, k -> new Reservoir(RESERVOIR)).add(dur);
+        sink.moeCall(job, instance, op, rank, dur);
         long k = m.calls.getOrDefault(rank, 0L);
         m.calls.put(rank, k + 1);
         m.dirty = true;
@@ -1342,6 +1377,13 @@ public final class ServiceAnalyzer {
 
     private void changed(long t) {
         s.statesNs = s.statesNs == Long.MIN_VALUE ? t : Math.max(s.statesNs, t);
+        Long pid = handlingEvent ? handlingPid : null; // a timeout changes counts with no event, no process
+        if (!s.statesDirty) {
+            s.statesPid = pid;
+            s.statesPidMixed = pid == null;
+        } else if (!Objects.equals(s.statesPid, pid)) {
+            s.statesPidMixed = true;
+        }
         s.statesDirty = true;
     }
 
@@ -1357,7 +1399,8 @@ public final class ServiceAnalyzer {
         long waiting = s.states.getOrDefault("WAITING", 0L);
         long running = s.states.getOrDefault("RUNNING", 0L);
         long swapped = s.states.getOrDefault("SWAPPED", 0L) + s.states.getOrDefault("PENDING", 0L);
-        sink.requestStates(new RequestStateRecord(job, instance, s.statesNs, waiting, running, swapped, s.states));
+        sink.requestStates(new RequestStateRecord(
+                job, instance, s.statesNs, waiting, running, swapped, s.states, s.statesPidMixed ? null : s.statesPid));
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -31,6 +31,12 @@ public interface ServiceSink {
 
     void moe(MoeRecord r);
 
+    /**
+     * One MoE dispatch/combine call the analyzer counted (after its rank was admitted), for a writer that keeps its
+     * own per-device distribution of both ops together (msServiceProfiler's moe_analysis rows); live sinks ignore it.
+     */
+    default void moeCall(String job, String instance, String op, String rank, long durNs) {}
+
     /** Bad or inconsistent input the analyzer noticed (it never throws on input). */
     void anomaly(Anomaly a);
 }

@@ -43,6 +43,10 @@ final class ServiceState {
 
     public boolean statesDirty;
     public long statesNs = Long.MIN_VALUE;
+    /** The process whose events changed the counts since the last snapshot (null: unknown), and whether several did. */
+    public Long statesPid;
+
+    public boolean statesPidMixed;
 
     /** Coordinator counts per node. */
     public LinkedHashMap<String, Node> nodes = new LinkedHashMap<>();
@@ -128,6 +132,8 @@ final class ServiceState {
     static final class Node {
         public long added;
         public long ended;
+        /** prefill / decode when an event said so, else null. */
+        public String type;
     }
 
     static final class EpCell {

@@ -53,6 +53,7 @@ final class ServiceStateCodec {
                 .addAllLastStateCounts(s.lastStates.values())
                 .setStatesDirty(s.statesDirty)
                 .setStatesNs(s.statesNs)
+                .setStatesPidMixed(s.statesPidMixed)
                 .addAllNodeNames(s.nodes.keySet())
                 .addAllEpCallRanks(s.epCalls.keySet())
                 .addAllEpCalls(s.epCalls.values())
@@ -94,8 +95,11 @@ final class ServiceStateCodec {
             }
             b.addKv(kb);
         }
+        if (s.statesPid != null) {
+            b.setStatesPid(s.statesPid);
+        }
         for (Node n : s.nodes.values()) {
-            b.addNodeAdded(n.added).addNodeEnded(n.ended);
+            b.addNodeAdded(n.added).addNodeEnded(n.ended).addNodeTypes(n.type == null ? "" : n.type);
         }
         for (Map.Entry<Integer, TreeMap<String, EpCell>> layer : s.ep.entrySet()) {
             ServiceEpLayerState.Builder lb = ServiceEpLayerState.newBuilder().setLayer(layer.getKey());
@@ -204,12 +208,19 @@ final class ServiceStateCodec {
         }
         s.statesDirty = p.getStatesDirty();
         s.statesNs = p.getStatesNs();
+        s.statesPid = p.hasStatesPid() ? p.getStatesPid() : null;
+        s.statesPidMixed = p.getStatesPidMixed();
         same(p.getNodeNamesCount(), p.getNodeAddedCount(), "nodes");
         same(p.getNodeNamesCount(), p.getNodeEndedCount(), "nodes");
+        if (p.getNodeTypesCount() != 0) { // states written before node types have none
+            same(p.getNodeNamesCount(), p.getNodeTypesCount(), "nodes");
+        }
         for (int i = 0; i < p.getNodeNamesCount(); i++) {
             Node n = new Node();
             n.added = p.getNodeAdded(i);
             n.ended = p.getNodeEnded(i);
+            String type = i < p.getNodeTypesCount() ? p.getNodeTypes(i) : "";
+            n.type = type.isEmpty() ? null : type;
             s.nodes.put(p.getNodeNames(i), n);
         }
         for (ServiceEpLayerState l : p.getEpList()) {

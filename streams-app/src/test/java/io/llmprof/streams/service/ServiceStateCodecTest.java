@@ -44,6 +44,13 @@ class ServiceStateCodecTest {
                                 .metric("totalBlocks", 2000)
                                 .build(),
                         Ev.of("Coordinator", "ReqAdd", 30).label("node", "n1").build(),
+                        // a node typed by msServiceProfiler's PrefillAddress keeps its type across a restore
+                        Ev.of("Coordinator", "RequestDispatch", 32)
+                                .label("PrefillAddress", "10.0.0.1:1025")
+                                .build(),
+                        Ev.of("Coordinator", "ReqFinish", 34)
+                                .label("node", "10.0.0.1:1025")
+                                .build(),
                         Ev.of("KVCache", "PullKVCache", 40)
                                 .dur(5)
                                 .rid("k")
@@ -171,6 +178,11 @@ class ServiceStateCodecTest {
         assertThat(straight.request("p").status()).isEqualTo("FINISHED");
         assertThat(straight.moe).isNotEmpty();
         assertThat(straight.ep).isNotEmpty();
+        assertThat(straight.coordinator)
+                .extracting(c -> c.node() + " " + c.nodeType() + " " + c.added() + "/" + c.ended())
+                .containsExactly("n1 null 1/0", "10.0.0.1:1025 prefill 1/0", "10.0.0.1:1025 prefill 1/1");
+        // the snapshots know the process whose events changed them when the events say
+        assertThat(straight.states).anyMatch(st -> st.pid() != null);
         // tb timed out right after the KV record at 5,200 (+ the part's offset), before ta finished
         int kv = straight.all.indexOf(straight.kv.stream()
                 .filter(k -> k.totalBlocks() != null && k.totalBlocks() == 10)

@@ -29,8 +29,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code llmprof export}: msServiceProfiler's output files (request.csv, batch.csv, forward.csv, kvcache.csv,
- * request_status.csv, pd_split_*.csv, coordinator.csv, ep_balance.csv, moe_analysis.csv, profiler.db and the
- * ep_balance / moe_analysis charts) from raw service DBs, a chrome_tracing.json, JSON lines or a recorded {@code
+ * request_status.csv, pd_split_*.csv, coordinator.csv, ep_balance.csv, moe_analysis.csv, profiler.db,
+ * chrome_tracing.json and the ep_balance / moe_analysis charts) from raw service DBs, a chrome_tracing.json, JSON lines or a recorded {@code
  * llmprof.service-events} topic, computed by the same engine as the live topology, one analyzer per instance.
  * Columns and units: docs/export.md.
  */
@@ -38,9 +38,10 @@ import picocli.CommandLine.Spec;
         name = "export",
         description = {
             "Export service-level profiles in msServiceProfiler's formats: request/batch/forward/kvcache/",
-            "request_status/pd_split/coordinator/ep_balance/moe_analysis CSVs, profiler.db, ep_balance.png and",
-            "moe_analysis.png. Input: ms_service_*.db files or a directory, chrome_tracing.json, llmprof JSON lines,",
-            "or a recorded llmprof.service-events topic. Every column is in the unit its header says (docs/export.md)."
+            "request_status/pd_split/coordinator/ep_balance/moe_analysis CSVs, profiler.db, chrome_tracing.json,",
+            "ep_balance.png and moe_analysis.png. Input: ms_service_*.db files or a directory, chrome_tracing.json,",
+            "llmprof JSON lines, or a recorded llmprof.service-events topic. Every column is in the unit its header",
+            "says (docs/export.md)."
         },
         mixinStandardHelpOptions = true,
         sortOptions = false)
@@ -254,7 +255,9 @@ public final class ExportCommand implements Callable<Integer> {
         void accept(String job, String instance, ServiceEvent e) {
             String key = RankKey.of(job, instance);
             ServiceAnalyzer a = analyzers.computeIfAbsent(key, k -> new ServiceAnalyzer(job, instance, config));
+            sink.event(job, instance, e);
             a.accept(e, sink);
+            sink.handled();
             events++;
             long n = sinceExpire.merge(key, 1L, Long::sum);
             if (n >= EXPIRE_EVERY) {
@@ -326,6 +329,7 @@ public final class ExportCommand implements Callable<Integer> {
         out.println("export: " + source + " -> " + output);
         out.println("  analyzed instances: " + String.join(", ", run.analyzers.keySet()));
         sink.csvRows().forEach((file, rows) -> out.printf("  %-28s %8d rows%n", file, rows));
+        out.printf("  %-28s %8d events%n", TraceExport.FILE, sink.traceEvents());
         out.printf("  %-28s %8d tables%n", ProfilerDb.FILE, sink.dbRows().size());
         sink.dbRows().forEach((table, rows) -> out.printf("    %-26s %8d rows%n", table, rows));
         for (Path png : sink.charts()) {

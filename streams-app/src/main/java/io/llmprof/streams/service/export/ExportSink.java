@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.Json;
 import io.llmprof.events.RankKey;
+import io.llmprof.events.host.Reservoir;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.CoordinatorRecord;
 import io.llmprof.events.service.EpBalanceRecord;
@@ -11,8 +12,10 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.KvCacheRecord;
 import io.llmprof.events.service.MoeRecord;
 import io.llmprof.events.service.PdRecord;
+import io.llmprof.events.service.RequestIds;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
+import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.service.ServiceSink;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,6 +46,27 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     private static final int KEPT_ANOMALIES = 20;
 
+    /**
+     * The tables msServiceProfiler shows as plain tables in MindStudio Insight, by the view that data_table names
+     * (request_data, forward_info, kvcache_usage, pd_split_pull_kvcache, pd_communication_info in its exporters;
+     * batch_info in its early utils.py).
+     */
+    static final Map<String, String> DATA_VIEWS = dataViews();
+
+    private static Map<String, String> dataViews() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("batch", "batch_info");
+        m.put("kvcache", "kvcache_usage");
+        m.put("pd_split_communication", "pd_communication_info");
+        m.put("request", "request_data");
+        m.put("pd_split_kvcache", "pd_split_pull_kvcache");
+        m.put("forward", "forward_info");
+        return m;
+    }
+
+    /** Calls sampled per MoE device for moe_analysis's percentiles (exact up to this many calls). */
+    static final int MOE_SAMPLE = 4096;
+
     private final Path dir;
     private final ProfilerDb db;
     private final Map<String, CsvTable> csv = new LinkedHashMap<>();
@@ -56,6 +80,9 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private final LatencyCurve decodeSpeedCurve = new LatencyCurve(ExportTable.DECODE_GEN_SPEED);
     private final Map<EpKey, EpBalanceRecord> ep = new TreeMap<>();
     private final Map<MoeKey, MoeRecord> moe = new TreeMap<>();
+    /** Every MoE call of a device, dispatch and combine together: moe_analysis's per-device distribution. */
+    private final Map<DeviceKey, Reservoir> moeCalls = new TreeMap<>();
+
     private final List<Anomaly> anomalies = new ArrayList<>();
     private long anomalyCount;
     private long finished;
@@ -63,6 +90,11 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     private final List<Path> charts = new ArrayList<>();
     private final List<String> notices = new ArrayList<>();
     private boolean closed;
+    /** The raw event being handled, null between events. */
+    private ServiceEvent current;
+
+    private final TraceExport trace;
+    private final BatchLinks batchLinks = new BatchLinks(this::insert);
 
     record EpKey(String instance, int layer, String rank) implements Comparable<EpKey> {
         @Override
@@ -70,6 +102,16 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             return Comparator.comparing(EpKey::instance)
                     .thenComparingInt(EpKey::layer)
                     .thenComparing(EpKey::rank, ExportSink::compareRanks)
+                    .compare(this, o);
+        }
+    }
+
+    /** One MoE device: an EP rank of an instance. */
+    record DeviceKey(String instance, String rank) implements Comparable<DeviceKey> {
+        @Override
+        public int compareTo(DeviceKey o) {
+            return Comparator.comparing(DeviceKey::instance)
+                    .thenComparing(DeviceKey::rank, ExportSink::compareRanks)
                     .compare(this, o);
         }
     }
@@ -105,9 +147,29 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         this.dir = dir;
         try {
             this.db = new ProfilerDb(dir);
+            for (ExportTable t : TraceExport.TABLES) {
+                db.ensure(t); // msServiceProfiler creates its trace tables whatever the data
+            }
         } catch (SQLException e) {
             throw new IOException("cannot create " + dir.resolve(ProfilerDb.FILE) + ": " + e.getMessage(), e);
         }
+        this.trace = new TraceExport(dir, this::insert);
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /**
+     * The raw event an analyzer is about to handle: records emitted while it is handled (a KV state, a batch) can
+     * read what the record does not carry (its domain, its requests' iterations). {@link #handled()} ends it.
+     */
+    public void event(String job, String instance, ServiceEvent e) {
+        current = e;
+        trace.event(RankKey.of(job, instance), e);
+    }
+
+    /** The event given to {@link #event} has been handled: records from now on (timeouts, the end) have none. */
+    public void handled() {
+        current = null;
     }
 
     // ---------------------------------------------------------------- records
@@ -141,6 +203,11 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 r.specAcceptedTokens(),
                 r.aliases().isEmpty() ? null : String.join(";", r.aliases()),
                 key);
+        trace.requestEnded(r.rid());
+        for (String alias : r.aliases()) {
+            trace.requestEnded(alias);
+            trace.requestEnded(RequestIds.canonical(alias));
+        }
         if (r.ttftNs() != null && r.firstTokenNs() != null) {
             curve(ttftCurve, r.firstTokenNs(), r.ttftNs() / 1e3); // µs, as msServiceProfiler's curve
             if (r.inputTokens() != null && r.ttftNs() > 0) {
@@ -198,6 +265,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 null,
                 r.kind(),
                 RankKey.of(r.job(), r.instance()));
+        batchLinks.batch(r, current);
     }
 
     @Override
@@ -239,6 +307,15 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         if (after != null) {
             lastFreeBlocks.put(pool, after);
         }
+        Map<String, Long> blocks = new LinkedHashMap<>();
+        blocks.put("Device Block", r.freeBlocks()); // msServiceProfiler's KVCache counter: free blocks
+        blocks.put("used_blocks", r.usedBlocks());
+        trace.counter(
+                key,
+                current == null ? null : current.pid(),
+                r.dpRank() == null ? "KVCache" : "KVCache-dp" + r.dpRank(),
+                r.timeNs(),
+                blocks);
         write(
                 ExportTable.KVCACHE,
                 r.rid(),
@@ -251,6 +328,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 freed,
                 r.freeBlocks(),
                 r.usage(),
+                current != null && !current.domain().isEmpty() ? current.domain() : "KVCache",
                 Cells.ms(r.timeNs()),
                 r.dpRank(),
                 r.allocations(),
@@ -262,10 +340,15 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     public void requestStates(RequestStateRecord r) {
         String key = RankKey.of(r.job(), r.instance());
         long base = firstStateNs.computeIfAbsent(key, k -> r.timeNs());
+        Map<String, Long> counts = new LinkedHashMap<>();
+        counts.put("waiting", r.waiting());
+        counts.put("running", r.running());
+        counts.put("swapped", r.swapped());
+        trace.counter(key, r.pid(), "Request Status", r.timeNs(), counts);
         write(
                 ExportTable.REQUEST_STATUS,
                 r.instance(),
-                null,
+                r.pid() == null ? null : r.pid().toString(),
                 Cells.dateTime(r.timeNs()),
                 Cells.ms(r.timeNs() - base),
                 r.waiting(),
@@ -341,7 +424,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                 ExportTable.COORDINATOR,
                 Cells.dateTime(r.timeNs()),
                 r.node(),
-                null,
+                r.nodeType(),
                 r.added(),
                 r.ended(),
                 r.running(),
@@ -358,6 +441,12 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     @Override
     public void moe(MoeRecord r) {
         moe.put(new MoeKey(RankKey.of(r.job(), r.instance()), r.op(), r.rank()), r);
+    }
+
+    @Override
+    public void moeCall(String job, String instance, String op, String rank, long durNs) {
+        moeCalls.computeIfAbsent(new DeviceKey(RankKey.of(job, instance), rank), k -> new Reservoir(MOE_SAMPLE))
+                .add(durNs);
     }
 
     @Override
@@ -390,8 +479,19 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             }
             writeEpBalance();
             writeMoe();
+            trace.close();
+            writeDataTables();
+            if (batchLinks.unmatchedExecutions() > 0) {
+                notices.add(batchLinks.unmatchedExecutions() + " executed batches match no scheduled batch of the"
+                        + " same request list: not in batch_exec");
+            }
         } finally {
             IOException failure = null;
+            try {
+                trace.close(); // already closed unless something above failed: the file is still completed
+            } catch (IOException e) {
+                failure = e;
+            }
             for (CsvTable t : csv.values()) {
                 try {
                     t.close();
@@ -407,6 +507,28 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
             if (failure != null) {
                 throw failure;
             }
+        }
+    }
+
+    /** data_table and its views, data_link: how MindStudio Insight finds the plain tables and the rid link. */
+    private void writeDataTables() {
+        try {
+            db.ensure(ExportTable.DATA_TABLE);
+            long id = 0;
+            for (Map.Entry<String, String> v : DATA_VIEWS.entrySet()) {
+                if (!db.has(v.getKey())) {
+                    continue;
+                }
+                db.execute("CREATE VIEW " + ProfilerDb.quoteIdent(v.getValue()) + " AS SELECT * FROM "
+                        + ProfilerDb.quoteIdent(v.getKey()));
+                insert(ExportTable.DATA_TABLE, Arrays.asList(++id, v.getValue(), v.getValue()));
+            }
+            if (db.has(ExportTable.REQUEST.name())) {
+                insert(ExportTable.DATA_LINK, Arrays.asList("rid", "request", "http_rid"));
+            }
+        } catch (SQLException e) {
+            throw new UncheckedIOException(
+                    new IOException("cannot write the views of " + db.file() + ": " + e.getMessage(), e));
         }
     }
 
@@ -473,19 +595,22 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
         }
         boolean oneInstance =
                 moe.keySet().stream().map(MoeKey::instance).distinct().count() == 1;
+        Map<DeviceKey, Map<String, MoeRecord>> devices = new TreeMap<>();
         List<ExportCharts.MoeBox> boxes = new ArrayList<>();
         for (Map.Entry<MoeKey, MoeRecord> e : moe.entrySet()) {
             MoeRecord r = e.getValue();
             String label = oneInstance ? r.rank() : e.getKey().instance() + "/" + r.rank();
+            devices.computeIfAbsent(new DeviceKey(e.getKey().instance(), r.rank()), k -> new TreeMap<>())
+                    .put(r.op(), r);
             write(
-                    ExportTable.MOE_ANALYSIS,
+                    ExportTable.MOE_ANALYSIS_DETAIL,
                     label,
-                    Cells.ms(r.meanNs()),
-                    Cells.ms(r.p2_5Ns()),
-                    Cells.ms(r.p97_5Ns()),
                     r.op(),
                     r.count(),
+                    Cells.ms(r.meanNs()),
+                    Cells.ms(r.p2_5Ns()),
                     Cells.ms(r.p50Ns()),
+                    Cells.ms(r.p97_5Ns()),
                     r.slowestCount(),
                     r.alignedCalls(),
                     r.slowestShare(),
@@ -498,6 +623,43 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
                     r.p97_5Ns() / 1e6,
                     r.slowestShare(),
                     r.alignedCalls()));
+        }
+        for (Map.Entry<DeviceKey, Map<String, MoeRecord>> d : devices.entrySet()) {
+            DeviceKey k = d.getKey();
+            Map<String, MoeRecord> ops = d.getValue();
+            Reservoir calls = moeCalls.get(k);
+            long count;
+            double meanNs;
+            Long lower = null;
+            Long median = null;
+            Long upper = null;
+            if (calls != null && calls.count() > 0) {
+                count = calls.count();
+                meanNs = calls.mean();
+                lower = calls.quantile(25);
+                median = calls.quantile(500);
+                upper = calls.quantile(975);
+            } else {
+                // records without the calls behind them (a sink fed records only): the mean is still exact
+                count = ops.values().stream().mapToLong(MoeRecord::count).sum();
+                meanNs = ops.values().stream()
+                                .mapToDouble(r -> r.meanNs() * r.count())
+                                .sum()
+                        / Math.max(1, count);
+            }
+            MoeRecord dispatch = ops.get(MoeRecord.DISPATCH);
+            MoeRecord combine = ops.get(MoeRecord.COMBINE);
+            write(
+                    ExportTable.MOE_ANALYSIS,
+                    oneInstance ? k.rank() : k.instance() + "/" + k.rank(),
+                    Cells.ms(meanNs),
+                    Cells.ms(lower),
+                    Cells.ms(upper),
+                    count,
+                    Cells.ms(median),
+                    dispatch == null ? null : dispatch.slowestShare(),
+                    combine == null ? null : combine.slowestShare(),
+                    k.instance());
         }
         Path png = dir.resolve("moe_analysis.png");
         ExportCharts.moe(png, boxes);
@@ -630,5 +792,14 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     public Path dbFile() {
         return db.file();
+    }
+
+    public Path traceFile() {
+        return trace.file();
+    }
+
+    /** Events written to chrome_tracing.json (metadata included). */
+    public long traceEvents() {
+        return trace.events();
     }
 }

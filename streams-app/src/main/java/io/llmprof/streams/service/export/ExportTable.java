@@ -113,8 +113,10 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "blocks_freed INTEGER",
             "device_kvcache_left INTEGER",
             "kvcache_usage_rate REAL",
+            // msServiceProfiler's exporter_kvcache.py writes these two, its docs do not list them
+            "domain TEXT",
+            "timestamp(ms) REAL",
             // llmprof's
-            "start_time(ms) REAL",
             "dp_rank TEXT",
             "allocations INTEGER",
             "frees INTEGER",
@@ -177,16 +179,30 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "name TEXT",
             "instance TEXT");
 
+    /** One row per device (EP rank), dispatch and combine calls together, as msServiceProfiler's. */
     static final ExportTable MOE_ANALYSIS = of(
             "moe_analysis",
             "Dataset TEXT",
             "Mean REAL",
-            "CI_Lower REAL",
-            "CI_Upper REAL",
+            "CI Lower REAL",
+            "CI Upper REAL",
             // llmprof's
-            "op TEXT",
             "count INTEGER",
             "median REAL",
+            "dispatch_slowest_share REAL",
+            "combine_slowest_share REAL",
+            "instance TEXT");
+
+    /** llmprof's: one row per (device, op), with how often the device was the slowest. */
+    static final ExportTable MOE_ANALYSIS_DETAIL = of(
+            "moe_analysis_detail",
+            "Dataset TEXT",
+            "op TEXT",
+            "count INTEGER",
+            "mean(ms) REAL",
+            "p2.5(ms) REAL",
+            "median(ms) REAL",
+            "p97.5(ms) REAL",
             "slowest_count INTEGER",
             "aligned_calls INTEGER",
             "slowest_share REAL",
@@ -202,6 +218,26 @@ record ExportTable(String name, List<String> columns, List<String> sqlTypes) {
             "ratio_to_layer_mean REAL",
             "moe_layers INTEGER",
             "instance TEXT");
+
+    /**
+     * profiler.db only: one row per (scheduled batch, request), as msServiceProfiler's exporter_batch.py; batch_id
+     * counts the scheduled batches of the export from 1.
+     */
+    static final ExportTable BATCH_REQ =
+            of("batch_req", "batch_id INTEGER", "req_id TEXT", "rid TEXT", "iter INTEGER", "block INTEGER");
+
+    /**
+     * profiler.db only: a scheduled batch and the executions of the same request list (msServiceProfiler's
+     * plugin_batch.py), start and end in epoch µs as there.
+     */
+    static final ExportTable BATCH_EXEC =
+            of("batch_exec", "batch_id INTEGER", "name TEXT", "pid TEXT", "start REAL", "end REAL");
+
+    /** profiler.db only: the views MindStudio Insight shows as tables (name = view_name, as msServiceProfiler). */
+    static final ExportTable DATA_TABLE = of("data_table", "id INTEGER", "name TEXT", "view_name TEXT");
+
+    /** profiler.db only: a forward trace's rid opens its request row (msServiceProfiler's exporter_forward.py). */
+    static final ExportTable DATA_LINK = of("data_link", "source_name TEXT", "target_table TEXT", "target_name TEXT");
 
     /** The profiler.db latency / speed curves (no CSV, as in msServiceProfiler). */
     static ExportTable curve(String name) {

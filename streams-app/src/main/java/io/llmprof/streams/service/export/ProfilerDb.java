@@ -79,6 +79,25 @@ final class ProfilerDb implements AutoCloseable {
         }
     }
 
+    /** Creates {@code table} now if it has no rows yet (a table msServiceProfiler always writes). */
+    void ensure(ExportTable table) throws SQLException {
+        if (!inserts.containsKey(table.name())) {
+            inserts.put(table.name(), create(table));
+        }
+    }
+
+    /** Whether {@code table} exists (was created by a row or {@link #ensure}). */
+    boolean has(String table) {
+        return inserts.containsKey(table);
+    }
+
+    /** Runs one statement (a view). */
+    void execute(String sql) throws SQLException {
+        try (Statement s = db.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
     private Insert create(ExportTable table) throws SQLException {
         StringBuilder ddl = new StringBuilder("CREATE TABLE ")
                 .append(quoteIdent(table.name()))

@@ -281,21 +281,77 @@ class ExportEndToEndTest {
         }
         if (!t.moe().isEmpty()) {
             Map<String, Map<String, String>> got = new HashMap<>();
-            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis.csv"))) {
+            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis_detail.csv"))) {
                 got.put(r.get("op") + "/" + r.get("Dataset"), r);
             }
             assertThat(got).hasSameSizeAs(t.moe());
+            Map<String, long[]> device = new HashMap<>(); // rank -> calls, sum of means x counts
             for (ServiceTruth.Moe m : t.moe()) {
                 Map<String, String> r = got.get(m.op() + "/" + m.rank());
                 assertThat(r).as(m.toString()).isNotNull();
                 assertThat(r.get("count")).isEqualTo(String.valueOf(m.count()));
                 assertThat(r.get("slowest_count")).isEqualTo(String.valueOf(m.slowestCount()));
                 assertThat(r.get("aligned_calls")).isEqualTo(String.valueOf(m.alignedCalls()));
-                assertThat((double) Csv.ns(r.get("Mean"))).isCloseTo(m.meanNs(), within(0.5));
+                assertThat((double) Csv.ns(r.get("mean(ms)"))).isCloseTo(m.meanNs(), within(0.5));
+                long[] d = device.computeIfAbsent(m.rank(), k -> new long[2]);
+                d[0] += m.count();
+                d[1] += Math.round(m.meanNs() * m.count());
             }
+            // moe_analysis: one row per device, dispatch and combine together (msServiceProfiler's rows)
+            Map<String, Map<String, String>> rows = new HashMap<>();
+            for (Map<String, String> r : Csv.read(out.resolve("moe_analysis.csv"))) {
+                rows.put(r.get("Dataset"), r);
+            }
+            assertThat(rows.keySet()).containsExactlyInAnyOrderElementsOf(device.keySet());
+            device.forEach((rank, d) -> {
+                Map<String, String> r = rows.get(rank);
+                assertThat(r.get("count")).as(rank).isEqualTo(String.valueOf(d[0]));
+                assertThat((double) Csv.ns(r.get("Mean"))).as(rank).isCloseTo((double) d[1] / d[0], within(1.0));
+                assertThat(Csv.ns(r.get("CI Lower"))).as(rank).isLessThanOrEqualTo(Csv.ns(r.get("median")));
+                assertThat(Csv.ns(r.get("CI Upper"))).as(rank).isGreaterThanOrEqualTo(Csv.ns(r.get("median")));
+            });
             assertThat(out.resolve("moe_analysis.png")).isNotEmptyFile();
         }
         assertThat(out.resolve("profiler.db")).isNotEmptyFile();
+    }
+
+    /**
+     * request_status.pid is the process whose events changed the counts, coordinator.node_type what the events say
+     * of a node (msServiceProfiler's RequestDispatch names the prefill node by PrefillAddress; a role label).
+     * Derived states (no +STATE deltas in the input): Enqueue by pid 4242 makes WAITING 1; the forward by pid 7
+     * moves the request to RUNNING; httpRes by pid 4242 ends it.
+     */
+    @Test
+    void requestStatusPidAndCoordinatorNodeTypeComeFromTheEvents() throws Exception {
+        Path in = dir.resolve("pd.jsonl");
+        Files.writeString(
+                in,
+                String.join(
+                                "\n",
+                                "{\"ts_ns\": 1000, \"dur_ns\": 10, \"name\": \"httpReq\", \"domain\": \"Request\","
+                                        + " \"pid\": 4242, \"rid\": \"1\"}",
+                                "{\"ts_ns\": 2000, \"name\": \"Enqueue\", \"domain\": \"Schedule\", \"pid\": 4242,"
+                                        + " \"rid\": \"1\"}",
+                                "{\"ts_ns\": 2500, \"name\": \"RequestDispatch\", \"domain\": \"Coordinator\", \"rid\": \"1\","
+                                        + " \"PrefillAddress\": \"10.0.0.1:1025\", \"DecodeAddress\": \"10.0.0.2:1025\"}",
+                                "{\"ts_ns\": 3000, \"dur_ns\": 100, \"name\": \"modelExec\", \"domain\": \"ModelExecute\","
+                                        + " \"pid\": 7, \"rid\": [\"1\"]}",
+                                "{\"ts_ns\": 3500, \"name\": \"ReqFinish\", \"domain\": \"Coordinator\", \"rid\": \"1\","
+                                        + " \"node\": \"10.0.0.2:1025\", \"role\": \"Decode\"}",
+                                "{\"ts_ns\": 5000, \"dur_ns\": 10, \"name\": \"httpRes\", \"domain\": \"Request\","
+                                        + " \"pid\": 4242, \"rid\": \"1\"}")
+                        + "\n");
+        Path out = dir.resolve("out");
+        Run run = export("--input", in.toString(), "--output", out.toString(), "--job", "j", "--instance", "i");
+        assertThat(run.code()).as(run.err()).isZero();
+        List<Map<String, String>> states = Csv.read(out.resolve("request_status.csv"));
+        assertThat(states)
+                .extracting(r -> r.get("pid") + " w" + r.get("waiting") + " r" + r.get("running"))
+                .containsExactly("4242 w1 r0", "7 w0 r1", "4242 w0 r0");
+        assertThat(Csv.read(out.resolve("coordinator.csv")))
+                .extracting(r -> r.get("address") + " " + r.get("node_type") + " " + r.get("add_count") + "/"
+                        + r.get("end_count"))
+                .containsExactly("10.0.0.1:1025 prefill 1/0", "10.0.0.2:1025 decode 0/1");
     }
 
     @Test

@@ -141,7 +141,7 @@ class ExportSinkTest {
         sink.kvCache(new KvCacheRecord(J, I, null, T0 + 2_000L, "Free", "7", 120L, 25L, 95L, 25 / 120.0, 1, 1));
         sink.requestStates(new RequestStateRecord(J, I, T0, 1, 0, 0, Map.of("WAITING", 1L)));
         sink.requestStates(
-                new RequestStateRecord(J, I, T0 + 2_500_000L, 0, 1, 0, Map.of("WAITING", 0L, "RUNNING", 1L)));
+                new RequestStateRecord(J, I, T0 + 2_500_000L, 0, 1, 0, Map.of("WAITING", 0L, "RUNNING", 1L), 253317L));
         sink.pd(new PdRecord(
                 J,
                 I,
@@ -162,6 +162,8 @@ class ExportSinkTest {
                 J, I, PdRecord.COMMUNICATION, "decodeRes", "9", "0", null, T0 + 90_000_000L, 0L, null, null));
         sink.pd(new PdRecord(J, I, PdRecord.COMMUNICATION, "receiveReq", "10", "0", null, T0 + 5L, 0L, null, null));
         sink.coordinator(new CoordinatorRecord(J, I, "10.0.0.1:1025", T0 + 3_000_000L, "RequestDispatch", 3, 1, 2));
+        sink.coordinator(
+                new CoordinatorRecord(J, I, "10.0.0.2:1025", T0 + 4_000_000L, "RequestDispatch", 1, 0, 1, "prefill"));
         // EP: the later record of (layer 0, rank 0) replaces the first; rank "10" sorts after rank "2"
         sink.epBalance(new EpBalanceRecord(J, I, 2, 0, "0", 1, 100_000L, 100_000.0, 1.0));
         sink.epBalance(new EpBalanceRecord(J, I, 2, 0, "0", 2, 300_000L, 150_000.0, 0.75));
@@ -173,6 +175,11 @@ class ExportSinkTest {
         sink.moe(new MoeRecord(J, I, MoeRecord.DISPATCH, "1", 10, 60_000, 90_000, 200_000, 95_000, 7, 10, 0.7));
         sink.moe(new MoeRecord(J, I, MoeRecord.COMBINE, "0", 10, 40_000, 70_000, 90_000, 70_000, 10, 10, 1.0));
         sink.moe(new MoeRecord(J, I, MoeRecord.COMBINE, "1", 10, 30_000, 50_000, 60_000, 48_000, 0, 10, 0.0));
+        // rank 0's calls as the analyzer hands them over: 10, 20, ..., 200 µs, dispatch and combine alternating;
+        // rank 1 sends none (its device row falls back to the records: exact mean, no percentiles)
+        for (int i = 1; i <= 20; i++) {
+            sink.moeCall(J, I, i % 2 == 0 ? MoeRecord.COMBINE : MoeRecord.DISPATCH, "0", i * 10_000L);
+        }
         sink.anomaly(new Anomaly(J, I, AnomalyKind.values()[0], "test anomaly", "here"));
         sink.close();
     }
@@ -244,16 +251,17 @@ class ExportSinkTest {
         List<String> l = lines("kvcache.csv");
         assertThat(l.get(0))
                 .isEqualTo("rid,name,start_time,total_blocks,used_blocks,free_blocks,blocks_allocated,blocks_freed,"
-                        + "device_kvcache_left,kvcache_usage_rate,start_time(ms),dp_rank,allocations,frees,"
+                        + "device_kvcache_left,kvcache_usage_rate,domain,timestamp(ms),dp_rank,allocations,frees,"
                         + "instance");
+        // records without the raw event behind them: the domain is the one the engine reads them from
         assertThat(l.get(1))
-                .isEqualTo("7,Allocate,2024-10-03 07:28:10:718339,120,20,100,,,100,0.16666666666666666,"
+                .isEqualTo("7,Allocate,2024-10-03 07:28:10:718339,120,20,100,,,100,0.16666666666666666,KVCache,"
                         + "1727940490718.339,,1,0,job/inst");
         assertThat(l.get(2))
-                .isEqualTo("7,AppendSlot,2024-10-03 07:28:10:718340,120,30,90,10,0,90,0.25,1727940490718.34,,1,0,"
-                        + "job/inst");
+                .isEqualTo("7,AppendSlot,2024-10-03 07:28:10:718340,120,30,90,10,0,90,0.25,KVCache,"
+                        + "1727940490718.34,,1,0,job/inst");
         assertThat(l.get(3))
-                .isEqualTo("7,Free,2024-10-03 07:28:10:718341,120,25,95,0,5,95,0.20833333333333334,"
+                .isEqualTo("7,Free,2024-10-03 07:28:10:718341,120,25,95,0,5,95,0.20833333333333334,KVCache,"
                         + "1727940490718.341,,1,1,job/inst");
     }
 
@@ -267,7 +275,7 @@ class ExportSinkTest {
                 .isEqualTo("inst,,2024-10-03 07:28:10:718339,0,1,0,0,1727940490718.339,\"{\"\"WAITING\"\":1}\","
                         + "job/inst");
         assertThat(l.get(2))
-                .isEqualTo("inst,,2024-10-03 07:28:10:720839,2.5,0,1,0,1727940490720.839,"
+                .isEqualTo("inst,253317,2024-10-03 07:28:10:720839,2.5,0,1,0,1727940490720.839,"
                         + "\"{\"\"RUNNING\"\":1,\"\"WAITING\"\":0}\",job/inst");
     }
 
@@ -296,7 +304,9 @@ class ExportSinkTest {
         assertThat(lines("coordinator.csv"))
                 .containsExactly(
                         "time,address,node_type,add_count,end_count,running_count,timestamp(ms),name,instance",
-                        "2024-10-03 07:28:10:721339,10.0.0.1:1025,,3,1,2,1727940490721.339,RequestDispatch,job/inst");
+                        "2024-10-03 07:28:10:721339,10.0.0.1:1025,,3,1,2,1727940490721.339,RequestDispatch,job/inst",
+                        "2024-10-03 07:28:10:722339,10.0.0.2:1025,prefill,1,0,1,1727940490722.339,RequestDispatch,"
+                                + "job/inst");
     }
 
     @Test
@@ -307,16 +317,25 @@ class ExportSinkTest {
     }
 
     @Test
-    void moeAnalysisCsvHasPercentilesInMsAndSlowestShares() throws Exception {
+    void moeAnalysisCsvIsOneRowPerDeviceWithBothOpsAndTheDetailOneRowPerOp() throws Exception {
         assertThat(lines("moe_analysis.csv"))
                 .containsExactly(
-                        "Dataset,Mean,CI_Lower,CI_Upper,op,count,median,slowest_count,aligned_calls,slowest_share,"
+                        "Dataset,Mean,CI Lower,CI Upper,count,median,dispatch_slowest_share,combine_slowest_share,"
                                 + "instance",
-                        "0,0.07,0.04,0.09,combine,10,0.07,10,10,1,job/inst",
-                        "1,0.048,0.03,0.06,combine,10,0.05,0,10,0,job/inst",
+                        // 20 calls 10..200 µs: mean 105 µs; nearest rank p2.5 = 1st (10 µs), p50 = 10th (100 µs),
+                        // p97.5 = 20th (200 µs)
+                        "0,0.105,0.01,0.2,20,0.1,0.3,1,job/inst",
+                        // no calls: mean of both records weighted by their counts (95 µs x 10 + 48 µs x 10) / 20
+                        "1,0.0715,,,20,,0.7,0,job/inst");
+        assertThat(lines("moe_analysis_detail.csv"))
+                .containsExactly(
+                        "Dataset,op,count,mean(ms),p2.5(ms),median(ms),p97.5(ms),slowest_count,aligned_calls,"
+                                + "slowest_share,instance",
+                        "0,combine,10,0.07,0.04,0.07,0.09,10,10,1,job/inst",
+                        "1,combine,10,0.048,0.03,0.05,0.06,0,10,0,job/inst",
                         // mean 82500.5 ns rounds to 82501 ns = 0.082501 ms
-                        "0,0.082501,0.05,0.12,dispatch,10,0.08,3,10,0.3,job/inst",
-                        "1,0.095,0.06,0.2,dispatch,10,0.09,7,10,0.7,job/inst");
+                        "0,dispatch,10,0.082501,0.05,0.08,0.12,3,10,0.3,job/inst",
+                        "1,dispatch,10,0.095,0.06,0.09,0.2,7,10,0.7,job/inst");
     }
 
     @Test
@@ -335,8 +354,9 @@ class ExportSinkTest {
             assertThat(scalar(c, "SELECT count(*) FROM request_status")).isEqualTo(2);
             assertThat(scalar(c, "SELECT count(*) FROM pd_split_kvcache")).isEqualTo(1);
             assertThat(scalar(c, "SELECT count(*) FROM pd_split_communication")).isEqualTo(2);
-            assertThat(scalar(c, "SELECT count(*) FROM coordinator")).isEqualTo(1);
-            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis")).isEqualTo(4);
+            assertThat(scalar(c, "SELECT count(*) FROM coordinator")).isEqualTo(2);
+            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis")).isEqualTo(2);
+            assertThat(scalar(c, "SELECT count(*) FROM moe_analysis_detail")).isEqualTo(4);
             assertThat(scalar(c, "SELECT count(*) FROM ep_balance")).isEqualTo(2);
             assertThat(scalar(c, "SELECT count(*) FROM ep_balance_detail")).isEqualTo(5);
             assertThat(query(c, "SELECT \"0\", \"2\", \"10\" FROM ep_balance WHERE decoder_layer = 1"))
