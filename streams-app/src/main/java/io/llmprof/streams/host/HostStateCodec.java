@@ -229,6 +229,7 @@ public final class HostStateCodec {
         b.addAllCommLaunches(cc.launches);
         cc.learned.forEach((k, v) -> b.addCommNames(s.ref(k)).addCommLearned(v));
         b.setCommMaxLaunchCorr(cc.maxLaunchCorr).setCommByContext(cc.byContext);
+        t.gapNvtx.forEach((k, v) -> b.addGapNvtxNames(s.ref(k)).addGapNvtxNs(v));
         return b.setDrill(DrillDownCodec.write(t.drill, s)).build();
     }
 
@@ -305,6 +306,7 @@ public final class HostStateCodec {
         // a state written before launch contexts: no launch seen yet, as for a new tracker
         cc.maxLaunchCorr = p.hasCommMaxLaunchCorr() ? p.getCommMaxLaunchCorr() : Long.MIN_VALUE;
         cc.byContext = p.getCommByContext();
+        countMap(p.getGapNvtxNamesList(), p.getGapNvtxNsList(), t.gapNvtx, s);
         DrillDownCodec.read(p.getDrill(), t.drill, s);
         return t;
     }

@@ -89,7 +89,7 @@ final class IntervalChunks {
 
     private static IntervalChunk write(Interval[] items, boolean host) {
         IntervalChunk.Builder b = IntervalChunk.newBuilder();
-        Map<String, Integer> names = host ? new HashMap<>() : null;
+        Map<String, Integer> names = new HashMap<>();
         long prev = 0;
         long prevCorr = 0;
         for (Interval x : items) {
@@ -100,20 +100,19 @@ final class IntervalChunks {
                 b.addCorrDelta(x.corr - prevCorr);
                 prevCorr = x.corr;
             }
-            if (host) {
-                String name = ((HostEv) x).name;
-                if (name == null) {
-                    b.addName(0);
-                } else {
-                    Integer ref = names.get(name);
-                    if (ref == null) {
-                        ref = names.size() + 1;
-                        names.put(name, ref);
-                        b.addNames(name);
-                    }
-                    b.addName(ref);
-                }
+            String name = host ? ((HostEv) x).name : ((GpuOp) x).name;
+            if (name == null) {
+                b.addName(0);
             } else {
+                Integer ref = names.get(name);
+                if (ref == null) {
+                    ref = names.size() + 1;
+                    names.put(name, ref);
+                    b.addNames(name);
+                }
+                b.addName(ref);
+            }
+            if (!host) {
                 b.addStream(((GpuOp) x).stream);
             }
             prev = x.start;
@@ -131,10 +130,13 @@ final class IntervalChunks {
                 throw new IllegalArgumentException("host tracker state: corrupt interval chunk: " + e.getMessage(), e);
             }
             int n = p.getStartDeltaCount();
+            // GPU chunks written before kernel names were kept have no name column: their names are null
+            boolean named = host || p.getNameCount() > 0;
             if (p.getDurationCount() != n
                     || p.getFlagsCount() != n
                     || p.getHasCorrCount() != n
-                    || (host ? p.getNameCount() : p.getStreamCount()) != n) {
+                    || (named && p.getNameCount() != n)
+                    || (!host && p.getStreamCount() != n)) {
                 throw new IllegalArgumentException("host tracker state: interval columns of different lengths");
             }
             long prev = 0;
@@ -152,16 +154,19 @@ final class IntervalChunks {
                     corr = prevCorr + p.getCorrDelta(corrAt++);
                     prevCorr = corr;
                 }
-                if (host) {
+                String name = null;
+                if (named) {
                     int ref = p.getName(i);
                     if (ref < 0 || ref > p.getNamesCount()) {
                         throw new IllegalArgumentException("host tracker state: interval name " + ref
                                 + " outside its chunk's table of " + p.getNamesCount());
                     }
-                    String name = ref == 0 ? null : p.getNames(ref - 1);
+                    name = ref == 0 ? null : p.getNames(ref - 1);
+                }
+                if (host) {
                     ((IntervalBuffer<HostEv>) buffer).add(new HostEv(start, end, corr, flags, name));
                 } else {
-                    ((IntervalBuffer<GpuOp>) buffer).add(new GpuOp(start, end, corr, flags, p.getStream(i)));
+                    ((IntervalBuffer<GpuOp>) buffer).add(new GpuOp(start, end, corr, flags, p.getStream(i), name));
                 }
                 prev = start;
             }

@@ -146,13 +146,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             err.println("analyze host: cannot open " + e.getFile());
             return 2;
         }
-        Map<String, Object> doc = document(target, base);
-        if (doc.get("regression") instanceof Map<?, ?> r) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> regression = (Map<String, Object>) r;
-            regression.put("baseline_label", baselineLabel);
-            regression.put("target_label", targetLabel);
-        }
+        Map<String, Object> doc = document(target, base, baselineLabel, targetLabel);
         InputReport input = new InputReport();
         for (int i = 0; i < files.size() && i < target.summaries.size(); i++) {
             input.add(files.get(i), target.summaries.get(i));
@@ -225,7 +219,8 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
     }
 
     /** The JSON document (also what the text report renders from). */
-    static Map<String, Object> document(HostRunAnalysis target, HostRunAnalysis base) {
+    static Map<String, Object> document(
+            HostRunAnalysis target, HostRunAnalysis base, String baselineLabel, String targetLabel) {
         HostThresholdSet thresholds = target.config.thresholds();
         HostSums all = target.phaseSums.get(HostThresholdSet.ALL);
         HostThresholds t = thresholds.forPhase(HostThresholdSet.ALL);
@@ -251,6 +246,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("workload", target.workload());
         doc.put("sums", HostReport.sums(all));
         doc.put("steps", HostReport.profile(target.profile));
+        doc.put("nvtx_breakdown", HostReport.nvtxBreakdown(target));
         List<Object> ranks = new ArrayList<>();
         for (HostRunAnalysis.RankResult r : target.ranks.values()) {
             if (r.steps == 0 && r.drillDown().gaps().isEmpty()) {
@@ -275,7 +271,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         }
         doc.put("findings", findings);
         if (base != null) {
-            doc.put("regression", HostReport.regression(base, target));
+            doc.put("regression", HostReport.regression(base, target, baselineLabel, targetLabel));
         }
         doc.put("notices", target.notices);
         doc.put("problems", problems(target));

@@ -187,19 +187,72 @@ final class HostReport {
         return out;
     }
 
+    /**
+     * The NVTX per-step breakdown of a run: every range name inside the step windows (time per step) and between
+     * them (time per inter-step gap), each with its share of the mean step or gap; per-rank means, largest first,
+     * the steps' ranges before the gaps'. {@code phases} holds the same for context and generation steps.
+     */
+    static Map<String, Object> nvtxBreakdown(HostRunAnalysis a) {
+        Map<String, Object> out = nvtxBreakdown(a.profile);
+        Map<String, Object> phases = new LinkedHashMap<>();
+        for (String phase : List.of(HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
+            RunProfile p = a.profile(phase);
+            if (p != null && p.steps() > 0) {
+                phases.put(phase, nvtxBreakdown(p));
+            }
+        }
+        out.put("phases", phases);
+        return out;
+    }
+
+    private static Map<String, Object> nvtxBreakdown(RunProfile p) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("steps", p.steps());
+        out.put("gaps", p.gaps());
+        Double step = p.stepDuration().isEmpty() ? null : p.stepDuration().avg();
+        Double gap = p.interStepGap().isEmpty() ? null : p.interStepGap().avg();
+        out.put("mean_step_ns", step);
+        out.put("mean_gap_ns", gap);
+        List<Object> ranges = new ArrayList<>();
+        ranges(ranges, "step", p.nvtxPerStep(), step);
+        ranges(ranges, "gap", p.gapNvtxPerGap(), gap);
+        out.put("ranges", ranges);
+        return out;
+    }
+
+    private static void ranges(List<Object> out, String where, Map<String, Double> perOccurrence, Double mean) {
+        perOccurrence.entrySet().stream()
+                .sorted(Map.Entry.<String, Double>comparingByValue()
+                        .reversed()
+                        .thenComparing(Map.Entry.comparingByKey()))
+                .forEach(e -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("where", where);
+                    m.put("name", e.getKey());
+                    m.put("ns", e.getValue());
+                    m.put("share", mean == null || mean <= 0 ? null : e.getValue() / mean);
+                    out.add(m);
+                });
+    }
+
     static Object stragglers(StragglerReport r) {
         return tree(r);
     }
 
-    /** Baseline vs target, all steps, and per phase where both runs have that phase. */
-    static Map<String, Object> regression(HostRunAnalysis base, HostRunAnalysis target) {
-        Map<String, Object> out = tree(RegressionReport.compare(base.profile, target.profile));
+    /**
+     * Baseline vs target, all steps, and per phase where both runs have that phase; every report's evidence names
+     * the runs by their labels.
+     */
+    static Map<String, Object> regression(
+            HostRunAnalysis base, HostRunAnalysis target, String baselineLabel, String targetLabel) {
+        Map<String, Object> out =
+                tree(RegressionReport.compare(base.profile, target.profile, baselineLabel, targetLabel));
         Map<String, Object> phases = new LinkedHashMap<>();
         for (String phase : List.of(HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
             RunProfile b = base.profile(phase);
             RunProfile t = target.profile(phase);
             if (b != null && t != null && b.steps() > 0 && t.steps() > 0) {
-                Map<String, Object> r = tree(RegressionReport.compare(b, t));
+                Map<String, Object> r = tree(RegressionReport.compare(b, t, baselineLabel, targetLabel));
                 phases.put(phase, r);
             }
         }

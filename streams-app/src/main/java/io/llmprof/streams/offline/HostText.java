@@ -51,6 +51,7 @@ final class HostText {
         out.println();
         metricsTable(out, doc);
         steps(out, map(doc.get("steps")));
+        nvtx(out, map(doc.get("nvtx_breakdown")));
         for (Object o : (List<?>) doc.get("ranks")) {
             rank(out, map(o));
         }
@@ -133,6 +134,37 @@ final class HostText {
                 micros(steps.get("host_prep_ns_per_step")),
                 micros(steps.get("idle_ns_per_step")),
                 ratio(steps.get("graph_coverage")));
+        out.println();
+    }
+
+    /** Every NVTX range name inside the steps and between them, per step / per gap. */
+    private static void nvtx(PrintWriter out, Map<String, Object> b) {
+        List<?> ranges = (List<?>) b.get("ranges");
+        if (ranges.isEmpty()) {
+            return;
+        }
+        out.println("-- NVTX ranges per step (step: inside the step windows, per step; gap: between them, per"
+                + " inter-step gap; per-rank means) --");
+        out.printf(
+                Locale.ROOT,
+                "  mean step %s us over %s steps, mean inter-step gap %s us over %s gaps%n",
+                micros(b.get("mean_step_ns")),
+                b.get("steps"),
+                micros(b.get("mean_gap_ns")),
+                b.get("gaps"));
+        out.printf(Locale.ROOT, "  %-5s %-48s %12s %7s%n", "where", "name", "us", "share");
+        for (Object o : ranges) {
+            Map<String, Object> r = map(o);
+            out.printf(
+                    Locale.ROOT,
+                    "  %-5s %-48s %12s %7s%n",
+                    r.get("where"),
+                    shorten(r.get("name")),
+                    micros(r.get("ns")),
+                    r.get("share") == null
+                            ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", ((Number) r.get("share")).doubleValue() * 100));
+        }
         out.println();
     }
 

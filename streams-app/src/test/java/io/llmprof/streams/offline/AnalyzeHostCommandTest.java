@@ -88,7 +88,8 @@ class AnalyzeHostCommandTest {
                 "prep_straddle_trail",
                 "nvtx_mixed",
                 "straggler",
-                "split");
+                "split",
+                "host_ranges");
     }
 
     // ---- running the command
@@ -879,7 +880,14 @@ class AnalyzeHostCommandTest {
         assertThat(report)
                 .contains("-- regression: v1.0-rc1 vs v0.9 --")
                 .containsPattern("section +name +v0\\.9 +v1\\.0-rc1 +delta +status")
-                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD");
+                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD")
+                // the evidence lines name the runs too (issue 19 item 1)
+                .contains("steps: v0.9 8 over 1 ranks, v1.0-rc1 8 over 1 ranks (phase all)")
+                .contains("mean inter-step gap (v0.9 -> v1.0-rc1): 200.000 us -> 400.000 us (+100.0%, +200.000 us)");
+        assertThat(report.lines().filter(l -> l.startsWith("    ")))
+                .as("evidence lines")
+                .isNotEmpty()
+                .noneMatch(l -> l.contains("baseline") || l.contains("target"));
 
         Path json = tmp.resolve("host.json");
         Out j = regression(
@@ -897,6 +905,15 @@ class AnalyzeHostCommandTest {
         assertThat(doc.at("/regression/baseline_label").asText()).isEqualTo("v0.9");
         assertThat(doc.at("/regression/target_label").asText()).isEqualTo("v1.0-rc1");
         assertThat(doc.at("/regression/conclusion").asText()).isEqualTo("INTER-STEP HOST OVERHEAD");
+        for (String phase : List.of("context", "generation")) {
+            JsonNode r = doc.at("/regression/phases/" + phase);
+            assertThat(r.get("baseline_label").asText()).as(phase).isEqualTo("v0.9");
+            assertThat(r.get("evidence").get(0).asText())
+                    .as(phase)
+                    .startsWith("steps: v0.9 ")
+                    .contains(", v1.0-rc1 ")
+                    .endsWith("(phase " + phase + ")");
+        }
     }
 
     @Test
@@ -935,5 +952,96 @@ class AnalyzeHostCommandTest {
                 pair.baseline().file().toString()));
         args.addAll(List.of(more));
         return host(args.toArray(String[]::new));
+    }
+
+    /**
+     * Issue 19: the NVTX ranges of TensorRT-LLM's executor loop are broken down per step, those between the
+     * {@code _forward_step} windows per inter-step gap; each figure is the truth's mean over its steps or gaps.
+     */
+    @Test
+    void aSingleRunBreaksItsNvtxRangesDownIntoStepsAndGaps() throws Exception {
+        Fixture f = FIXTURES.get("host_ranges");
+        JsonNode doc = analyze(f.files());
+        JsonNode b = doc.get("nvtx_breakdown");
+        List<NsysTruth.Step> steps = f.truth().steps();
+        long gaps = steps.stream().filter(s -> s.gapBeforeNs() != null).count();
+        assertThat(b.get("steps").asLong()).isEqualTo(steps.size()).isEqualTo(8);
+        assertThat(b.get("gaps").asLong()).isEqualTo(gaps).isEqualTo(7);
+        Map<String, Long> stepTotal = new HashMap<>();
+        Map<String, Long> gapTotal = new HashMap<>();
+        for (NsysTruth.Step s : steps) {
+            s.ranges().forEach((n, v) -> stepTotal.merge(n, v, Long::sum));
+            s.gapRanges().forEach((n, v) -> gapTotal.merge(n, v, Long::sum));
+        }
+        Map<String, Double> step = new HashMap<>();
+        Map<String, Double> gap = new HashMap<>();
+        stepTotal.forEach((n, v) -> step.put(n, (double) v / steps.size()));
+        gapTotal.forEach((n, v) -> gap.put(n, (double) v / gaps));
+        // the truth: _update_requests 30 us in every step, _fetch_new_requests 40 and broadcast_requests 20 us in
+        // every gap; the prep range (300 us, inside the windows) is an NVTX range of the steps too
+        assertThat(step).containsExactly(Map.entry("_update_requests", 30_000.0));
+        assertThat(gap)
+                .containsOnly(Map.entry("_fetch_new_requests", 40_000.0), Map.entry("broadcast_requests", 20_000.0));
+        Map<String, Double> seenStep = new HashMap<>();
+        Map<String, Double> seenGap = new HashMap<>();
+        for (JsonNode r : b.get("ranges")) {
+            (r.get("where").asText().equals("step") ? seenStep : seenGap)
+                    .put(r.get("name").asText(), r.get("ns").asDouble());
+        }
+        assertThat(seenGap).isEqualTo(gap);
+        assertThat(seenStep)
+                .containsOnly(Map.entry("_update_requests", 30_000.0), Map.entry("_prepare_tp_inputs", 300_000.0));
+        // share of the mean gap (200 us): 40 / 200
+        JsonNode fetch = b.get("ranges").findParents("name").stream()
+                .filter(r -> r.get("name").asText().equals("_fetch_new_requests"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(b.get("mean_gap_ns").asDouble()).isEqualTo(200_000.0);
+        assertThat(fetch.get("share").asDouble()).isCloseTo(0.2, within(1e-12));
+        assertThat(b.at("/phases/generation/steps").asLong()).isEqualTo(6);
+
+        Out text = host("--trace", f.file().toString());
+        assertThat(text.out())
+                .contains("-- NVTX ranges per step")
+                .containsPattern("gap +_fetch_new_requests +40\\.0 +20\\.0%")
+                .containsPattern("step +_update_requests +30\\.0 ");
+    }
+
+    /**
+     * Issue 19: ranges between the steps take part in the regression, each where it sits: grown in the gap is a
+     * gap REGRESSION; moved from the gap into the steps is REMOVED from the gap and NEW in the steps.
+     */
+    @Test
+    void theRegressionComparesTheInterStepRangesApartFromTheStepRanges() throws Exception {
+        NsysFixtures.Pair pair = NsysFixtures.gapRegression(dir.resolve("gap_regression"));
+        Out o = regression(pair, "--format", "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        JsonNode r = Json.mapper().readTree(o.out()).get("regression");
+
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("baseline").asDouble())
+                .isEqualTo(40_000.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("target").asDouble())
+                .isEqualTo(120_000.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("delta_pct").asDouble())
+                .isEqualTo(200.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("status").asText())
+                .isEqualTo("REGRESSION");
+        assertThat(row(r, "gap_nvtx", "broadcast_requests").get("status").asText())
+                .isEqualTo("REMOVED");
+        assertThat(row(r, "nvtx", "broadcast_requests").get("status").asText()).isEqualTo("NEW");
+        assertThat(row(r, "nvtx", "broadcast_requests").get("target").asDouble())
+                .isEqualTo(20_000.0);
+        assertThat(row(r, "gap_nvtx", "_prepare_tp_inputs").get("status").asText())
+                .isEqualTo("NEW");
+        assertThat(row(r, "gap_nvtx", "_prepare_tp_inputs").get("target").asDouble())
+                .isEqualTo(25_000.0);
+        // the prep range inside the windows and _update_requests did not change
+        assertThat(row(r, "nvtx", "_prepare_tp_inputs").get("status").asText()).isEqualTo("UNCHANGED");
+        assertThat(row(r, "nvtx", "_update_requests").get("status").asText()).isEqualTo("UNCHANGED");
+        // same seed, same kernels: every kernel's GPU time is unchanged
+        assertThat(r.get("rows").findParents("section").stream()
+                        .filter(x -> x.get("section").asText().startsWith("kernel_")))
+                .isNotEmpty()
+                .allMatch(x -> x.get("status").asText().equals("UNCHANGED"));
     }
 }
