@@ -730,6 +730,49 @@ class AnalyzeHostCommandTest {
         assertThat(reg.get("gap_growth_ns").doubleValue()).isZero();
         assertThat(reg.get("step_growth_ns").doubleValue()).isBetween(560_000.0, 560_000.0 * 1.1);
         assertThat(row(reg, "kernels", "kernels").get("status").asText()).isEqualTo("UNCHANGED");
+        // every kernel name is there with its GPU time, per step and per call, about twice as long (the jitter's
+        // truncation to whole ns may differ by 1 ns per kernel)
+        List<JsonNode> kernelRows = reg.get("rows").findParents("section").stream()
+                .filter(r -> r.get("section").asText().startsWith("kernel_"))
+                .toList();
+        assertThat(kernelRows).hasSize(2 * 9); // 8 compute kernels + the context attention kernel, 2 rows each
+        for (JsonNode r : kernelRows) {
+            assertThat(r.get("delta_pct").doubleValue()).as(r.toString()).isCloseTo(100.0, within(0.01));
+            assertThat(r.get("status").asText()).as(r.toString()).isEqualTo("REGRESSION");
+        }
+    }
+
+    /**
+     * Issue 19: per-kernel GPU time, exact. Generation steps only, no jitter, kernelNs 4 -> 5 µs: generalRmsNorm
+     * (weight 1) runs once per layer, 4 layers: 4 x 4 = 16 µs per step and 4 µs per call in the baseline, 20 and 5
+     * µs in the target (+25%: UNCHANGED); the masked attention kernel (weight 4): 64 -> 80 µs per step.
+     */
+    @Test
+    void perKernelGpuTimeIsComparedPerStepAndPerCall() throws Exception {
+        NsysScenario base =
+                NsysFixtures.base().toBuilder().phases("g").jitter(0).build();
+        Path b = tmp.resolve("kt_base.sqlite");
+        Path t = tmp.resolve("kt_target.sqlite");
+        NsysScenarioWriter.write(base, b);
+        NsysScenarioWriter.write(base.toBuilder().kernelNs(5_000).build(), t);
+        JsonNode reg = analyze(List.of(t), "--baseline", b.toString()).get("regression");
+        String norm = "void tensorrt_llm::kernels::generalRmsNorm<__nv_bfloat16>"
+                + "(tensorrt_llm::kernels::GeneralRmsNormParams)";
+        JsonNode perStep = row(reg, "kernel_time", norm);
+        assertThat(perStep.get("baseline").doubleValue()).isEqualTo(16_000.0);
+        assertThat(perStep.get("target").doubleValue()).isEqualTo(20_000.0);
+        assertThat(perStep.get("delta_pct").doubleValue()).isEqualTo(25.0);
+        assertThat(perStep.get("status").asText()).isEqualTo("UNCHANGED");
+        JsonNode perCall = row(reg, "kernel_avg", norm);
+        assertThat(perCall.get("baseline").doubleValue()).isEqualTo(4_000.0);
+        assertThat(perCall.get("target").doubleValue()).isEqualTo(5_000.0);
+        JsonNode attention = row(
+                reg,
+                "kernel_time",
+                "void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<__nv_bfloat16, 128>"
+                        + "(tensorrt_llm::kernels::Multihead_attention_params<__nv_bfloat16, false>)");
+        assertThat(attention.get("baseline").doubleValue()).isEqualTo(64_000.0);
+        assertThat(attention.get("target").doubleValue()).isEqualTo(80_000.0);
     }
 
     @Test
