@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
@@ -22,13 +23,14 @@ import java.util.Map;
  * ns; a metric that is not applicable is null.
  */
 @JsonInclude(JsonInclude.Include.ALWAYS)
-@JsonPropertyOrder({"key", "job", "rank", "run", "steps_seen", "phases", "drilldown", "steps"})
+@JsonPropertyOrder({"key", "job", "rank", "run", "steps_seen", "headline", "phases", "drilldown", "steps"})
 public record HostRankResponse(
         @JsonProperty("key") String key,
         @JsonProperty("job") String job,
         @JsonProperty("rank") String rank,
         @JsonProperty("run") String run,
         @JsonProperty("steps_seen") long stepsSeen,
+        @JsonProperty("headline") HostHeadline headline,
         @JsonProperty("phases") Map<String, PhaseView> phases,
         @JsonProperty("drilldown") DrillDownView drilldown,
         @JsonProperty("steps") List<StepView> steps) {
@@ -37,12 +39,20 @@ public record HostRankResponse(
         Map<String, PhaseView> phases = new LinkedHashMap<>();
         h.verdicts().forEach((phase, v) -> phases.put(phase, PhaseView.of(v)));
         HostVerdict all = h.verdicts().get(io.llmprof.events.host.HostThresholdSet.ALL);
+        // the seed's rule over the rolling verdicts, as analyze host gives it for the whole run
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        h.verdicts().forEach((phase, v) -> {
+            if (v.assessment() != null && v.sums() != null && v.sums().steps() > 0) {
+                byPhase.put(phase, v.assessment());
+            }
+        });
         return new HostRankResponse(
                 h.key(),
                 h.job(),
                 h.rank(),
                 h.run(),
                 h.stepsSeen(),
+                HostHeadline.of(byPhase),
                 phases,
                 all == null || all.drilldown() == null ? null : DrillDownView.of(all.drilldown()),
                 h.steps().stream().map(StepView::of).toList());

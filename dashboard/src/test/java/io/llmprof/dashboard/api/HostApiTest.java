@@ -97,6 +97,14 @@ class HostApiTest {
         assertThat(j.get("key").asText()).isEqualTo("llama/0");
         assertThat(j.get("run").asText()).isEqualTo("new");
         assertThat(j.get("steps_seen").asLong()).isEqualTo(24);
+        // the seed's rule over the phases' rolling verdicts: all says YES (seed and llmprof), generation
+        // (HostFixtures' generation sums) is no llmprof YES
+        assertThat(j.at("/headline/verdict").asText()).isEqualTo("YES");
+        assertThat(j.at("/headline/verdict_phases").get(0).asText()).isEqualTo("all");
+        assertThat(j.at("/headline/llmprof_verdict").asText()).isEqualTo("YES");
+        assertThat(j.at("/headline/llmprof_verdict_phases"))
+                .extracting(JsonNode::asText)
+                .containsExactly("all");
         JsonNode all = j.get("phases").get("all");
         // HostFixtures.ALL_SUMS: M1 0.4, M2 0.12, M3a 0.75, M3b 0.15, M3c 0.375, M4 0.6, M5 0.3.
         assertThat(all.get("metrics").get("gpu_idle_ratio").asDouble()).isEqualTo(0.4);

@@ -7,6 +7,7 @@ import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.events.Json;
 import io.llmprof.events.host.HostAssessment;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholdSet;
 import io.llmprof.events.host.HostThresholds;
@@ -225,9 +226,11 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         HostSums all = target.phaseSums.get(HostThresholdSet.ALL);
         HostThresholds t = thresholds.forPhase(HostThresholdSet.ALL);
         HostAssessment a = HostAssessment.assess(all, t);
+        HostHeadline headline = HostReport.headline(target.phaseSums, thresholds);
         Map<String, Object> doc = new LinkedHashMap<>();
-        // the keys the engineers' scripts read, first and unchanged
-        doc.put("verdict", all.steps() == 0 ? null : a.verdict());
+        // the keys the engineers' scripts read, first and unchanged; verdict by the seed's rule: aggregate OR
+        // context OR generation (the aggregate alone is aggregate_verdict)
+        doc.put("verdict", headline.verdict());
         doc.put("aggregate_metrics", HostReport.metrics(a.metrics()));
         doc.put("crossed_count", a.crossedCount());
         doc.put("applicable_count", a.applicableCount());
@@ -235,7 +238,11 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("nccl_caveat", a.ncclCaveat());
         doc.put("phases", HostReport.phases(target.phaseSums, thresholds));
         // llmprof's own
-        doc.put("llmprof_verdict", all.steps() == 0 ? null : a.llmprofVerdict());
+        doc.put("verdict_phases", headline.phases());
+        doc.put("aggregate_verdict", all.steps() == 0 ? null : a.verdict());
+        doc.put("llmprof_verdict", headline.llmprofVerdict());
+        doc.put("llmprof_verdict_phases", headline.llmprofPhases());
+        doc.put("aggregate_llmprof_verdict", all.steps() == 0 ? null : a.llmprofVerdict());
         doc.put("votes", HostReport.votes(a.votes()));
         doc.put("crossed", a.crossed());
         doc.put("thresholds", HostReport.thresholds(t));
@@ -257,6 +264,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             m.put("steps", r.steps);
             m.put("incomplete_steps", r.incomplete);
             m.put("window_sources", r.sources);
+            m.put("headline", HostReport.headline(r.rollup.latest()));
             m.put("all", HostReport.verdict(r.verdict(HostThresholdSet.ALL)));
             m.put("context", HostReport.verdict(r.verdict(HostThresholdSet.CONTEXT)));
             m.put("generation", HostReport.verdict(r.verdict(HostThresholdSet.GENERATION)));

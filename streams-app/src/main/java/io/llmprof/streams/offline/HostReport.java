@@ -3,6 +3,7 @@ package io.llmprof.streams.offline;
 import io.llmprof.events.Json;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholdSet;
@@ -263,6 +264,35 @@ final class HostReport {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> tree(Object value) {
         return Json.mapper().convertValue(value, LinkedHashMap.class);
+    }
+
+    /** The seed-rule headline of a run from its phase sums (a phase without steps takes no part). */
+    static HostHeadline headline(Map<String, HostSums> sums, HostThresholdSet thresholds) {
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        for (String phase : HostHeadline.ORDER) {
+            HostSums s = sums.getOrDefault(phase, HostSums.ZERO);
+            if (s.steps() > 0) {
+                byPhase.put(phase, HostAssessment.assess(s, thresholds.forPhase(phase)));
+            }
+        }
+        return HostHeadline.of(byPhase);
+    }
+
+    /** A rank's headline from its latest verdict per phase, as JSON. */
+    static Map<String, Object> headline(Map<String, HostVerdict> latest) {
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        latest.forEach((phase, v) -> {
+            if (v.sums().steps() > 0) {
+                byPhase.put(phase, v.assessment());
+            }
+        });
+        HostHeadline h = HostHeadline.of(byPhase);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("verdict", h.verdict());
+        out.put("verdict_phases", h.phases());
+        out.put("llmprof_verdict", h.llmprofVerdict());
+        out.put("llmprof_verdict_phases", h.llmprofPhases());
+        return out;
     }
 
     /** The phases object: always both keys, a phase without steps has null verdicts and metrics. */

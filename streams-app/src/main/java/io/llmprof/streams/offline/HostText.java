@@ -38,11 +38,13 @@ final class HostText {
             out.println("problem: " + p);
         }
         out.println();
-        out.println("VERDICT (seed-compatible): " + or(doc.get("verdict"), "n/a (no steps)") + "   crossed "
-                + doc.get("crossed_count") + " of " + doc.get("applicable_count") + " applicable "
-                + doc.get("crossed"));
-        out.println("VERDICT (llmprof):         " + or(doc.get("llmprof_verdict"), "n/a (no steps)") + "   votes "
-                + votes((List<?>) doc.get("votes")));
+        out.println("VERDICT (seed rule: aggregate OR context OR generation): "
+                + headline(doc.get("verdict"), doc.get("verdict_phases")) + "   aggregate "
+                + or(doc.get("aggregate_verdict"), "n/a") + ", crossed " + doc.get("crossed_count") + " of "
+                + doc.get("applicable_count") + " applicable " + doc.get("crossed"));
+        out.println("VERDICT (llmprof, same rule):                           "
+                + headline(doc.get("llmprof_verdict"), doc.get("llmprof_verdict_phases")) + "   aggregate "
+                + or(doc.get("aggregate_llmprof_verdict"), "n/a") + ", votes " + votes((List<?>) doc.get("votes")));
         out.println("host prep confirmed: " + doc.get("host_prep_confirmed") + "   communication caveat (nccl_caveat): "
                 + doc.get("nccl_caveat")
                 + (Boolean.TRUE.equals(doc.get("nccl_caveat"))
@@ -107,7 +109,7 @@ final class HostText {
                 "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
                 "",
                 "verdict seed / llmprof",
-                or(doc.get("verdict"), "-") + "/" + abbreviate(doc.get("llmprof_verdict")),
+                or(doc.get("aggregate_verdict"), "-") + "/" + abbreviate(doc.get("aggregate_llmprof_verdict")),
                 "",
                 or(ctx.get("verdict"), "-") + "/" + abbreviate(ctx.get("llmprof_verdict")),
                 "",
@@ -189,8 +191,11 @@ final class HostText {
         out.println("-- rank " + r.get("rank") + ": " + r.get("steps") + " steps (" + r.get("incomplete_steps")
                 + " incomplete), windows " + r.get("window_sources") + " --");
         Map<String, Object> all = map(r.get("all"));
+        Map<String, Object> h = map(r.get("headline"));
         if (all != null) {
-            out.println("  verdict " + all.get("verdict") + " / llmprof " + all.get("llmprof_verdict") + ", metrics "
+            out.println("  verdict " + headline(h.get("verdict"), h.get("verdict_phases")) + " / llmprof "
+                    + headline(h.get("llmprof_verdict"), h.get("llmprof_verdict_phases")) + "; aggregate "
+                    + all.get("verdict") + " / " + all.get("llmprof_verdict") + ", metrics "
                     + compact(map(all.get("metrics"))));
         }
         Map<String, Object> d = map(r.get("drilldown"));
@@ -370,6 +375,17 @@ final class HostText {
                                     : "n/a");
         }
         return b.toString();
+    }
+
+    /** "YES (generation)", "NO", or "n/a (no steps)". */
+    private static String headline(Object verdict, Object phases) {
+        if (verdict == null) {
+            return "n/a (no steps)";
+        }
+        return phases instanceof List<?> l && !l.isEmpty() && "YES".equals(verdict)
+                ? verdict + " ("
+                        + String.join(", ", l.stream().map(String::valueOf).toList()) + ")"
+                : verdict.toString();
     }
 
     private static String abbreviate(Object verdict) {

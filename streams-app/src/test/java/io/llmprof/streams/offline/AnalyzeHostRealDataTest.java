@@ -51,7 +51,9 @@ class AnalyzeHostRealDataTest {
         // the text report of the same file renders too
         Out text = host("--trace", file.toString());
         assertThat(text.code()).as(text.err()).isZero();
-        assertThat(text.out()).contains("VERDICT (seed-compatible): ", "VERDICT (llmprof): ");
+        assertThat(text.out())
+                .contains(
+                        "VERDICT (seed rule: aggregate OR context OR generation): ", "VERDICT (llmprof, same rule): ");
         JsonNode doc = Json.mapper().readTree(o.out());
         DOCS.put(file, doc);
         return doc;
