@@ -239,30 +239,49 @@ final class HostText {
             return;
         }
         out.println("-- stragglers --");
-        out.println("  stragglers " + s.get("stragglers") + " (last in more than " + ratio(s.get("straggler_share"))
-                + " of their collectives, at least " + s.get("min_instances") + "; " + s.get("instances")
-                + " collectives matched over " + s.get("steps_matched") + " steps)");
+        out.println("  stragglers " + s.get("stragglers") + " (last in, or causing, more than "
+                + ratio(s.get("straggler_share")) + " of the collective wait, or the slowest wall in more than that"
+                + " share of the steps; at least " + s.get("min_instances") + " of either; " + s.get("instances")
+                + " collectives matched over " + s.get("steps_matched") + " steps, walls over "
+                + s.get("wall_steps_matched") + " steps)");
         out.println("  arrival skew    " + distribution(map(s.get("skew"))));
         out.printf(
                 Locale.ROOT,
-                "  %-24s %10s %10s %10s %16s  %s%n",
+                "  %-24s %10s %10s %10s %16s %11s %9s %9s  %s%n",
                 "rank",
                 "instances",
                 "last",
                 "share",
                 "mean delay us",
+                "wait caused",
+                "slowest",
+                "of steps",
                 "straggler");
+        List<Map<String, Object>> flagged = new java.util.ArrayList<>();
         for (Object o : (List<?>) s.get("ranks")) {
             Map<String, Object> r = map(o);
             out.printf(
                     Locale.ROOT,
-                    "  %-24s %10s %10s %10s %16s  %s%n",
+                    "  %-24s %10s %10s %10s %16s %11s %9s %9s  %s%n",
                     r.get("rank"),
                     r.get("instances"),
                     r.get("times_last"),
                     ratio(r.get("share_last")),
                     micros(r.get("mean_delay_ns")),
+                    ratio(r.get("caused_wait_share")),
+                    r.get("times_slowest"),
+                    r.get("wall_steps"),
                     r.get("straggler") == null ? "no verdict" : r.get("straggler"));
+            if (Boolean.TRUE.equals(r.get("straggler"))) {
+                flagged.add(r);
+            }
+        }
+        for (Map<String, Object> r : flagged) {
+            out.println("  straggler " + r.get("rank") + " (by collectives " + r.get("by_collectives") + ", by walls "
+                    + r.get("by_walls") + "):");
+            for (Object e : (List<?>) r.get("evidence")) {
+                out.println("      " + e);
+            }
         }
         out.println();
     }

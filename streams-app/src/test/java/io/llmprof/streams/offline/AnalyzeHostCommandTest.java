@@ -914,10 +914,13 @@ class AnalyzeHostCommandTest {
         JsonNode s = doc("straggler").get("stragglers");
         long instances = s.get("instances").asLong();
         assertThat(o.out())
-                .contains("-- stragglers --\n  stragglers [pid31002] (last in more than 0.80")
+                .contains("-- stragglers --\n  stragglers [pid31002] (last in, or causing, more than 0.80")
                 .containsPattern("arrival skew +avg [0-9.]+ +p50 ")
-                .containsPattern("pid31002 +" + instances + " +" + instances + " +1\\.00 +[0-9.]+ +true")
-                .containsPattern("pid31000 +" + instances + " +0 +0\\.00 +[0-9.]+ +false");
+                .containsPattern(
+                        "pid31002 +" + instances + " +" + instances + " +1\\.00 +[0-9.]+ +1\\.00 +[0-9]+ +8 +true")
+                .containsPattern("pid31000 +" + instances + " +0 +0\\.00 +[0-9.]+ +0\\.00 +[0-9]+ +8 +false")
+                .contains("  straggler pid31002 (by collectives true, by walls ")
+                .contains("      last at " + instances + " of " + instances + " collectives (100.0%), caused 100.0%");
     }
 
     @ParameterizedTest
