@@ -232,20 +232,54 @@ public record HostRankResponse(
 
     /** {@link HostDrillDown} with bucket counts keyed by bucket label. */
     @JsonInclude(JsonInclude.Include.ALWAYS)
-    @JsonPropertyOrder({"gaps", "graph", "launches", "findings"})
+    @JsonPropertyOrder({"gaps", "graph", "eager_kernels", "launches", "findings"})
     public record DrillDownView(
             @JsonProperty("gaps") List<StreamGapsView> gaps,
             @JsonProperty("graph") GraphView graph,
+            @JsonProperty("eager_kernels") EagerView eagerKernels,
             @JsonProperty("launches") List<LaunchView> launches,
             @JsonProperty("findings") List<FindingView> findings) {
         static DrillDownView of(HostDrillDown d) {
             return new DrillDownView(
                     d.gaps().stream().map(StreamGapsView::of).toList(),
                     d.graph() == null ? null : GraphView.of(d.graph()),
+                    d.eager() == null ? null : EagerView.of(d.eager()),
                     d.launches().stream().map(LaunchView::of).toList(),
                     d.findings().stream().map(FindingView::of).toList());
         }
     }
+
+    /** Kernels not launched from a graph, the top (kernel, launch source) pairs by GPU time, and the rest. */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    @JsonPropertyOrder({"kernels", "total_ns", "top", "other_pairs", "other_kernels", "other_ns", "pairs_capped"})
+    public record EagerView(
+            @JsonProperty("kernels") long kernels,
+            @JsonProperty("total_ns") long totalNs,
+            @JsonProperty("top") List<EagerKernelView> top,
+            @JsonProperty("other_pairs") long otherPairs,
+            @JsonProperty("other_kernels") long otherKernels,
+            @JsonProperty("other_ns") long otherNs,
+            @JsonProperty("pairs_capped") boolean pairsCapped) {
+        static EagerView of(HostDrillDown.EagerKernels e) {
+            return new EagerView(
+                    e.kernels(),
+                    e.totalNs(),
+                    e.top().stream()
+                            .map(k -> new EagerKernelView(k.kernel(), k.source(), k.count(), k.totalNs()))
+                            .toList(),
+                    e.otherPairs(),
+                    e.otherKernels(),
+                    e.otherNs(),
+                    e.pairsCapped());
+        }
+    }
+
+    @JsonPropertyOrder({"kernel", "source", "count", "total_ns"})
+    public record EagerKernelView(
+            @JsonProperty("kernel") String kernel,
+            @JsonProperty("source") String source,
+            @JsonProperty("count") long count,
+            @JsonProperty("total_ns") long totalNs) {}
 
     @JsonInclude(JsonInclude.Include.ALWAYS)
     @JsonPropertyOrder({"device", "stream", "buckets", "total_ns", "top"})

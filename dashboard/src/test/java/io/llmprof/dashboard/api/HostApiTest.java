@@ -128,6 +128,11 @@ class HostApiTest {
         assertThat(gen.get("llmprof_verdict").asText()).isEqualTo("INCONCLUSIVE");
         assertThat(gen.get("metrics").get("launch_overhead_ratio").isNull()).isTrue();
         assertThat(gen.get("thresholds").get("m1").asDouble()).isEqualTo(0.15);
+        JsonNode eager = j.get("drilldown").get("eager_kernels");
+        assertThat(eager.get("kernels").asLong()).isEqualTo(250);
+        assertThat(eager.at("/top/0/source").asText()).isEqualTo("cpu_op vllm::unified_attention_with_output");
+        assertThat(eager.at("/top/0/count").asLong()).isEqualTo(200);
+        assertThat(eager.get("other_pairs").asLong()).isEqualTo(3);
         JsonNode gaps = j.get("drilldown").get("gaps").get(0);
         assertThat(gaps.get("buckets").get("<1us").asLong()).isEqualTo(5);
         assertThat(gaps.get("top").get(0).get("preceding").asText()).isEqualTo("cudaStreamSynchronize");

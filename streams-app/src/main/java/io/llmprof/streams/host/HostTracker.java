@@ -213,6 +213,10 @@ public final class HostTracker {
             }
             hostClock = Math.max(hostClock, e.startNs());
             commContext.host(e);
+            drill.eager.host(
+                    e,
+                    e.kind() == TraceEvent.Kind.USER_ANNOTATION && stepText(e.name()) != null,
+                    e.kind() == TraceEvent.Kind.RUNTIME ? api.flags(ApiNames.stripVersion(e.name())) : 0);
             if (e.kind() == TraceEvent.Kind.RUNTIME) {
                 runtime(e);
             } else if (e.kind() == TraceEvent.Kind.USER_ANNOTATION) {
@@ -399,6 +403,13 @@ public final class HostTracker {
         }
         if (kernel) {
             kernelsSeen++;
+            drill.eager.kernel(
+                    corr,
+                    e.startNs(),
+                    e.endNs() - e.startNs(),
+                    e.name(),
+                    op.has(GpuOp.GRAPH_ID) || (corr != Interval.NO_CORR && drill.graphCorr.contains(corr)),
+                    hostPassed(e.startNs()));
             drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
         }
         if (op.has(GpuOp.D2H) && corr != Interval.NO_CORR) {

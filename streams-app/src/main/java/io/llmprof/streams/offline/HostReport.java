@@ -140,6 +140,7 @@ final class HostReport {
             graph.put("ratio", g.ratio());
         }
         out.put("graph_coverage", graph);
+        out.put("eager_kernels", eager(d.eager()));
         List<Object> launches = new ArrayList<>();
         for (HostDrillDown.LaunchStat l : d.launches()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -152,6 +153,34 @@ final class HostReport {
         }
         out.put("launch_stats", launches);
         out.put("findings", findings(d.findings(), null));
+        return out;
+    }
+
+    /** Eager kernels by launch source: the top pairs by GPU time and what the rest adds up to; null if unmeasured. */
+    private static Map<String, Object> eager(HostDrillDown.EagerKernels e) {
+        if (e == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("kernels", e.kernels());
+        out.put("total_ns", e.totalNs());
+        List<Object> top = new ArrayList<>();
+        for (HostDrillDown.EagerKernel k : e.top()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("kernel", k.kernel());
+            m.put("source", k.source());
+            m.put("count", k.count());
+            m.put("total_ns", k.totalNs());
+            m.put("avg_ns", k.count() == 0 ? null : (double) k.totalNs() / k.count());
+            top.add(m);
+        }
+        out.put("top", top);
+        Map<String, Object> rest = new LinkedHashMap<>();
+        rest.put("pairs", e.otherPairs());
+        rest.put("pairs_at_least", e.pairsCapped());
+        rest.put("kernels", e.otherKernels());
+        rest.put("total_ns", e.otherNs());
+        out.put("rest", rest);
         return out;
     }
 

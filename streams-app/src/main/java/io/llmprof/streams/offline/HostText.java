@@ -205,6 +205,34 @@ final class HostText {
                     + " kernels from " + graph.get("graph_launches") + " graph launches (" + ratio(graph.get("ratio"))
                     + ")");
         }
+        Map<String, Object> eager = map(d.get("eager_kernels"));
+        if (eager != null && ((Number) eager.get("kernels")).longValue() > 0) {
+            out.printf(
+                    Locale.ROOT,
+                    "  eager kernels (not from a graph): %s, %s us; by launch source, most GPU time first:%n",
+                    eager.get("kernels"),
+                    micros(eager.get("total_ns")));
+            for (Object o : (List<?>) eager.get("top")) {
+                Map<String, Object> k = map(o);
+                out.printf(
+                        Locale.ROOT,
+                        "    %8s x %-48s %12s us  from %s%n",
+                        k.get("count"),
+                        shorten(k.get("kernel")),
+                        micros(k.get("total_ns")),
+                        k.get("source"));
+            }
+            Map<String, Object> rest = map(eager.get("rest"));
+            if (((Number) rest.get("kernels")).longValue() > 0) {
+                out.printf(
+                        Locale.ROOT,
+                        "    and %s%s more (kernel, source) pairs: %s kernels, %s us%n",
+                        Boolean.TRUE.equals(rest.get("pairs_at_least")) ? "at least " : "",
+                        rest.get("pairs"),
+                        rest.get("kernels"),
+                        micros(rest.get("total_ns")));
+            }
+        }
         for (Object l : (List<?>) d.get("launch_stats")) {
             Map<String, Object> m = map(l);
             out.printf(
