@@ -153,6 +153,8 @@ public final class HostTracker {
      * names, the rest under {@link HostStep#OTHER}.
      */
     final LinkedHashMap<String, Long> gapNvtx = new LinkedHashMap<>();
+    /** The buffered kernels' names, each once (the stored GPU chunks index them). */
+    final KernelNames kernelNames = new KernelNames();
 
     final DrillDownState drill = new DrillDownState();
     /** Communication by launch context (M5 beside the name rule). */
@@ -387,7 +389,7 @@ public final class HostTracker {
                 corr,
                 flags,
                 e.stream() == null ? GpuOp.NO_STREAM : e.stream(),
-                kernel ? e.name() : null);
+                kernel ? kernelNames.intern(e.name()) : null);
         gpu.add(op);
         if (corr != Interval.NO_CORR) {
             streamMaxCorr.merge(op.stream, corr, Math::max);
