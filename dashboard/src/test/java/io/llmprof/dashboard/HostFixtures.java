@@ -34,7 +34,8 @@ public final class HostFixtures {
     public static final HostSums GENERATION_SUMS = new HostSums(6, 50 * MS, 45 * MS, 0, 0, 0, 0, 0, 0, 300, 0, 0);
 
     /**
-     * Gaps of two streams: bucket {@code <1us} 5 + 1 = 6, {@code 1-5us} 3, {@code >5ms} 1; graph coverage 250 of 500.
+     * Gaps of two streams: bucket {@code <1us} 5 + 1 = 6, {@code 1-5us} 3, {@code >5ms} 1; graph coverage 250 of 500;
+     * the 250 eager kernels: 200 attention kernels from vLLM's attention op, 50 more of 3 other (kernel, source) pairs.
      */
     public static final HostDrillDown DRILLDOWN = new HostDrillDown(
             List.of(
@@ -48,7 +49,16 @@ public final class HostFixtures {
                     new HostDrillDown.StreamGaps(0, 8L, List.of(1L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L), 500, null)),
             new HostDrillDown.GraphCoverage(500, 250, 10, 0.5),
             List.of(new HostDrillDown.LaunchStat("cudaLaunchKernel", 1_000, 12 * MS, 40 * US, 100.0)),
-            List.of(new HostDrillDown.Finding("HOST_SYNC", "HIGH", "61 syncs per step", List.of("61 calls"))));
+            List.of(new HostDrillDown.Finding("HOST_SYNC", "HIGH", "61 syncs per step", List.of("61 calls"))),
+            new HostDrillDown.EagerKernels(
+                    250,
+                    5 * MS,
+                    List.of(new HostDrillDown.EagerKernel(
+                            "attn", "cpu_op vllm::unified_attention_with_output", 200, 4 * MS)),
+                    3,
+                    50,
+                    MS,
+                    false));
 
     public static HostVerdict verdict(String job, String run, String rank, String phase) {
         boolean all = HostThresholdSet.ALL.equals(phase);

@@ -128,6 +128,39 @@ public final class NsysFixtures {
         return new Pair(write("baseline", baseline, dir), write("target", baseline.withRegression(3.0, 2.0), dir));
     }
 
+    /**
+     * TensorRT-LLM's executor loop around {@code _forward_step}: {@code _fetch_new_requests} (40 µs) and {@code
+     * broadcast_requests} (20 µs) in the inter-step gap, {@code _update_requests} (30 µs) inside the window after
+     * the prep range; the base shape otherwise.
+     */
+    public static NsysScenario hostRangesScenario() {
+        return base().withHostRanges(List.of(
+                new NsysScenario.HostRange("_fetch_new_requests", 40_000, NsysScenario.Place.GAP),
+                new NsysScenario.HostRange("broadcast_requests", 20_000, NsysScenario.Place.GAP),
+                new NsysScenario.HostRange("_update_requests", 30_000, NsysScenario.Place.STEP)));
+    }
+
+    /** {@link #hostRangesScenario()} written as {@code host_ranges.sqlite}. */
+    public static Fixture hostRanges(Path dir) throws IOException {
+        return write("host_ranges", hostRangesScenario(), dir);
+    }
+
+    /**
+     * {@code gap_baseline.sqlite} = {@link #hostRangesScenario()}; {@code gap_target.sqlite}: the same workload and
+     * seed, {@code _fetch_new_requests} 3x as long (120 µs, still in the gap), {@code broadcast_requests} moved from
+     * the gap into the window (after {@code _update_requests}), and a new 25 µs {@code _prepare_tp_inputs} range in
+     * the gap (a prep name outside every window: no host prep).
+     */
+    public static Pair gapRegression(Path dir) throws IOException {
+        NsysScenario baseline = hostRangesScenario();
+        NsysScenario target = baseline.withHostRanges(List.of(
+                new NsysScenario.HostRange("_fetch_new_requests", 120_000, NsysScenario.Place.GAP),
+                new NsysScenario.HostRange("_prepare_tp_inputs", 25_000, NsysScenario.Place.GAP),
+                new NsysScenario.HostRange("_update_requests", 30_000, NsysScenario.Place.STEP),
+                new NsysScenario.HostRange("broadcast_requests", 20_000, NsysScenario.Place.STEP)));
+        return new Pair(write("gap_baseline", baseline, dir), write("gap_target", target, dir));
+    }
+
     /** Every single-file-set case above (not the regression pair). */
     public static List<Fixture> all(Path dir) throws IOException {
         return List.of(
@@ -140,7 +173,8 @@ public final class NsysFixtures {
                 prepStraddleTrail(dir),
                 nvtxMixed(dir),
                 straggler(dir),
-                perRankFiles(dir));
+                perRankFiles(dir),
+                hostRanges(dir));
     }
 
     private static Fixture write(String name, NsysScenario scenario, Path dir) throws IOException {

@@ -55,6 +55,11 @@ import java.util.Objects;
  * @param startNs first window's start (nsys timestamps are ns since the session start)
  * @param basePid process id of rank 0; rank r is {@code basePid + r} (one process per rank)
  * @param gpuName TARGET_INFO_GPU device name
+ * @param hostRanges further host NVTX ranges of every step, in order: {@link Place#GAP} ones back to back from the
+ *     previous window's end (inside the inter-step gap before the step; none before the first step), {@link
+ *     Place#STEP} ones back to back inside the window after the prep range, delaying the launches (TensorRT-LLM's
+ *     executor loop runs {@code _fetch_new_requests}, {@code broadcast_requests}, {@code _update_requests}, ... on
+ *     either side of {@code _forward_step})
  */
 public record NsysScenario(
         long seed,
@@ -94,7 +99,54 @@ public record NsysScenario(
         double gapScale,
         long startNs,
         int basePid,
-        String gpuName) {
+        String gpuName,
+        List<HostRange> hostRanges) {
+
+    /** Where a {@link HostRange} lies. */
+    public enum Place {
+        /** In the inter-step gap before the step's window. */
+        GAP,
+        /** Inside the step's window, after the prep range. */
+        STEP
+    }
+
+    /**
+     * One host NVTX range written in every step.
+     *
+     * @param name its text (a STEP range must not be a host-prep name: the truth counts only the prep range as prep)
+     * @param durNs its duration
+     * @param place in the gap before the window or inside it
+     */
+    public record HostRange(String name, long durNs, Place place) {
+        public HostRange {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(place, "place");
+            require(!name.isBlank() && !name.contains("_forward_step"), "a host range needs a name, not a step's");
+            require(durNs >= 1 && durNs <= 3_600_000_000_000L, "a host range lasts 1 ns..1 h, got " + durNs);
+            require(
+                    place == Place.GAP || PREP_NAMES.stream().noneMatch(name::contains),
+                    "a host range inside the step must not be a host-prep name (" + PREP_NAMES + "): " + name);
+        }
+
+        /** {@code NAME:US} or {@code NAME:US:gap|step} (default gap). */
+        public static HostRange parse(String text) {
+            String[] parts = text.split(":");
+            require(
+                    parts.length == 2 || parts.length == 3,
+                    "a host range is NAME:US or NAME:US:gap|step, got '" + text + "'");
+            Place place = parts.length == 3 ? Place.valueOf(parts[2].strip().toUpperCase(Locale.ROOT)) : Place.GAP;
+            double us;
+            try {
+                us = Double.parseDouble(parts[1].strip());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("a host range's duration is in µs, got '" + parts[1] + "'", e);
+            }
+            return new HostRange(parts[0].strip(), Math.round(us * 1000), place);
+        }
+    }
+
+    /** The analyzers' default host-prep patterns: a STEP range must match none. */
+    static final List<String> PREP_NAMES = List.of("_prepare_tp_inputs", "_prepare_inputs", "prepare_inputs");
 
     /** How ranks map to processes, devices and files. */
     public enum Layout {
@@ -173,6 +225,15 @@ public record NsysScenario(
                 "stragglerRank must be a rank 0.." + (ranks - 1) + ", got " + stragglerRank);
         require(basePid >= 1 && basePid + ranks <= 0xFFFFFF, "basePid must be 1.." + (0xFFFFFF - ranks));
         parsePhases(phases);
+        hostRanges = hostRanges == null ? List.of() : List.copyOf(hostRanges);
+        long inGap = hostRanges.stream()
+                .filter(r -> r.place() == Place.GAP)
+                .mapToLong(HostRange::durNs)
+                .sum();
+        require(
+                inGap <= Math.round(hostGapNs * gapScale),
+                "the gap ranges (" + inGap + " ns) do not fit the inter-step gap of " + Math.round(hostGapNs * gapScale)
+                        + " ns");
     }
 
     /** Realistic defaults: 32 layers of 8 kernels, 16 steps of the pattern c,g,g,g, one rank. */
@@ -231,6 +292,10 @@ public record NsysScenario(
 
     public NsysScenario withApiVersionSuffix(boolean v) {
         return toBuilder().apiVersionSuffix(v).build();
+    }
+
+    public NsysScenario withHostRanges(List<HostRange> v) {
+        return toBuilder().hostRanges(v).build();
     }
 
     public NsysScenario withSeed(long v) {
@@ -353,6 +418,7 @@ public record NsysScenario(
         private long startNs = 1_000_000_000L;
         private int basePid = 31_000;
         private String gpuName = "NVIDIA H100 80GB HBM3";
+        private List<HostRange> hostRanges = List.of();
 
         public Builder() {}
 
@@ -395,6 +461,7 @@ public record NsysScenario(
             startNs = s.startNs;
             basePid = s.basePid;
             gpuName = s.gpuName;
+            hostRanges = s.hostRanges;
         }
 
         public Builder seed(long v) {
@@ -587,6 +654,11 @@ public record NsysScenario(
             return this;
         }
 
+        public Builder hostRanges(List<HostRange> v) {
+            hostRanges = v;
+            return this;
+        }
+
         public NsysScenario build() {
             return new NsysScenario(
                     seed,
@@ -626,7 +698,8 @@ public record NsysScenario(
                     gapScale,
                     startNs,
                     basePid,
-                    gpuName);
+                    gpuName,
+                    hostRanges);
         }
     }
 }

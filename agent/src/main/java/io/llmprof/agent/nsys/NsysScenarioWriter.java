@@ -30,9 +30,11 @@ import java.util.Map;
  * <p>One step of one rank, all times ns (ANALYSIS.md section 3 terms):
  *
  * <pre>
+ * previous E ..          the scenario's GAP host ranges, back to back from the previous window's end (step > 0)
  * S                      window start (NVTX "[Executor] _forward_step i: c ctx reqs, g gen reqs", push/pop)
  * [P0, P1]               prep range (NONE: [S, S+prep]; LEAD: starts straddle before S; TRAIL: see Straddle)
- * h = max(S, P1)         host cursor: API calls back to back, each launchNs long, launchGapNs apart
+ * h = max(S, P1)         host cursor: the scenario's STEP host ranges back to back, then API calls back to
+ *                        back, each launchNs long, launchGapNs apart
  * GPU op start           max(call start + launchLatencyNs, previous GPU end + kernelGapNs); in a graph launch,
  *                        kernels after the first start at previous end + kernelGapNs
  * comm kernel            starts when its rank is ready, ends at the latest rank's ready + commNs
@@ -164,6 +166,10 @@ public final class NsysScenarioWriter {
         final Gaps gaps = new Gaps();
         final Map<String, HostSums> sums = new LinkedHashMap<>();
         final Map<String, long[]> gapSums = new LinkedHashMap<>();
+        /** The scenario's host ranges of the current step: inside the window, and in the gap before it. */
+        final Map<String, Long> ranges = new LinkedHashMap<>();
+
+        final Map<String, Long> gapRanges = new LinkedHashMap<>();
         long collectives;
         long collectivesLast;
 
@@ -574,6 +580,29 @@ public final class NsysScenarioWriter {
                         a < st.start ? NsysExportWriter.NVTX_START_END : NsysExportWriter.NVTX_PUSH_POP);
             }
             st.host = Math.max(st.start, st.prepEnd);
+            st.ranges.clear();
+            st.gapRanges.clear();
+            long gapCursor = st.prevEnd;
+            for (NsysScenario.HostRange r : s.hostRanges()) {
+                if (r.place() == NsysScenario.Place.GAP) {
+                    if (i > 0) { // the first step has no gap before it
+                        st.w.nvtx(
+                                st.pid,
+                                st.tid,
+                                gapCursor,
+                                gapCursor + r.durNs(),
+                                r.name(),
+                                prepTextId,
+                                NsysExportWriter.NVTX_START_END);
+                        st.gapRanges.merge(r.name(), r.durNs(), Long::sum);
+                        gapCursor += r.durNs();
+                    }
+                } else {
+                    st.w.nvtx(st.pid, st.tid, st.host, st.host + r.durNs(), r.name(), prepTextId);
+                    st.ranges.merge(r.name(), r.durNs(), Long::sum);
+                    st.host += r.durNs();
+                }
+            }
             st.lastBusyEnd = st.start;
             st.gaps.n = 0;
             st.busy = 0;
@@ -649,7 +678,8 @@ public final class NsysScenarioWriter {
                     g[1] += gapBefore;
                 }
             }
-            NsysTruth.Step step = new NsysTruth.Step(st.label, i, label, phase, start, end, gapBefore, sums);
+            NsysTruth.Step step =
+                    new NsysTruth.Step(st.label, i, label, phase, start, end, gapBefore, sums, st.ranges, st.gapRanges);
             Json.mapper().writeValue(json, step);
             if (kept.size() < NsysTruth.MAX_STEPS_KEPT) {
                 kept.add(step);

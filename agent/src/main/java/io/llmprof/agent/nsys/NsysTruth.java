@@ -100,6 +100,8 @@ public record NsysTruth(
      * @param phase {@code context} or {@code generation}
      * @param gapBeforeNs this window's start minus the previous window's end, null for the first
      * @param sums the window's figures
+     * @param ranges the scenario's host ranges inside the window, ns by name (the prep range not included)
+     * @param gapRanges the scenario's host ranges in the inter-step gap before the window, ns by name
      */
     public record Step(
             String rank,
@@ -109,5 +111,12 @@ public record NsysTruth(
             long startNs,
             long endNs,
             Long gapBeforeNs,
-            HostSums sums) {}
+            HostSums sums,
+            Map<String, Long> ranges,
+            Map<String, Long> gapRanges) {
+        public Step {
+            ranges = ranges == null ? Map.of() : Map.copyOf(ranges);
+            gapRanges = gapRanges == null ? Map.of() : Map.copyOf(gapRanges);
+        }
+    }
 }

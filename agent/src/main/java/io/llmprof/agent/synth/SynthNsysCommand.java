@@ -13,6 +13,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -171,6 +173,14 @@ public final class SynthNsysCommand implements Callable<Integer> {
             description = "Rank R arrives US µs late at every all-reduce (its kernel before each one is longer).")
     String straggler;
 
+    @Option(
+            names = "--nvtx-range",
+            paramLabel = "NAME:US[:gap|step]",
+            description = "A further host NVTX range of every step: in the inter-step gap before the window (gap,"
+                    + " the default) or inside it after the prep range (step), e.g. _fetch_new_requests:40:gap."
+                    + " Repeatable, written in the order given.")
+    List<String> nvtxRanges = new ArrayList<>();
+
     @Option(names = "--prep-scale", defaultValue = "1", description = "Regression knob: prep duration factor.")
     double prepScale;
 
@@ -306,7 +316,10 @@ public final class SynthNsysCommand implements Callable<Integer> {
                     .prepScale(prepScale)
                     .gapScale(gapScale)
                     .basePid(basePid)
-                    .gpuName(gpuName);
+                    .gpuName(gpuName)
+                    .hostRanges(nvtxRanges.stream()
+                            .map(NsysScenario.HostRange::parse)
+                            .toList());
             String[] straddle = prepStraddle.split(":", 2);
             b.prepStraddle(parseStraddle(straddle[0]));
             if (straddle.length > 1) {

@@ -93,6 +93,65 @@ class NsysScenarioWriterTest {
     }
 
     @Test
+    void hostRangesLieInTheGapOrInsideTheWindowByHand() throws Exception {
+        // The tiny shape with a 5 µs gap: "fetch" (3 µs) in the gap, "update" (4 µs) inside the window after prep.
+        NsysScenario s = tiny().hostRanges(List.of(
+                        new NsysScenario.HostRange("fetch", 3_000, NsysScenario.Place.GAP),
+                        new NsysScenario.HostRange("update", 4_000, NsysScenario.Place.STEP)))
+                .build();
+        NsysTruth truth = NsysScenarioWriter.write(s, dir.resolve("ranges.sqlite"));
+
+        // Step 0 as oneRankTinyScenarioByHand, every host time 4 µs later after prep: prep [0,10], update [10,14],
+        // launch 0 [14,19] -> kernel [17,21]; launch 1 [21,26] -> kernel [24,36]; memcpy call [28,33] -> copy
+        // [37,40]; sync [35,40]; E = 42. Step 1 starts 5 µs later at 1047 µs; fetch fills [1042, 1045] of the gap.
+        NsysTruth.Step s0 = truth.steps().get(0);
+        NsysTruth.Step s1 = truth.steps().get(1);
+        assertThat(s0.endNs()).isEqualTo(1_042_000);
+        assertThat(s0.ranges()).isEqualTo(Map.of("update", 4_000L));
+        assertThat(s0.gapRanges()).isEmpty();
+        assertThat(s1.startNs()).isEqualTo(1_047_000);
+        assertThat(s1.gapRanges()).isEqualTo(Map.of("fetch", 3_000L));
+        assertThat(s1.ranges()).isEqualTo(Map.of("update", 4_000L));
+        // The update range delays the launches: 4 µs more idle at the start, the same busy time.
+        assertThat(s0.sums().windowNs()).isEqualTo(42_000);
+        assertThat(s0.sums().busyNs()).isEqualTo(19_000);
+        assertThat(s0.sums().prepNs()).isEqualTo(10_000);
+
+        RecordingSink sink = new RecordingSink();
+        NsysReader.read(dir.resolve("ranges.sqlite"), ReaderOptions.defaults(), sink);
+        List<long[]> fetch = new ArrayList<>();
+        List<long[]> update = new ArrayList<>();
+        for (var d : sink.events) {
+            if (d.event().kind() == Kind.USER_ANNOTATION) {
+                long[] r = {d.event().startNs(), d.event().endNs()};
+                if (d.event().name().equals("fetch")) {
+                    fetch.add(r);
+                } else if (d.event().name().equals("update")) {
+                    update.add(r);
+                }
+            }
+        }
+        assertThat(fetch).containsExactly(new long[] {1_042_000, 1_045_000});
+        assertThat(update).containsExactly(new long[] {1_010_000, 1_014_000}, new long[] {1_057_000, 1_061_000});
+    }
+
+    @Test
+    void aStepRangeWithAPrepNameOrGapRangesLongerThanTheGapAreRefused() {
+        assertThatThrownBy(() -> new NsysScenario.HostRange("x_prepare_inputs", 1_000, NsysScenario.Place.STEP))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("host-prep name");
+        assertThatThrownBy(() -> tiny().hostRanges(
+                                List.of(new NsysScenario.HostRange("fetch", 6_000, NsysScenario.Place.GAP)))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("do not fit the inter-step gap of 5000 ns");
+        assertThat(NsysScenario.HostRange.parse("_fetch_new_requests:40"))
+                .isEqualTo(new NsysScenario.HostRange("_fetch_new_requests", 40_000, NsysScenario.Place.GAP));
+        assertThat(NsysScenario.HostRange.parse("_update_requests:2.5:step"))
+                .isEqualTo(new NsysScenario.HostRange("_update_requests", 2_500, NsysScenario.Place.STEP));
+    }
+
+    @Test
     void stragglerByHand() throws Exception {
         // Two ranks, one kernel per layer (both all-reduces after it), no D2H; rank 1's kernel is 10 µs longer.
         NsysScenario s = tiny().ranks(2)

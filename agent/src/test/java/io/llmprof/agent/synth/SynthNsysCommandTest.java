@@ -121,4 +121,36 @@ class SynthNsysCommandTest {
         assertThat(straddle.err()).contains("--prep-straddle wants a number");
         assertThat(dir.resolve("x.sqlite")).doesNotExist();
     }
+
+    @Test
+    void nvtxRangesGoIntoTheGapOrTheStepAndIntoTheTruth() throws Exception {
+        Path out = dir.resolve("ranges.sqlite");
+        Run r = run(
+                "--out",
+                out.toString(),
+                "--steps",
+                "3",
+                "--layers",
+                "2",
+                "--nvtx-range",
+                "_fetch_new_requests:40",
+                "--nvtx-range",
+                "_update_requests:30:step");
+        assertThat(r.exit()).as(r.err()).isZero();
+        NsysTruth truth =
+                Json.mapper().readValue(dir.resolve("ranges.sqlite.truth.json").toFile(), NsysTruth.class);
+        assertThat(truth.scenario().hostRanges())
+                .containsExactly(
+                        new NsysScenario.HostRange("_fetch_new_requests", 40_000, NsysScenario.Place.GAP),
+                        new NsysScenario.HostRange("_update_requests", 30_000, NsysScenario.Place.STEP));
+        assertThat(truth.steps()).hasSize(3);
+        assertThat(truth.steps().get(0).gapRanges()).isEmpty();
+        assertThat(truth.steps().get(2).gapRanges())
+                .containsExactly(java.util.Map.entry("_fetch_new_requests", 40_000L));
+        assertThat(truth.steps().get(2).ranges()).containsExactly(java.util.Map.entry("_update_requests", 30_000L));
+
+        Run tooLong = run("--out", dir.resolve("x.sqlite").toString(), "--nvtx-range", "_fetch_new_requests:250");
+        assertThat(tooLong.exit()).isEqualTo(2);
+        assertThat(tooLong.err()).contains("do not fit the inter-step gap of 200000 ns");
+    }
 }

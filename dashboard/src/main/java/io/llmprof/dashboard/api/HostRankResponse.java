@@ -6,6 +6,7 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
@@ -22,13 +23,14 @@ import java.util.Map;
  * ns; a metric that is not applicable is null.
  */
 @JsonInclude(JsonInclude.Include.ALWAYS)
-@JsonPropertyOrder({"key", "job", "rank", "run", "steps_seen", "phases", "drilldown", "steps"})
+@JsonPropertyOrder({"key", "job", "rank", "run", "steps_seen", "headline", "phases", "drilldown", "steps"})
 public record HostRankResponse(
         @JsonProperty("key") String key,
         @JsonProperty("job") String job,
         @JsonProperty("rank") String rank,
         @JsonProperty("run") String run,
         @JsonProperty("steps_seen") long stepsSeen,
+        @JsonProperty("headline") HostHeadline headline,
         @JsonProperty("phases") Map<String, PhaseView> phases,
         @JsonProperty("drilldown") DrillDownView drilldown,
         @JsonProperty("steps") List<StepView> steps) {
@@ -37,12 +39,20 @@ public record HostRankResponse(
         Map<String, PhaseView> phases = new LinkedHashMap<>();
         h.verdicts().forEach((phase, v) -> phases.put(phase, PhaseView.of(v)));
         HostVerdict all = h.verdicts().get(io.llmprof.events.host.HostThresholdSet.ALL);
+        // the seed's rule over the rolling verdicts, as analyze host gives it for the whole run
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        h.verdicts().forEach((phase, v) -> {
+            if (v.assessment() != null && v.sums() != null && v.sums().steps() > 0) {
+                byPhase.put(phase, v.assessment());
+            }
+        });
         return new HostRankResponse(
                 h.key(),
                 h.job(),
                 h.rank(),
                 h.run(),
                 h.stepsSeen(),
+                HostHeadline.of(byPhase),
                 phases,
                 all == null || all.drilldown() == null ? null : DrillDownView.of(all.drilldown()),
                 h.steps().stream().map(StepView::of).toList());
@@ -222,20 +232,54 @@ public record HostRankResponse(
 
     /** {@link HostDrillDown} with bucket counts keyed by bucket label. */
     @JsonInclude(JsonInclude.Include.ALWAYS)
-    @JsonPropertyOrder({"gaps", "graph", "launches", "findings"})
+    @JsonPropertyOrder({"gaps", "graph", "eager_kernels", "launches", "findings"})
     public record DrillDownView(
             @JsonProperty("gaps") List<StreamGapsView> gaps,
             @JsonProperty("graph") GraphView graph,
+            @JsonProperty("eager_kernels") EagerView eagerKernels,
             @JsonProperty("launches") List<LaunchView> launches,
             @JsonProperty("findings") List<FindingView> findings) {
         static DrillDownView of(HostDrillDown d) {
             return new DrillDownView(
                     d.gaps().stream().map(StreamGapsView::of).toList(),
                     d.graph() == null ? null : GraphView.of(d.graph()),
+                    d.eager() == null ? null : EagerView.of(d.eager()),
                     d.launches().stream().map(LaunchView::of).toList(),
                     d.findings().stream().map(FindingView::of).toList());
         }
     }
+
+    /** Kernels not launched from a graph, the top (kernel, launch source) pairs by GPU time, and the rest. */
+    @JsonInclude(JsonInclude.Include.ALWAYS)
+    @JsonPropertyOrder({"kernels", "total_ns", "top", "other_pairs", "other_kernels", "other_ns", "pairs_capped"})
+    public record EagerView(
+            @JsonProperty("kernels") long kernels,
+            @JsonProperty("total_ns") long totalNs,
+            @JsonProperty("top") List<EagerKernelView> top,
+            @JsonProperty("other_pairs") long otherPairs,
+            @JsonProperty("other_kernels") long otherKernels,
+            @JsonProperty("other_ns") long otherNs,
+            @JsonProperty("pairs_capped") boolean pairsCapped) {
+        static EagerView of(HostDrillDown.EagerKernels e) {
+            return new EagerView(
+                    e.kernels(),
+                    e.totalNs(),
+                    e.top().stream()
+                            .map(k -> new EagerKernelView(k.kernel(), k.source(), k.count(), k.totalNs()))
+                            .toList(),
+                    e.otherPairs(),
+                    e.otherKernels(),
+                    e.otherNs(),
+                    e.pairsCapped());
+        }
+    }
+
+    @JsonPropertyOrder({"kernel", "source", "count", "total_ns"})
+    public record EagerKernelView(
+            @JsonProperty("kernel") String kernel,
+            @JsonProperty("source") String source,
+            @JsonProperty("count") long count,
+            @JsonProperty("total_ns") long totalNs) {}
 
     @JsonInclude(JsonInclude.Include.ALWAYS)
     @JsonPropertyOrder({"device", "stream", "buckets", "total_ns", "top"})

@@ -340,8 +340,14 @@ public final class HostStore {
         return r;
     }
 
+    /**
+     * The step as kept for the rank view: without its collective starts, and without its inter-step NVTX and
+     * per-kernel times (the run profile already has them), so 512 kept steps stay small.
+     */
     private static HostStep withoutCollectives(HostStep s) {
-        if (s.collectives().isEmpty()) {
+        if (s.collectives().isEmpty()
+                && s.gapNvtx().isEmpty()
+                && s.kernelTimes().isEmpty()) {
             return s;
         }
         return new HostStep(

@@ -97,6 +97,14 @@ class HostApiTest {
         assertThat(j.get("key").asText()).isEqualTo("llama/0");
         assertThat(j.get("run").asText()).isEqualTo("new");
         assertThat(j.get("steps_seen").asLong()).isEqualTo(24);
+        // the seed's rule over the phases' rolling verdicts: all says YES (seed and llmprof), generation
+        // (HostFixtures' generation sums) is no llmprof YES
+        assertThat(j.at("/headline/verdict").asText()).isEqualTo("YES");
+        assertThat(j.at("/headline/verdict_phases").get(0).asText()).isEqualTo("all");
+        assertThat(j.at("/headline/llmprof_verdict").asText()).isEqualTo("YES");
+        assertThat(j.at("/headline/llmprof_verdict_phases"))
+                .extracting(JsonNode::asText)
+                .containsExactly("all");
         JsonNode all = j.get("phases").get("all");
         // HostFixtures.ALL_SUMS: M1 0.4, M2 0.12, M3a 0.75, M3b 0.15, M3c 0.375, M4 0.6, M5 0.3.
         assertThat(all.get("metrics").get("gpu_idle_ratio").asDouble()).isEqualTo(0.4);
@@ -120,6 +128,11 @@ class HostApiTest {
         assertThat(gen.get("llmprof_verdict").asText()).isEqualTo("INCONCLUSIVE");
         assertThat(gen.get("metrics").get("launch_overhead_ratio").isNull()).isTrue();
         assertThat(gen.get("thresholds").get("m1").asDouble()).isEqualTo(0.15);
+        JsonNode eager = j.get("drilldown").get("eager_kernels");
+        assertThat(eager.get("kernels").asLong()).isEqualTo(250);
+        assertThat(eager.at("/top/0/source").asText()).isEqualTo("cpu_op vllm::unified_attention_with_output");
+        assertThat(eager.at("/top/0/count").asLong()).isEqualTo(200);
+        assertThat(eager.get("other_pairs").asLong()).isEqualTo(3);
         JsonNode gaps = j.get("drilldown").get("gaps").get(0);
         assertThat(gaps.get("buckets").get("<1us").asLong()).isEqualTo(5);
         assertThat(gaps.get("top").get(0).get("preceding").asText()).isEqualTo("cudaStreamSynchronize");

@@ -9,9 +9,14 @@ import java.util.List;
  * @param graph graph coverage
  * @param launches launch API statistics by name, at most 32 names, most time first
  * @param findings hotspot findings, most severe first
+ * @param eager the kernels not launched from a graph, with their launch source (null where not measured)
  */
 public record HostDrillDown(
-        List<StreamGaps> gaps, GraphCoverage graph, List<LaunchStat> launches, List<Finding> findings) {
+        List<StreamGaps> gaps,
+        GraphCoverage graph,
+        List<LaunchStat> launches,
+        List<Finding> findings,
+        EagerKernels eager) {
     /** Bucket labels of {@link StreamGaps#counts()}. */
     public static final List<String> GAP_BUCKETS =
             List.of("<1us", "1-5us", "5-10us", "10-50us", "50-100us", "100-500us", "0.5-1ms", "1-5ms", ">5ms");
@@ -23,6 +28,44 @@ public record HostDrillDown(
         launches = launches == null ? List.of() : List.copyOf(launches);
         findings = findings == null ? List.of() : List.copyOf(findings);
     }
+
+    /** Without the eager-kernel list. */
+    public HostDrillDown(
+            List<StreamGaps> gaps, GraphCoverage graph, List<LaunchStat> launches, List<Finding> findings) {
+        this(gaps, graph, launches, findings, null);
+    }
+
+    /**
+     * Kernels not replayed from a graph, by (kernel name, launch source).
+     *
+     * @param kernels eager kernels seen
+     * @param totalNs their GPU time
+     * @param top the (kernel, source) pairs with the most GPU time, most first (at most 10)
+     * @param otherPairs pairs not in {@code top}; with {@code pairsCapped} a lower bound
+     * @param otherKernels kernels of those pairs
+     * @param otherNs their GPU time
+     * @param pairsCapped pairs beyond the tracked bound were counted in the totals only
+     */
+    public record EagerKernels(
+            long kernels,
+            long totalNs,
+            List<EagerKernel> top,
+            long otherPairs,
+            long otherKernels,
+            long otherNs,
+            boolean pairsCapped) {
+        public EagerKernels {
+            top = top == null ? List.of() : List.copyOf(top);
+        }
+    }
+
+    /**
+     * @param source what launched it: {@code cpu_op NAME} or {@code annotation NAME} (the innermost frame open on
+     *     the launching thread), or a parenthesised reason when none is known
+     * @param count kernels of this name from this source
+     * @param totalNs their GPU time
+     */
+    public record EagerKernel(String kernel, String source, long count, long totalNs) {}
 
     /** Index into {@link #GAP_BUCKETS} of a gap. */
     public static int bucket(long gapNs) {

@@ -25,6 +25,11 @@ import java.util.Map;
  *     the same way
  * @param collectives start times of the window's communication kernels, in start order (ordinal = position),
  *     at most {@link #MAX_COLLECTIVES}; straggler detection matches them across ranks
+ * @param gapNvtx NVTX / annotation time by name inside the inter-step gap before the window (from the previous
+ *     window's end to this one's start, clipped: a range across the window's edge counts its gap part here and its
+ *     window part in {@code nvtx}), step ranges excluded; empty for the first window; bounded like {@code nvtx}
+ * @param kernelTimes per kernel name, the kernels starting inside the window: how many and their GPU time (full
+ *     durations, ns); bounded like {@code nvtx} (the rest under {@link #OTHER})
  * @param complete false when the window was closed before both lanes passed its end (buffer bound or the
  *     other lane never came)
  * @param notes why the window is incomplete or unusual
@@ -47,7 +52,9 @@ public record HostStep(
         Map<String, Long> apis,
         List<Long> collectives,
         boolean complete,
-        List<String> notes) {
+        List<String> notes,
+        Map<String, Long> gapNvtx,
+        Map<String, KernelTime> kernelTimes) {
     public static final String SOURCE_NVTX = "nvtx";
     public static final String SOURCE_MARKER = "marker";
     public static final String SOURCE_PASS = "pass";
@@ -66,6 +73,63 @@ public record HostStep(
         apis = apis == null ? Map.of() : Map.copyOf(apis);
         collectives = collectives == null ? List.of() : List.copyOf(collectives);
         notes = notes == null ? List.of() : List.copyOf(notes);
+        gapNvtx = gapNvtx == null ? Map.of() : Map.copyOf(gapNvtx);
+        kernelTimes = kernelTimes == null ? Map.of() : Map.copyOf(kernelTimes);
+    }
+
+    /** A step without inter-step NVTX ranges and per-kernel times (sources that do not measure them). */
+    public HostStep(
+            String job,
+            String run,
+            String rank,
+            long index,
+            String label,
+            Long stepNumber,
+            String phase,
+            String source,
+            long startNs,
+            long endNs,
+            Long gapBeforeNs,
+            HostSums sums,
+            HostMetrics metrics,
+            Map<String, Long> nvtx,
+            Map<String, Long> apis,
+            List<Long> collectives,
+            boolean complete,
+            List<String> notes) {
+        this(
+                job,
+                run,
+                rank,
+                index,
+                label,
+                stepNumber,
+                phase,
+                source,
+                startNs,
+                endNs,
+                gapBeforeNs,
+                sums,
+                metrics,
+                nvtx,
+                apis,
+                collectives,
+                complete,
+                notes,
+                null,
+                null);
+    }
+
+    /**
+     * Kernels of one name in a window.
+     *
+     * @param count kernels of the name starting inside the window
+     * @param ns their summed GPU time (full durations)
+     */
+    public record KernelTime(long count, long ns) {
+        public KernelTime plus(KernelTime o) {
+            return new KernelTime(count + o.count, ns + o.ns);
+        }
     }
 
     public long durationNs() {

@@ -19,8 +19,12 @@ import java.util.TreeSet;
  *   <li>{@code step}: duration avg, min, max, p50, p90, p99; {@code host_prep}, {@code exposed_prep}, {@code
  *       gpu_idle} per step (ns)
  *   <li>{@code gap}: inter-step gap avg, min, max, p50, p90, p99 (ns)
- *   <li>{@code nvtx}: time per step of every NVTX name (ns)
+ *   <li>{@code nvtx}: time per step of every NVTX name inside the step windows (ns)
+ *   <li>{@code gap_nvtx}: time per inter-step gap of every NVTX name between the step windows (ns): the same name
+ *       moving from the gap into the steps is REMOVED here and NEW under {@code nvtx}
  *   <li>{@code kernels}: kernels per step
+ *   <li>{@code kernel_time}: GPU time per step of every kernel name (ns)
+ *   <li>{@code kernel_avg}: mean GPU time of one kernel of every name (ns)
  *   <li>{@code launches}: launch API calls and launch API time per step
  *   <li>{@code api}: calls per step of every runtime/driver API name
  * </ul>
@@ -39,6 +43,8 @@ import java.util.TreeSet;
  * #INTER_STEP} when the host side grew more, {@link #STEP_EXECUTION} otherwise. A side without gaps (one step per
  * rank) counts as no gap growth.
  *
+ * @param baselineLabel what the evidence calls the baseline run ({@code --baseline-label}, default "baseline")
+ * @param targetLabel what the evidence calls the target run
  * @param stepGrowthNs target - baseline mean step duration (ns)
  * @param gapGrowthNs target - baseline mean inter-step gap (ns), 0 when either side has no gaps
  * @param evidence the figures behind the conclusion, one per line
@@ -49,6 +55,8 @@ import java.util.TreeSet;
     "phase",
     "baseline_run",
     "target_run",
+    "baseline_label",
+    "target_label",
     "baseline_steps",
     "target_steps",
     "baseline_ranks",
@@ -66,6 +74,8 @@ public record RegressionReport(
         @JsonProperty("phase") String phase,
         @JsonProperty("baseline_run") String baselineRun,
         @JsonProperty("target_run") String targetRun,
+        @JsonProperty("baseline_label") String baselineLabel,
+        @JsonProperty("target_label") String targetLabel,
         @JsonProperty("baseline_steps") long baselineSteps,
         @JsonProperty("target_steps") long targetSteps,
         @JsonProperty("baseline_ranks") int baselineRanks,
@@ -94,7 +104,12 @@ public record RegressionReport(
     public static final String SECTION_STEP = "step";
     public static final String SECTION_GAP = "gap";
     public static final String SECTION_NVTX = "nvtx";
+    public static final String SECTION_GAP_NVTX = "gap_nvtx";
     public static final String SECTION_KERNELS = "kernels";
+    public static final String SECTION_KERNEL_TIME = "kernel_time";
+    public static final String SECTION_KERNEL_AVG = "kernel_avg";
+    public static final String DEFAULT_BASELINE_LABEL = "baseline";
+    public static final String DEFAULT_TARGET_LABEL = "target";
     public static final String SECTION_LAUNCHES = "launches";
     public static final String SECTION_API = "api";
 
@@ -130,9 +145,21 @@ public record RegressionReport(
         return rows.stream().filter(r -> r.status().equals(status)).toList();
     }
 
-    /** With the default thresholds, +50% / -30%. */
+    /** With the default thresholds, +50% / -30%, and the default labels. */
     public static RegressionReport compare(RunProfile baseline, RunProfile target) {
         return compare(baseline, target, DEFAULT_REGRESSION_PCT, DEFAULT_IMPROVEMENT_PCT);
+    }
+
+    /** With the default thresholds; the evidence names the runs by these labels. */
+    public static RegressionReport compare(
+            RunProfile baseline, RunProfile target, String baselineLabel, String targetLabel) {
+        return compare(baseline, target, DEFAULT_REGRESSION_PCT, DEFAULT_IMPROVEMENT_PCT, baselineLabel, targetLabel);
+    }
+
+    /** With the default labels. */
+    public static RegressionReport compare(
+            RunProfile baseline, RunProfile target, double regressionPct, double improvementPct) {
+        return compare(baseline, target, regressionPct, improvementPct, DEFAULT_BASELINE_LABEL, DEFAULT_TARGET_LABEL);
     }
 
     /**
@@ -140,9 +167,18 @@ public record RegressionReport(
      *
      * @param regressionPct a row regressed when its delta % is above this (e.g. 50)
      * @param improvementPct a row improved when its delta % is below this (e.g. -30)
+     * @param baselineLabel the baseline run's name in the evidence (null: "baseline")
+     * @param targetLabel the target run's name in the evidence (null: "target")
      */
     public static RegressionReport compare(
-            RunProfile baseline, RunProfile target, double regressionPct, double improvementPct) {
+            RunProfile baseline,
+            RunProfile target,
+            double regressionPct,
+            double improvementPct,
+            String baselineLabel,
+            String targetLabel) {
+        String bl = baselineLabel == null ? DEFAULT_BASELINE_LABEL : baselineLabel;
+        String tl = targetLabel == null ? DEFAULT_TARGET_LABEL : targetLabel;
         if (!(regressionPct > 0) || !(improvementPct < 0)) {
             throw new IllegalArgumentException("thresholds must be regression > 0 and improvement < 0, got "
                     + regressionPct + " and " + improvementPct);
@@ -160,7 +196,10 @@ public record RegressionReport(
         Stats tg = target.interStepGap();
         rows.stats(SECTION_GAP, bg, tg);
         rows.names(SECTION_NVTX, UNIT_NS, b.nvtxPerStep(), target.nvtxPerStep());
+        rows.names(SECTION_GAP_NVTX, UNIT_NS, b.gapNvtxPerGap(), target.gapNvtxPerGap());
         rows.mean(SECTION_KERNELS, "kernels", UNIT_COUNT, b.kernelsPerStep(), target.kernelsPerStep());
+        rows.names(SECTION_KERNEL_TIME, UNIT_NS, b.kernelNsPerStep(), target.kernelNsPerStep());
+        rows.names(SECTION_KERNEL_AVG, UNIT_NS, b.kernelAvgNs(), target.kernelAvgNs());
         rows.mean(SECTION_LAUNCHES, "launch_calls", UNIT_COUNT, b.launchCallsPerStep(), target.launchCallsPerStep());
         rows.mean(SECTION_LAUNCHES, "launch_time", UNIT_NS, b.launchNsPerStep(), target.launchNsPerStep());
         rows.names(SECTION_API, UNIT_COUNT, b.apiCallsPerStep(), target.apiCallsPerStep());
@@ -185,20 +224,25 @@ public record RegressionReport(
         List<String> evidence = new ArrayList<>();
         evidence.add(String.format(
                 Locale.ROOT,
-                "steps: baseline %d over %d ranks, target %d over %d ranks (phase %s)",
+                "steps: %s %d over %d ranks, %s %d over %d ranks (phase %s)",
+                bl,
                 b.steps(),
                 b.ranks(),
+                tl,
                 target.steps(),
                 target.ranks(),
                 target.phase()));
-        evidence.add(line("mean step duration", bs.isEmpty(), bs.avg(), ts.isEmpty(), ts.avg()));
-        evidence.add(line("mean inter-step gap", bg.isEmpty(), bg.avg(), tg.isEmpty(), tg.avg()));
-        evidence.add(line("host prep per step", false, b.hostPrepNsPerStep(), false, target.hostPrepNsPerStep()));
+        String runs = " (" + bl + " -> " + tl + ")";
+        evidence.add(line("mean step duration" + runs, bs.isEmpty(), bs.avg(), ts.isEmpty(), ts.avg()));
+        evidence.add(line("mean inter-step gap" + runs, bg.isEmpty(), bg.avg(), tg.isEmpty(), tg.avg()));
         evidence.add(
-                line("exposed prep per step", false, b.exposedPrepNsPerStep(), false, target.exposedPrepNsPerStep()));
+                line("host prep per step" + runs, false, b.hostPrepNsPerStep(), false, target.hostPrepNsPerStep()));
+        evidence.add(line(
+                "exposed prep per step" + runs, false, b.exposedPrepNsPerStep(), false, target.exposedPrepNsPerStep()));
         evidence.add(String.format(
                 Locale.ROOT,
-                "growth per step: inter-step gap %+.3f us, step duration %+.3f us",
+                "growth per step%s: inter-step gap %+.3f us, step duration %+.3f us",
+                runs,
                 gapGrowth / 1_000,
                 stepGrowth / 1_000));
         evidence.add(String.format(
@@ -207,10 +251,10 @@ public record RegressionReport(
                 hostGrowth / 1_000,
                 executionGrowth / 1_000));
         if (regressed.isEmpty()) {
-            evidence.add("no figure grew by more than " + pct(regressionPct));
+            evidence.add("no figure grew by more than " + pct(regressionPct) + " from " + bl + " to " + tl);
         } else {
             evidence.add(regressed.size() + " of " + rows.rows.size() + " figures grew by more than "
-                    + pct(regressionPct) + ": "
+                    + pct(regressionPct) + " from " + bl + " to " + tl + ": "
                     + String.join(
                             ", ",
                             regressed.stream()
@@ -225,6 +269,8 @@ public record RegressionReport(
                 target.phase(),
                 b.run(),
                 target.run(),
+                bl,
+                tl,
                 b.steps(),
                 target.steps(),
                 b.ranks(),

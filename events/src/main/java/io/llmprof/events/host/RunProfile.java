@@ -11,8 +11,8 @@ import java.util.TreeSet;
 /**
  * The host-overhead profile of one (job, run): the {@link HostStep}s of any number of ranks, reduced to what the
  * regression root cause of ANALYSIS.md section 3 compares. Memory is bounded whatever the run length: two sample
- * reservoirs of at most {@code maxSamples} values per phase, at most {@value #MAX_NAMES} NVTX and API names per
- * phase (later names are summed under {@link HostStep#OTHER}), at most {@value #MAX_RANKS} rank names.
+ * reservoirs of at most {@code maxSamples} values per phase, at most {@value #MAX_NAMES} NVTX (in steps and in
+ * gaps), API and kernel names per phase (later names are summed under {@link HostStep#OTHER}), at most {@value #MAX_RANKS} rank names.
  *
  * <p>Per-step figures are per-rank per-step means: the total over every step of every rank divided by the number
  * of those steps. Tensor-parallel ranks run the same NVTX ranges, so this is what one rank spends per step, never a
@@ -43,7 +43,9 @@ public final class RunProfile {
         long incomplete;
         HostSums sums = HostSums.ZERO;
         final Map<String, Long> nvtx = new TreeMap<>();
+        final Map<String, Long> gapNvtx = new TreeMap<>();
         final Map<String, Long> apis = new TreeMap<>();
+        final Map<String, HostStep.KernelTime> kernels = new TreeMap<>();
         final Set<String> ranks = new TreeSet<>(io.llmprof.events.CrossRankPass.RANK_ORDER);
 
         Acc(int maxSamples) {
@@ -124,7 +126,12 @@ public final class RunProfile {
         }
         a.sums = a.sums.plus(s.sums());
         merge(a.nvtx, s.nvtx());
+        merge(a.gapNvtx, s.gapNvtx());
         merge(a.apis, s.apis());
+        s.kernelTimes().forEach((name, k) -> {
+            String key = a.kernels.containsKey(name) || a.kernels.size() < MAX_NAMES ? name : HostStep.OTHER;
+            a.kernels.merge(key, k, HostStep.KernelTime::plus);
+        });
     }
 
     private static void merge(Map<String, Long> into, Map<String, Long> from) {
@@ -196,6 +203,46 @@ public final class RunProfile {
     /** NVTX time per step by name (ns), per-rank per-step means, names sorted. */
     public Map<String, Double> nvtxPerStep() {
         return perStep(acc().nvtx);
+    }
+
+    /**
+     * NVTX time per inter-step gap by name (ns): the ranges between step windows ({@link HostStep#gapNvtx()}),
+     * summed over every gap of every rank and divided by the number of those gaps (a rank's first step has none);
+     * names sorted.
+     */
+    public Map<String, Double> gapNvtxPerGap() {
+        long gaps = acc().gap.count();
+        Map<String, Double> out = new TreeMap<>();
+        acc().gapNvtx.forEach((name, total) -> out.put(name, gaps == 0 ? 0 : (double) total / gaps));
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** Inter-step gaps counted (steps with a known gap before them). */
+    public long gaps() {
+        return acc().gap.count();
+    }
+
+    /** Per kernel name: kernels and GPU time summed over every complete step (names sorted). */
+    public Map<String, HostStep.KernelTime> kernelTimes() {
+        return Collections.unmodifiableMap(new TreeMap<>(acc().kernels));
+    }
+
+    /** GPU time per step by kernel name (ns), per-rank per-step means, names sorted. */
+    public Map<String, Double> kernelNsPerStep() {
+        Map<String, Double> out = new TreeMap<>();
+        acc().kernels.forEach((name, k) -> out.put(name, perStep(k.ns())));
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** Mean GPU time of one kernel by name (ns), names sorted; a name without kernels is left out. */
+    public Map<String, Double> kernelAvgNs() {
+        Map<String, Double> out = new TreeMap<>();
+        acc().kernels.forEach((name, k) -> {
+            if (k.count() > 0) {
+                out.put(name, (double) k.ns() / k.count());
+            }
+        });
+        return Collections.unmodifiableMap(out);
     }
 
     /** Runtime/driver API calls per step by name, per-rank per-step means, names sorted. */

@@ -56,6 +56,31 @@ final class HostSteps {
                 List.of());
     }
 
+    /** {@code s} with these inter-step NVTX ranges and per-kernel times. */
+    static HostStep with(HostStep s, Map<String, Long> gapNvtx, Map<String, HostStep.KernelTime> kernels) {
+        return new HostStep(
+                s.job(),
+                s.run(),
+                s.rank(),
+                s.index(),
+                s.label(),
+                s.stepNumber(),
+                s.phase(),
+                s.source(),
+                s.startNs(),
+                s.endNs(),
+                s.gapBeforeNs(),
+                s.sums(),
+                s.metrics(),
+                s.nvtx(),
+                s.apis(),
+                s.collectives(),
+                s.complete(),
+                s.notes(),
+                gapNvtx,
+                kernels);
+    }
+
     /** A step with only what straggler detection reads: its number (or none) and collective starts. */
     static HostStep collectives(String rank, long index, Long stepNumber, long... starts) {
         List<Long> list = java.util.Arrays.stream(starts).boxed().toList();

@@ -75,9 +75,10 @@ class RegressionReportTest {
         assertThat(r.baselineSteps()).isEqualTo(20);
         assertThat(r.targetRanks()).isEqualTo(2);
         assertThat(r.evidence())
-                .contains("mean inter-step gap: 1000.000 us -> 2000.000 us (+100.0%, +1000.000 us)")
-                .contains("host prep per step: 500.000 us -> 1500.000 us (+200.0%, +1000.000 us)")
-                .contains("growth per step: inter-step gap +1000.000 us, step duration +0.000 us");
+                .contains(
+                        "mean inter-step gap (baseline -> target): 1000.000 us -> 2000.000 us (+100.0%, +1000.000 us)")
+                .contains("host prep per step (baseline -> target): 500.000 us -> 1500.000 us (+200.0%, +1000.000 us)")
+                .contains("growth per step (baseline -> target): inter-step gap +1000.000 us, step duration +0.000 us");
     }
 
     @Test
@@ -139,7 +140,7 @@ class RegressionReportTest {
 
         assertThat(r.conclusion()).isEqualTo(RegressionReport.NO_REGRESSION);
         assertThat(r.rows()).allMatch(x -> x.status().equals(RegressionReport.UNCHANGED));
-        assertThat(r.evidence()).contains("no figure grew by more than +50%");
+        assertThat(r.evidence()).contains("no figure grew by more than +50% from baseline to target");
     }
 
     @Test
@@ -206,6 +207,106 @@ class RegressionReportTest {
         assertThat(gen.conclusion()).isEqualTo(RegressionReport.STEP_EXECUTION);
         assertThat(gen.baselineSteps()).isEqualTo(2);
         assertThat(row(gen, "step", "avg").deltaPct()).isEqualTo(100.0);
+    }
+
+    @Test
+    void theEvidenceNamesTheRunsByTheirLabels() {
+        RegressionReport r = RegressionReport.compare(
+                run("base", 10 * MS, MS, 500 * US), run("new", 10 * MS, 2 * MS, 1500 * US), "v1.2", "v1.3-rc1");
+
+        assertThat(r.baselineLabel()).isEqualTo("v1.2");
+        assertThat(r.targetLabel()).isEqualTo("v1.3-rc1");
+        assertThat(r.evidence())
+                .contains("steps: v1.2 20 over 2 ranks, v1.3-rc1 20 over 2 ranks (phase all)")
+                .contains("mean inter-step gap (v1.2 -> v1.3-rc1): 1000.000 us -> 2000.000 us (+100.0%, +1000.000 us)")
+                .anyMatch(l -> l.contains("figures grew by more than +50% from v1.2 to v1.3-rc1: "));
+        assertThat(String.join("\n", r.evidence())).doesNotContain("baseline").doesNotContain("target");
+    }
+
+    /** 10 steps of rank 0, 10 ms each, 1 ms gaps; the gap before step i > 0 holds {@code gapNvtx}. */
+    private static RunProfile withGapNvtx(
+            String run, Map<String, Long> nvtx, Map<String, Long> gapNvtx, Map<String, HostStep.KernelTime> kernels) {
+        RunProfile p = new RunProfile("job", run, 1000);
+        for (int i = 0; i < 10; i++) {
+            HostStep s = step(run, "0", i, null, i * 11 * MS, 10 * MS, i == 0 ? null : MS, null, nvtx, null);
+            p.add(HostSteps.with(s, i == 0 ? Map.of() : gapNvtx, kernels));
+        }
+        return p;
+    }
+
+    @Test
+    void rangesBetweenStepsAreComparedPerGapAndApartFromTheRangesInsideSteps() {
+        // Baseline: _fetch_new_requests 100 us and broadcast_requests 50 us in every gap (9 gaps), forward 5 ms in
+        // every step. Target: _fetch_new_requests grows to 400 us in the gap (+300%), broadcast_requests moves into
+        // the steps (50 us per step), _update_requests is new in the gap.
+        RunProfile base = withGapNvtx(
+                "base",
+                Map.of("forward", 5 * MS),
+                Map.of("_fetch_new_requests", 100 * US, "broadcast_requests", 50 * US),
+                Map.of());
+        RunProfile target = withGapNvtx(
+                "new",
+                Map.of("forward", 5 * MS, "broadcast_requests", 50 * US),
+                Map.of("_fetch_new_requests", 400 * US, "_update_requests", 30 * US),
+                Map.of());
+
+        RegressionReport r = RegressionReport.compare(base, target);
+
+        assertThat(base.gaps()).isEqualTo(9);
+        assertThat(base.gapNvtxPerGap()).containsEntry("_fetch_new_requests", 100.0 * US);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests"))
+                .isEqualTo(new Row(
+                        "gap_nvtx",
+                        "_fetch_new_requests",
+                        "ns",
+                        100.0 * US,
+                        400.0 * US,
+                        300.0,
+                        RegressionReport.REGRESSION));
+        assertThat(row(r, "gap_nvtx", "broadcast_requests").status()).isEqualTo(RegressionReport.REMOVED);
+        assertThat(row(r, "nvtx", "broadcast_requests").status()).isEqualTo(RegressionReport.NEW);
+        assertThat(row(r, "nvtx", "broadcast_requests").target()).isEqualTo(50.0 * US);
+        assertThat(row(r, "gap_nvtx", "_update_requests").status()).isEqualTo(RegressionReport.NEW);
+        assertThat(row(r, "nvtx", "forward").status()).isEqualTo(RegressionReport.UNCHANGED);
+        assertThat(r.rows()).filteredOn(x -> x.section().equals("gap_nvtx")).hasSize(3);
+    }
+
+    @Test
+    void kernelsAreComparedByGpuTimePerStepAndPerCall() {
+        // Per step: gemm 4 calls x 100 us -> 4 x 180 us (+80% both per step and per call); norm 8 x 10 us -> 16 x
+        // 10 us (+100% per step, +0% per call); attn only in the baseline, rope only in the target.
+        RunProfile base = withGapNvtx(
+                "base",
+                Map.of(),
+                Map.of(),
+                Map.of(
+                        "gemm", new HostStep.KernelTime(4, 400 * US),
+                        "norm", new HostStep.KernelTime(8, 80 * US),
+                        "attn", new HostStep.KernelTime(1, 50 * US)));
+        RunProfile target = withGapNvtx(
+                "new",
+                Map.of(),
+                Map.of(),
+                Map.of(
+                        "gemm", new HostStep.KernelTime(4, 720 * US),
+                        "norm", new HostStep.KernelTime(16, 160 * US),
+                        "rope", new HostStep.KernelTime(2, 6 * US)));
+
+        RegressionReport r = RegressionReport.compare(base, target);
+
+        assertThat(row(r, "kernel_time", "gemm"))
+                .isEqualTo(new Row(
+                        "kernel_time", "gemm", "ns", 400.0 * US, 720.0 * US, 80.0, RegressionReport.REGRESSION));
+        assertThat(row(r, "kernel_avg", "gemm"))
+                .isEqualTo(
+                        new Row("kernel_avg", "gemm", "ns", 100.0 * US, 180.0 * US, 80.0, RegressionReport.REGRESSION));
+        assertThat(row(r, "kernel_time", "norm").deltaPct()).isEqualTo(100.0);
+        assertThat(row(r, "kernel_avg", "norm"))
+                .isEqualTo(new Row("kernel_avg", "norm", "ns", 10.0 * US, 10.0 * US, 0.0, RegressionReport.UNCHANGED));
+        assertThat(row(r, "kernel_time", "attn").status()).isEqualTo(RegressionReport.REMOVED);
+        assertThat(row(r, "kernel_avg", "rope"))
+                .isEqualTo(new Row("kernel_avg", "rope", "ns", null, 3.0 * US, null, RegressionReport.NEW));
+        assertThat(base.kernelTimes()).containsEntry("gemm", new HostStep.KernelTime(40, 4000 * US));
     }
 
     @Test

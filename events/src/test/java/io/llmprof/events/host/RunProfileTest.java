@@ -171,4 +171,34 @@ class RunProfileTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("job/other");
     }
+
+    @Test
+    void aStepWithGapRangesAndKernelTimesTravelsThroughItsSerdeUnchanged() {
+        HostStep s = HostSteps.with(
+                step("r", "0", 3, "generation", 5 * MS, MS, 200 * US, null, Map.of("forward", 700 * US), null),
+                Map.of("_fetch_new_requests", 120 * US),
+                Map.of("gemm", new HostStep.KernelTime(4, 400 * US)));
+        var serde = io.llmprof.events.Topics.HOST_STEPS.valueSerde();
+
+        HostStep back = serde.deserializer().deserialize("t", serde.serializer().serialize("t", s));
+
+        assertThat(back).isEqualTo(s);
+        assertThat(back.gapNvtx()).containsEntry("_fetch_new_requests", 120 * US);
+        assertThat(back.kernelTimes()).containsEntry("gemm", new HostStep.KernelTime(4, 400 * US));
+    }
+
+    @Test
+    void kernelNamesBeyondTheBoundAreSummedUnderOther() {
+        RunProfile p = new RunProfile("job", "r", 10);
+        for (int i = 0; i < RunProfile.MAX_NAMES + 2; i++) {
+            p.add(HostSteps.with(
+                    step("r", "0", i, null, i * MS, 500 * US, null, null, null, null),
+                    null,
+                    Map.of("k" + i, new HostStep.KernelTime(2, 30))));
+        }
+
+        assertThat(p.kernelTimes()).hasSize(RunProfile.MAX_NAMES + 1);
+        assertThat(p.kernelTimes().get(HostStep.OTHER)).isEqualTo(new HostStep.KernelTime(4, 60));
+        assertThat(p.kernelAvgNs().get(HostStep.OTHER)).isEqualTo(15.0);
+    }
 }

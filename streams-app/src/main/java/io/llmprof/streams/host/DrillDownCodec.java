@@ -8,8 +8,10 @@ import io.llmprof.streams.host.HostStateCodec.Strings;
 import io.llmprof.streams.host.HostStateCodec.Table;
 import io.llmprof.streams.state.proto.BigGapState;
 import io.llmprof.streams.state.proto.DrillDownStateProto;
+import io.llmprof.streams.state.proto.EagerLaunchesState;
 import io.llmprof.streams.state.proto.StreamGaps;
 import io.llmprof.streams.state.proto.TopGap;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -83,7 +85,70 @@ final class DrillDownCodec {
                 .setSteadyBrokenWindows(d.steadyBrokenWindows)
                 .setSteadyEagerBetween(d.steadyEagerBetween);
         d.hotNames.forEach((k, v) -> b.addHotNames(s.ref(k)).addHotCounts(v));
-        return b.build();
+        return b.setEager(eager(d.eager, s)).build();
+    }
+
+    private static EagerLaunchesState eager(EagerLaunches e, Strings s) {
+        EagerLaunchesState.Builder b = EagerLaunchesState.newBuilder();
+        e.stacks.forEach((thread, frames) -> {
+            b.addThreads(thread).addThreads(frames.size());
+            for (EagerLaunches.Frame f : frames) {
+                b.addFrameEnds(f.end()).addFrameSources(s.ref(f.source()));
+            }
+        });
+        e.launches.forEach((corr, source) -> b.addLaunchCorr(corr).addLaunchSources(s.ref(source)));
+        for (EagerLaunches.Pending p : e.pending) {
+            b.addPending(p.corr()).addPending(p.start()).addPending(p.durNs()).addPendingNames(s.ref(p.name()));
+        }
+        e.table.forEach((k, v) -> b.addKernelNames(s.ref(k.kernel()))
+                .addSources(s.ref(k.source()))
+                .addStats(v[0])
+                .addStats(v[1]));
+        return b.setKernels(e.kernels)
+                .setNs(e.ns)
+                .setOverflowKernels(e.overflowKernels)
+                .setOverflowNs(e.overflowNs)
+                .build();
+    }
+
+    private static void eager(EagerLaunchesState p, EagerLaunches e, Table s) {
+        pairs(p.getThreadsCount(), 2, "eager-launch threads");
+        int frame = 0;
+        for (int i = 0; i < p.getThreadsCount(); i += 2) {
+            ArrayDeque<EagerLaunches.Frame> frames = new ArrayDeque<>();
+            for (long k = 0; k < p.getThreads(i + 1); k++, frame++) {
+                if (frame >= p.getFrameEndsCount() || frame >= p.getFrameSourcesCount()) {
+                    throw new IllegalArgumentException("host tracker state: eager-launch frames cut short");
+                }
+                frames.addLast(new EagerLaunches.Frame(p.getFrameEnds(frame), s.str(p.getFrameSources(frame))));
+            }
+            e.stacks.put(p.getThreads(i), frames);
+        }
+        if (p.getLaunchCorrCount() != p.getLaunchSourcesCount()
+                || p.getPendingCount() != 3 * p.getPendingNamesCount()
+                || p.getKernelNamesCount() != p.getSourcesCount()
+                || p.getStatsCount() != 2 * p.getKernelNamesCount()) {
+            throw new IllegalArgumentException("host tracker state: eager-launch columns of different lengths");
+        }
+        for (int i = 0; i < p.getLaunchCorrCount(); i++) {
+            e.launches.put(p.getLaunchCorr(i), s.str(p.getLaunchSources(i)));
+        }
+        for (int i = 0; i < p.getPendingNamesCount(); i++) {
+            e.pending.addLast(new EagerLaunches.Pending(
+                    p.getPending(3 * i),
+                    p.getPending(3 * i + 1),
+                    p.getPending(3 * i + 2),
+                    s.str(p.getPendingNames(i))));
+        }
+        for (int i = 0; i < p.getKernelNamesCount(); i++) {
+            e.table.put(
+                    new EagerLaunches.Key(s.str(p.getKernelNames(i)), s.str(p.getSources(i))),
+                    new long[] {p.getStats(2 * i), p.getStats(2 * i + 1)});
+        }
+        e.kernels = p.getKernels();
+        e.ns = p.getNs();
+        e.overflowKernels = p.getOverflowKernels();
+        e.overflowNs = p.getOverflowNs();
     }
 
     static void read(DrillDownStateProto p, DrillDownState d, Table s) {
@@ -168,6 +233,7 @@ final class DrillDownCodec {
         d.steadyBrokenWindows = p.getSteadyBrokenWindows();
         d.steadyEagerBetween = p.getSteadyEagerBetween();
         countMap(p.getHotNamesList(), p.getHotCountsList(), d.hotNames, s);
+        eager(p.getEager(), d.eager, s);
     }
 
     private static StreamGaps stream(DrillDownState.StreamState st, Strings s) {

@@ -32,6 +32,7 @@ import java.util.Map;
  *   <li>Graph coverage: a kernel is a graph kernel when Nsight gave it a graph id or its correlation is one of
  *       the last {@value #GRAPH_RING} graph launches ({@code cudaGraphLaunch}, {@code cuGraphLaunch}, {@code
  *       hipGraphLaunch}) of the rank, decided once the host lane has passed the kernel's start.
+ *   <li>Eager kernels: by (kernel, launch source), {@link EagerLaunches}.
  *   <li>API statistics: every runtime/driver API name (at most {@value #MAX_API_NAMES} names, the rest under
  *       {@link HostStep#OTHER}): calls, total and max duration, calls per emitted window; the 32 with the most
  *       time are reported.
@@ -134,6 +135,9 @@ final class DrillDownState {
     final ArrayDeque<long[]> pendingKernels = new ArrayDeque<>();
 
     final LongRingSet d2hCorr = new LongRingSet(D2H_RING);
+
+    /** Eager kernels by launch source. */
+    final EagerLaunches eager = new EagerLaunches();
 
     // API statistics: {calls, totalNs, maxNs, callsInWindows}
     final LinkedHashMap<String, long[]> apis = new LinkedHashMap<>();
@@ -295,12 +299,14 @@ final class DrillDownState {
             }
         }
         resolveKernels(e.start);
+        eager.hostPassed(e.start, graphCorr);
     }
 
     /** The host lane ended or is taken as absent: everything waiting for it is decided now. */
     void hostDone() {
         resolveGaps(Long.MAX_VALUE);
         resolveKernels(Long.MAX_VALUE);
+        eager.hostPassed(Long.MAX_VALUE, graphCorr);
     }
 
     private void resolveKernels(long hostClock) {
@@ -427,7 +433,7 @@ final class DrillDownState {
                     launches.add(new LaunchStat(
                             e.getKey(), st[0], st[1], st[2], windows > 0 ? (double) st[3] / windows : null));
                 });
-        return new HostDrillDown(gaps, graph, launches, findings(config));
+        return new HostDrillDown(gaps, graph, launches, findings(config), eager.report());
     }
 
     private static StreamGaps gapsOf(StreamState s) {

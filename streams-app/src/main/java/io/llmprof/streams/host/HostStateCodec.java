@@ -193,7 +193,7 @@ public final class HostStateCodec {
                 .setHostEnded(t.hostEnded)
                 .setHostAbsent(t.hostAbsent)
                 .setFinishing(t.finishing)
-                .addAllGpuChunks(t.gpuChunks.encode(t.gpu, false))
+                .addAllGpuChunks(t.gpuChunks.encode(t.gpu, false, t.kernelNames))
                 .addAllHostChunks(t.hostChunks.encode(t.host, true));
         if (t.device != null) {
             b.setDevice(t.device);
@@ -229,6 +229,8 @@ public final class HostStateCodec {
         b.addAllCommLaunches(cc.launches);
         cc.learned.forEach((k, v) -> b.addCommNames(s.ref(k)).addCommLearned(v));
         b.setCommMaxLaunchCorr(cc.maxLaunchCorr).setCommByContext(cc.byContext);
+        t.gapNvtx.forEach((k, v) -> b.addGapNvtxNames(s.ref(k)).addGapNvtxNs(v));
+        t.kernelNames.names.forEach(n -> b.addKernelNames(s.ref(n)));
         return b.setDrill(DrillDownCodec.write(t.drill, s)).build();
     }
 
@@ -246,7 +248,10 @@ public final class HostStateCodec {
         t.hostEnded = p.getHostEnded();
         t.hostAbsent = p.getHostAbsent();
         t.finishing = p.getFinishing();
-        IntervalChunks.read(p.getGpuChunksList(), t.gpu, false);
+        for (int ref : p.getKernelNamesList()) {
+            t.kernelNames.add(s.str(ref));
+        }
+        IntervalChunks.read(p.getGpuChunksList(), t.gpu, false, t.kernelNames);
         IntervalChunks.read(p.getHostChunksList(), t.host, true);
         for (WindowState w : p.getPendingList()) {
             t.pending.add(window(w, s));
@@ -305,6 +310,7 @@ public final class HostStateCodec {
         // a state written before launch contexts: no launch seen yet, as for a new tracker
         cc.maxLaunchCorr = p.hasCommMaxLaunchCorr() ? p.getCommMaxLaunchCorr() : Long.MIN_VALUE;
         cc.byContext = p.getCommByContext();
+        countMap(p.getGapNvtxNamesList(), p.getGapNvtxNsList(), t.gapNvtx, s);
         DrillDownCodec.read(p.getDrill(), t.drill, s);
         return t;
     }

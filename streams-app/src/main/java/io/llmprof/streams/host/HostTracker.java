@@ -147,6 +147,14 @@ public final class HostTracker {
     long closedEarly;
     /** Notes for the next emitted window: text to count. */
     final LinkedHashMap<String, Long> notes = new LinkedHashMap<>();
+    /**
+     * NVTX time per name of the open inter-step gap (after the last emitted window) whose ranges already left the
+     * host buffer; the next window's gap takes it with the ranges still buffered. At most {@link HostStep#MAX_NAMES}
+     * names, the rest under {@link HostStep#OTHER}.
+     */
+    final LinkedHashMap<String, Long> gapNvtx = new LinkedHashMap<>();
+    /** The buffered kernels' names, each once (the stored GPU chunks index them). */
+    final KernelNames kernelNames = new KernelNames();
 
     final DrillDownState drill = new DrillDownState();
     /** Communication by launch context (M5 beside the name rule). */
@@ -207,6 +215,10 @@ public final class HostTracker {
             }
             hostClock = Math.max(hostClock, e.startNs());
             commContext.host(e);
+            drill.eager.host(
+                    e,
+                    e.kind() == TraceEvent.Kind.USER_ANNOTATION && stepText(e.name()) != null,
+                    e.kind() == TraceEvent.Kind.RUNTIME ? api.flags(ApiNames.stripVersion(e.name())) : 0);
             if (e.kind() == TraceEvent.Kind.RUNTIME) {
                 runtime(e);
             } else if (e.kind() == TraceEvent.Kind.USER_ANNOTATION) {
@@ -371,7 +383,13 @@ public final class HostTracker {
             flags |= GpuOp.D2H;
         }
         long corr = e.correlation() == null ? Interval.NO_CORR : e.correlation();
-        GpuOp op = new GpuOp(e.startNs(), e.endNs(), corr, flags, e.stream() == null ? GpuOp.NO_STREAM : e.stream());
+        GpuOp op = new GpuOp(
+                e.startNs(),
+                e.endNs(),
+                corr,
+                flags,
+                e.stream() == null ? GpuOp.NO_STREAM : e.stream(),
+                kernel ? kernelNames.intern(e.name()) : null);
         gpu.add(op);
         if (corr != Interval.NO_CORR) {
             streamMaxCorr.merge(op.stream, corr, Math::max);
@@ -387,6 +405,13 @@ public final class HostTracker {
         }
         if (kernel) {
             kernelsSeen++;
+            drill.eager.kernel(
+                    corr,
+                    e.startNs(),
+                    e.endNs() - e.startNs(),
+                    e.name(),
+                    op.has(GpuOp.GRAPH_ID) || (corr != Interval.NO_CORR && drill.graphCorr.contains(corr)),
+                    hostPassed(e.startNs()));
             drill.kernel(corr, e.graphId() != null, e.startNs(), hostPassed(e.startNs()));
         }
         if (op.has(GpuOp.D2H) && corr != Interval.NO_CORR) {
@@ -643,6 +668,13 @@ public final class HostTracker {
                 config.thresholds().forPhase(w.phase).m1());
         long index = nextIndex++;
         Long gapBefore = anyEmitted ? w.start - lastEmittedEnd : null;
+        Map<String, Long> gap = Map.of();
+        if (anyEmitted) {
+            Map<String, Long> g = new HashMap<>(gapNvtx);
+            WindowEvaluator.gapNvtx(lastEmittedEnd, w.start, host, g);
+            gap = WindowEvaluator.bound(g);
+        }
+        gapNvtx.clear();
         List<String> stepNotes = new ArrayList<>(w.notes);
         notes.forEach((text, count) -> stepNotes.add(count > 1 ? text + " (x" + count + ")" : text));
         notes.clear();
@@ -667,7 +699,9 @@ public final class HostTracker {
                 r.apis(),
                 r.collectives(),
                 !w.incomplete,
-                stepNotes);
+                stepNotes,
+                gap,
+                r.kernelTimes());
         drill.windowEmitted(index, w.start, w.end, r.sums(), r.stats());
         anyEmitted = true;
         lastEmittedStart = w.start;
@@ -707,7 +741,7 @@ public final class HostTracker {
             return;
         }
         long a = gpu.prune(low, x -> {});
-        long b = host.prune(low, x -> {});
+        long b = host.prune(low, this::released);
         prunedTo = Math.max(prunedTo, Math.max(a, b));
         gpuPrunedTo = Math.max(gpuPrunedTo, a);
     }
@@ -736,6 +770,9 @@ public final class HostTracker {
             while (bufferedIntervals() > target) {
                 boolean fromGpu = host.isEmpty() || (!gpu.isEmpty() && gpu.first().start <= host.first().start);
                 Interval x = fromGpu ? gpu.removeFirst() : host.removeFirst();
+                if (!fromGpu) {
+                    released((HostEv) x);
+                }
                 maxEnd = Math.max(maxEnd, x.end);
                 if (fromGpu) {
                     gpuPrunedTo = Math.max(gpuPrunedTo, x.end);
@@ -746,6 +783,21 @@ public final class HostTracker {
             prunedTo = Math.max(prunedTo, maxEnd);
             note("the buffer bound of " + max + " intervals was reached with no window to close: the oldest " + n
                     + " buffered intervals were released unused");
+        }
+    }
+
+    /**
+     * A host event leaves the buffer: an annotation's part after the last emitted window lies in the open inter-step
+     * gap (it ends before every window still to come: the watermark is at or below their starts).
+     */
+    private void released(HostEv ev) {
+        if (!anyEmitted || !ev.has(HostEv.ANNOTATION) || ev.has(HostEv.STEP_RANGE) || ev.name == null) {
+            return;
+        }
+        long clip = ev.end - Math.max(ev.start, lastEmittedEnd);
+        if (clip > 0) {
+            String key = gapNvtx.containsKey(ev.name) || gapNvtx.size() < HostStep.MAX_NAMES ? ev.name : HostStep.OTHER;
+            gapNvtx.merge(key, clip, Long::sum);
         }
     }
 

@@ -35,10 +35,17 @@ final class GpuOp extends Interval {
     static final long NO_STREAM = Long.MIN_VALUE;
 
     final long stream;
+    /** The kernel's name (per-kernel GPU time of a window); null for memcpy / memset. */
+    final String name;
 
     GpuOp(long start, long end, long corr, int flags, long stream) {
+        this(start, end, corr, flags, stream, null);
+    }
+
+    GpuOp(long start, long end, long corr, int flags, long stream, String name) {
         super(start, end, corr, flags);
         this.stream = stream;
+        this.name = name;
     }
 }
 

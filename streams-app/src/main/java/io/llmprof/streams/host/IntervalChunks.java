@@ -37,6 +37,11 @@ final class IntervalChunks {
 
     /** The buffer's chunks, oldest first; {@code host} says whether its intervals are host events or GPU ops. */
     List<ByteString> encode(IntervalBuffer<? extends Interval> buffer, boolean host) {
+        return encode(buffer, host, null);
+    }
+
+    /** As {@link #encode(IntervalBuffer, boolean)}; GPU ops' kernel names by their index in {@code kernels}. */
+    List<ByteString> encode(IntervalBuffer<? extends Interval> buffer, boolean host, KernelNames kernels) {
         Map<Interval, Chunk> next = new IdentityHashMap<>();
         List<ByteString> out = new ArrayList<>();
         int n = buffer.size();
@@ -61,7 +66,7 @@ final class IntervalChunks {
             for (int k = 0; k < items.length; k++) {
                 items[k] = buffer.get(i + k);
             }
-            ByteString bytes = write(items, host).toByteString();
+            ByteString bytes = write(items, host, kernels).toByteString();
             out.add(bytes);
             if (j < n) { // the chunk at the end still grows
                 next.put(first, new Chunk(items, bytes));
@@ -87,7 +92,7 @@ final class IntervalChunks {
         return at + items.length == buffer.size() || beginsChunk(buffer.get(at + items.length));
     }
 
-    private static IntervalChunk write(Interval[] items, boolean host) {
+    private static IntervalChunk write(Interval[] items, boolean host, KernelNames kernels) {
         IntervalChunk.Builder b = IntervalChunk.newBuilder();
         Map<String, Integer> names = host ? new HashMap<>() : null;
         long prev = 0;
@@ -115,14 +120,22 @@ final class IntervalChunks {
                 }
             } else {
                 b.addStream(((GpuOp) x).stream);
+                if (kernels != null) {
+                    b.addName(kernels.ref(((GpuOp) x).name));
+                }
             }
             prev = x.start;
         }
         return b.build();
     }
 
-    @SuppressWarnings("unchecked")
     static void read(List<ByteString> chunks, IntervalBuffer<?> buffer, boolean host) {
+        read(chunks, buffer, host, null);
+    }
+
+    /** GPU chunks' kernel names are indexes into {@code kernels} (null: GPU chunks without names). */
+    @SuppressWarnings("unchecked")
+    static void read(List<ByteString> chunks, IntervalBuffer<?> buffer, boolean host, KernelNames kernels) {
         for (ByteString bytes : chunks) {
             IntervalChunk p;
             try {
@@ -131,10 +144,13 @@ final class IntervalChunks {
                 throw new IllegalArgumentException("host tracker state: corrupt interval chunk: " + e.getMessage(), e);
             }
             int n = p.getStartDeltaCount();
+            // GPU chunks written without kernel names (no table) have no name column: their names are null
+            boolean named = host || p.getNameCount() > 0;
             if (p.getDurationCount() != n
                     || p.getFlagsCount() != n
                     || p.getHasCorrCount() != n
-                    || (host ? p.getNameCount() : p.getStreamCount()) != n) {
+                    || (named && p.getNameCount() != n)
+                    || (!host && p.getStreamCount() != n)) {
                 throw new IllegalArgumentException("host tracker state: interval columns of different lengths");
             }
             long prev = 0;
@@ -152,16 +168,24 @@ final class IntervalChunks {
                     corr = prevCorr + p.getCorrDelta(corrAt++);
                     prevCorr = corr;
                 }
-                if (host) {
+                String name = null;
+                if (named && host) {
                     int ref = p.getName(i);
                     if (ref < 0 || ref > p.getNamesCount()) {
                         throw new IllegalArgumentException("host tracker state: interval name " + ref
                                 + " outside its chunk's table of " + p.getNamesCount());
                     }
-                    String name = ref == 0 ? null : p.getNames(ref - 1);
+                    name = ref == 0 ? null : p.getNames(ref - 1);
+                } else if (named) {
+                    if (kernels == null) {
+                        throw new IllegalArgumentException("host tracker state: kernel names without their table");
+                    }
+                    name = kernels.name(p.getName(i));
+                }
+                if (host) {
                     ((IntervalBuffer<HostEv>) buffer).add(new HostEv(start, end, corr, flags, name));
                 } else {
-                    ((IntervalBuffer<GpuOp>) buffer).add(new GpuOp(start, end, corr, flags, p.getStream(i)));
+                    ((IntervalBuffer<GpuOp>) buffer).add(new GpuOp(start, end, corr, flags, p.getStream(i), name));
                 }
                 prev = start;
             }

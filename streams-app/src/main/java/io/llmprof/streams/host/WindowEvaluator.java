@@ -29,6 +29,8 @@ import java.util.Map;
  *       {@link #bound}.
  *   <li>collectives: starts of the communication kernels starting inside, in order, at most {@link
  *       HostStep#MAX_COLLECTIVES}.
+ *   <li>kernelTimes: per kernel name, the kernels starting inside and their full GPU durations (not clipped: a
+ *       kernel's time is its own, so the mean per call stays exact), bounded like nvtx.
  *   <li>for the findings: sync, D2H (by name, or a generic copy whose GPU memcpy was DtoH and already seen),
  *       alloc and graph launches starting inside, and eager launches between two graph launches.
  * </ul>
@@ -37,7 +39,12 @@ final class WindowEvaluator {
     private WindowEvaluator() {}
 
     record Result(
-            HostSums sums, Map<String, Long> nvtx, Map<String, Long> apis, List<Long> collectives, WindowStats stats) {}
+            HostSums sums,
+            Map<String, Long> nvtx,
+            Map<String, Long> apis,
+            List<Long> collectives,
+            Map<String, HostStep.KernelTime> kernelTimes,
+            WindowStats stats) {}
 
     /** Sorted, merged intervals, as flat [start, end] pairs. */
     static final class Union {
@@ -99,6 +106,7 @@ final class WindowEvaluator {
         long graphKernels = 0;
         long memops = 0;
         List<Long> collectives = new ArrayList<>();
+        Map<String, long[]> kernelTimes = new HashMap<>();
         for (int i = 0; i < gpu.size(); i++) {
             GpuOp op = gpu.get(i);
             if (op.start >= e) {
@@ -107,6 +115,11 @@ final class WindowEvaluator {
             if (op.start >= s) {
                 if (op.has(GpuOp.KERNEL)) {
                     kernels++;
+                    if (op.name != null) {
+                        long[] k = kernelTimes.computeIfAbsent(op.name, x -> new long[2]);
+                        k[0]++;
+                        k[1] += op.end - op.start;
+                    }
                     if (op.has(GpuOp.GRAPH_ID) || (op.corr != Interval.NO_CORR && graphCorr.contains(op.corr))) {
                         graphKernels++;
                     }
@@ -210,7 +223,47 @@ final class WindowEvaluator {
                 memops);
         boolean idle = window > 0 && (double) sums.idleNs() / window > idleThreshold;
         WindowStats stats = new WindowStats(sync, d2h, alloc, graphLaunches, eagerBetween, idle, hot, apis);
-        return new Result(sums, bound(nvtx), bound(apis), collectives, stats);
+        return new Result(sums, bound(nvtx), bound(apis), collectives, boundKernels(kernelTimes), stats);
+    }
+
+    /**
+     * NVTX time per name inside [a, b) of the buffered host annotations (step ranges excluded), clipped, added to
+     * {@code into}: the part of an inter-step gap whose ranges are still buffered.
+     */
+    static void gapNvtx(long a, long b, IntervalBuffer<HostEv> host, Map<String, Long> into) {
+        if (b <= a) {
+            return;
+        }
+        for (int i = 0; i < host.size(); i++) {
+            HostEv ev = host.get(i);
+            if (ev.start >= b) {
+                break;
+            }
+            if (ev.has(HostEv.ANNOTATION) && !ev.has(HostEv.STEP_RANGE) && ev.name != null) {
+                long clip = Math.min(b, ev.end) - Math.max(a, ev.start);
+                if (clip > 0) {
+                    into.merge(ev.name, clip, Long::sum);
+                }
+            }
+        }
+    }
+
+    /** The {@link HostStep#MAX_NAMES} kernel names with the most time; the rest summed under {@link HostStep#OTHER}. */
+    static Map<String, HostStep.KernelTime> boundKernels(Map<String, long[]> m) {
+        List<Map.Entry<String, long[]>> entries = new ArrayList<>(m.entrySet());
+        entries.sort((x, y) -> {
+            int c = Long.compare(y.getValue()[1], x.getValue()[1]);
+            return c != 0 ? c : x.getKey().compareTo(y.getKey());
+        });
+        Map<String, HostStep.KernelTime> out = new LinkedHashMap<>();
+        for (int i = 0; i < entries.size(); i++) {
+            long[] v = entries.get(i).getValue();
+            String name = entries.size() <= HostStep.MAX_NAMES || i < HostStep.MAX_NAMES - 1
+                    ? entries.get(i).getKey()
+                    : HostStep.OTHER;
+            out.merge(name, new HostStep.KernelTime(v[0], v[1]), HostStep.KernelTime::plus);
+        }
+        return out;
     }
 
     /** At most {@link HostStep#MAX_NAMES} entries: the largest, the rest summed under {@link HostStep#OTHER}. */

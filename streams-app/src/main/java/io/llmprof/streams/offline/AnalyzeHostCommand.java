@@ -7,6 +7,7 @@ import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.events.Json;
 import io.llmprof.events.host.HostAssessment;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholdSet;
 import io.llmprof.events.host.HostThresholds;
@@ -146,13 +147,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             err.println("analyze host: cannot open " + e.getFile());
             return 2;
         }
-        Map<String, Object> doc = document(target, base);
-        if (doc.get("regression") instanceof Map<?, ?> r) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> regression = (Map<String, Object>) r;
-            regression.put("baseline_label", baselineLabel);
-            regression.put("target_label", targetLabel);
-        }
+        Map<String, Object> doc = document(target, base, baselineLabel, targetLabel);
         InputReport input = new InputReport();
         for (int i = 0; i < files.size() && i < target.summaries.size(); i++) {
             input.add(files.get(i), target.summaries.get(i));
@@ -225,14 +220,17 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
     }
 
     /** The JSON document (also what the text report renders from). */
-    static Map<String, Object> document(HostRunAnalysis target, HostRunAnalysis base) {
+    static Map<String, Object> document(
+            HostRunAnalysis target, HostRunAnalysis base, String baselineLabel, String targetLabel) {
         HostThresholdSet thresholds = target.config.thresholds();
         HostSums all = target.phaseSums.get(HostThresholdSet.ALL);
         HostThresholds t = thresholds.forPhase(HostThresholdSet.ALL);
         HostAssessment a = HostAssessment.assess(all, t);
+        HostHeadline headline = HostReport.headline(target.phaseSums, thresholds);
         Map<String, Object> doc = new LinkedHashMap<>();
-        // the keys the engineers' scripts read, first and unchanged
-        doc.put("verdict", all.steps() == 0 ? null : a.verdict());
+        // the keys the engineers' scripts read, first and unchanged; verdict by the seed's rule: aggregate OR
+        // context OR generation (the aggregate alone is aggregate_verdict)
+        doc.put("verdict", headline.verdict());
         doc.put("aggregate_metrics", HostReport.metrics(a.metrics()));
         doc.put("crossed_count", a.crossedCount());
         doc.put("applicable_count", a.applicableCount());
@@ -240,7 +238,11 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("nccl_caveat", a.ncclCaveat());
         doc.put("phases", HostReport.phases(target.phaseSums, thresholds));
         // llmprof's own
-        doc.put("llmprof_verdict", all.steps() == 0 ? null : a.llmprofVerdict());
+        doc.put("verdict_phases", headline.phases());
+        doc.put("aggregate_verdict", all.steps() == 0 ? null : a.verdict());
+        doc.put("llmprof_verdict", headline.llmprofVerdict());
+        doc.put("llmprof_verdict_phases", headline.llmprofPhases());
+        doc.put("aggregate_llmprof_verdict", all.steps() == 0 ? null : a.llmprofVerdict());
         doc.put("votes", HostReport.votes(a.votes()));
         doc.put("crossed", a.crossed());
         doc.put("thresholds", HostReport.thresholds(t));
@@ -251,6 +253,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         doc.put("workload", target.workload());
         doc.put("sums", HostReport.sums(all));
         doc.put("steps", HostReport.profile(target.profile));
+        doc.put("nvtx_breakdown", HostReport.nvtxBreakdown(target));
         List<Object> ranks = new ArrayList<>();
         for (HostRunAnalysis.RankResult r : target.ranks.values()) {
             if (r.steps == 0 && r.drillDown().gaps().isEmpty()) {
@@ -261,6 +264,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
             m.put("steps", r.steps);
             m.put("incomplete_steps", r.incomplete);
             m.put("window_sources", r.sources);
+            m.put("headline", HostReport.headline(r.rollup.latest()));
             m.put("all", HostReport.verdict(r.verdict(HostThresholdSet.ALL)));
             m.put("context", HostReport.verdict(r.verdict(HostThresholdSet.CONTEXT)));
             m.put("generation", HostReport.verdict(r.verdict(HostThresholdSet.GENERATION)));
@@ -275,7 +279,7 @@ public final class AnalyzeHostCommand implements Callable<Integer> {
         }
         doc.put("findings", findings);
         if (base != null) {
-            doc.put("regression", HostReport.regression(base, target));
+            doc.put("regression", HostReport.regression(base, target, baselineLabel, targetLabel));
         }
         doc.put("notices", target.notices);
         doc.put("problems", problems(target));

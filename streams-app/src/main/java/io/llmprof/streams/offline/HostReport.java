@@ -3,6 +3,7 @@ package io.llmprof.streams.offline;
 import io.llmprof.events.Json;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostDrillDown;
+import io.llmprof.events.host.HostHeadline;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.host.HostThresholdSet;
@@ -139,6 +140,7 @@ final class HostReport {
             graph.put("ratio", g.ratio());
         }
         out.put("graph_coverage", graph);
+        out.put("eager_kernels", eager(d.eager()));
         List<Object> launches = new ArrayList<>();
         for (HostDrillDown.LaunchStat l : d.launches()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -151,6 +153,34 @@ final class HostReport {
         }
         out.put("launch_stats", launches);
         out.put("findings", findings(d.findings(), null));
+        return out;
+    }
+
+    /** Eager kernels by launch source: the top pairs by GPU time and what the rest adds up to; null if unmeasured. */
+    private static Map<String, Object> eager(HostDrillDown.EagerKernels e) {
+        if (e == null) {
+            return null;
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("kernels", e.kernels());
+        out.put("total_ns", e.totalNs());
+        List<Object> top = new ArrayList<>();
+        for (HostDrillDown.EagerKernel k : e.top()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("kernel", k.kernel());
+            m.put("source", k.source());
+            m.put("count", k.count());
+            m.put("total_ns", k.totalNs());
+            m.put("avg_ns", k.count() == 0 ? null : (double) k.totalNs() / k.count());
+            top.add(m);
+        }
+        out.put("top", top);
+        Map<String, Object> rest = new LinkedHashMap<>();
+        rest.put("pairs", e.otherPairs());
+        rest.put("pairs_at_least", e.pairsCapped());
+        rest.put("kernels", e.otherKernels());
+        rest.put("total_ns", e.otherNs());
+        out.put("rest", rest);
         return out;
     }
 
@@ -187,19 +217,72 @@ final class HostReport {
         return out;
     }
 
+    /**
+     * The NVTX per-step breakdown of a run: every range name inside the step windows (time per step) and between
+     * them (time per inter-step gap), each with its share of the mean step or gap; per-rank means, largest first,
+     * the steps' ranges before the gaps'. {@code phases} holds the same for context and generation steps.
+     */
+    static Map<String, Object> nvtxBreakdown(HostRunAnalysis a) {
+        Map<String, Object> out = nvtxBreakdown(a.profile);
+        Map<String, Object> phases = new LinkedHashMap<>();
+        for (String phase : List.of(HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
+            RunProfile p = a.profile(phase);
+            if (p != null && p.steps() > 0) {
+                phases.put(phase, nvtxBreakdown(p));
+            }
+        }
+        out.put("phases", phases);
+        return out;
+    }
+
+    private static Map<String, Object> nvtxBreakdown(RunProfile p) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("steps", p.steps());
+        out.put("gaps", p.gaps());
+        Double step = p.stepDuration().isEmpty() ? null : p.stepDuration().avg();
+        Double gap = p.interStepGap().isEmpty() ? null : p.interStepGap().avg();
+        out.put("mean_step_ns", step);
+        out.put("mean_gap_ns", gap);
+        List<Object> ranges = new ArrayList<>();
+        ranges(ranges, "step", p.nvtxPerStep(), step);
+        ranges(ranges, "gap", p.gapNvtxPerGap(), gap);
+        out.put("ranges", ranges);
+        return out;
+    }
+
+    private static void ranges(List<Object> out, String where, Map<String, Double> perOccurrence, Double mean) {
+        perOccurrence.entrySet().stream()
+                .sorted(Map.Entry.<String, Double>comparingByValue()
+                        .reversed()
+                        .thenComparing(Map.Entry.comparingByKey()))
+                .forEach(e -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("where", where);
+                    m.put("name", e.getKey());
+                    m.put("ns", e.getValue());
+                    m.put("share", mean == null || mean <= 0 ? null : e.getValue() / mean);
+                    out.add(m);
+                });
+    }
+
     static Object stragglers(StragglerReport r) {
         return tree(r);
     }
 
-    /** Baseline vs target, all steps, and per phase where both runs have that phase. */
-    static Map<String, Object> regression(HostRunAnalysis base, HostRunAnalysis target) {
-        Map<String, Object> out = tree(RegressionReport.compare(base.profile, target.profile));
+    /**
+     * Baseline vs target, all steps, and per phase where both runs have that phase; every report's evidence names
+     * the runs by their labels.
+     */
+    static Map<String, Object> regression(
+            HostRunAnalysis base, HostRunAnalysis target, String baselineLabel, String targetLabel) {
+        Map<String, Object> out =
+                tree(RegressionReport.compare(base.profile, target.profile, baselineLabel, targetLabel));
         Map<String, Object> phases = new LinkedHashMap<>();
         for (String phase : List.of(HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
             RunProfile b = base.profile(phase);
             RunProfile t = target.profile(phase);
             if (b != null && t != null && b.steps() > 0 && t.steps() > 0) {
-                Map<String, Object> r = tree(RegressionReport.compare(b, t));
+                Map<String, Object> r = tree(RegressionReport.compare(b, t, baselineLabel, targetLabel));
                 phases.put(phase, r);
             }
         }
@@ -210,6 +293,35 @@ final class HostReport {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> tree(Object value) {
         return Json.mapper().convertValue(value, LinkedHashMap.class);
+    }
+
+    /** The seed-rule headline of a run from its phase sums (a phase without steps takes no part). */
+    static HostHeadline headline(Map<String, HostSums> sums, HostThresholdSet thresholds) {
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        for (String phase : HostHeadline.ORDER) {
+            HostSums s = sums.getOrDefault(phase, HostSums.ZERO);
+            if (s.steps() > 0) {
+                byPhase.put(phase, HostAssessment.assess(s, thresholds.forPhase(phase)));
+            }
+        }
+        return HostHeadline.of(byPhase);
+    }
+
+    /** A rank's headline from its latest verdict per phase, as JSON. */
+    static Map<String, Object> headline(Map<String, HostVerdict> latest) {
+        Map<String, HostAssessment> byPhase = new LinkedHashMap<>();
+        latest.forEach((phase, v) -> {
+            if (v.sums().steps() > 0) {
+                byPhase.put(phase, v.assessment());
+            }
+        });
+        HostHeadline h = HostHeadline.of(byPhase);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("verdict", h.verdict());
+        out.put("verdict_phases", h.phases());
+        out.put("llmprof_verdict", h.llmprofVerdict());
+        out.put("llmprof_verdict_phases", h.llmprofPhases());
+        return out;
     }
 
     /** The phases object: always both keys, a phase without steps has null verdicts and metrics. */

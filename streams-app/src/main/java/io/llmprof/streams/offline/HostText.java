@@ -38,11 +38,13 @@ final class HostText {
             out.println("problem: " + p);
         }
         out.println();
-        out.println("VERDICT (seed-compatible): " + or(doc.get("verdict"), "n/a (no steps)") + "   crossed "
-                + doc.get("crossed_count") + " of " + doc.get("applicable_count") + " applicable "
-                + doc.get("crossed"));
-        out.println("VERDICT (llmprof):         " + or(doc.get("llmprof_verdict"), "n/a (no steps)") + "   votes "
-                + votes((List<?>) doc.get("votes")));
+        out.println("VERDICT (seed rule: aggregate OR context OR generation): "
+                + headline(doc.get("verdict"), doc.get("verdict_phases")) + "   aggregate "
+                + or(doc.get("aggregate_verdict"), "n/a") + ", crossed " + doc.get("crossed_count") + " of "
+                + doc.get("applicable_count") + " applicable " + doc.get("crossed"));
+        out.println("VERDICT (llmprof, same rule):                           "
+                + headline(doc.get("llmprof_verdict"), doc.get("llmprof_verdict_phases")) + "   aggregate "
+                + or(doc.get("aggregate_llmprof_verdict"), "n/a") + ", votes " + votes((List<?>) doc.get("votes")));
         out.println("host prep confirmed: " + doc.get("host_prep_confirmed") + "   communication caveat (nccl_caveat): "
                 + doc.get("nccl_caveat")
                 + (Boolean.TRUE.equals(doc.get("nccl_caveat"))
@@ -51,6 +53,7 @@ final class HostText {
         out.println();
         metricsTable(out, doc);
         steps(out, map(doc.get("steps")));
+        nvtx(out, map(doc.get("nvtx_breakdown")));
         for (Object o : (List<?>) doc.get("ranks")) {
             rank(out, map(o));
         }
@@ -106,7 +109,7 @@ final class HostText {
                 "%-4s %-27s %10s %9s | %10s %9s | %10s %9s%n",
                 "",
                 "verdict seed / llmprof",
-                or(doc.get("verdict"), "-") + "/" + abbreviate(doc.get("llmprof_verdict")),
+                or(doc.get("aggregate_verdict"), "-") + "/" + abbreviate(doc.get("aggregate_llmprof_verdict")),
                 "",
                 or(ctx.get("verdict"), "-") + "/" + abbreviate(ctx.get("llmprof_verdict")),
                 "",
@@ -136,6 +139,37 @@ final class HostText {
         out.println();
     }
 
+    /** Every NVTX range name inside the steps and between them, per step / per gap. */
+    private static void nvtx(PrintWriter out, Map<String, Object> b) {
+        List<?> ranges = (List<?>) b.get("ranges");
+        if (ranges.isEmpty()) {
+            return;
+        }
+        out.println("-- NVTX ranges per step (step: inside the step windows, per step; gap: between them, per"
+                + " inter-step gap; per-rank means) --");
+        out.printf(
+                Locale.ROOT,
+                "  mean step %s us over %s steps, mean inter-step gap %s us over %s gaps%n",
+                micros(b.get("mean_step_ns")),
+                b.get("steps"),
+                micros(b.get("mean_gap_ns")),
+                b.get("gaps"));
+        out.printf(Locale.ROOT, "  %-5s %-48s %12s %7s%n", "where", "name", "us", "share");
+        for (Object o : ranges) {
+            Map<String, Object> r = map(o);
+            out.printf(
+                    Locale.ROOT,
+                    "  %-5s %-48s %12s %7s%n",
+                    r.get("where"),
+                    shorten(r.get("name")),
+                    micros(r.get("ns")),
+                    r.get("share") == null
+                            ? "-"
+                            : String.format(Locale.ROOT, "%.1f%%", ((Number) r.get("share")).doubleValue() * 100));
+        }
+        out.println();
+    }
+
     /** A {@code Stats} tree in µs: avg, p50, p90, p99, min, max. */
     private static String distribution(Map<String, Object> d) {
         if (d == null || ((Number) d.get("count")).longValue() == 0) {
@@ -157,8 +191,11 @@ final class HostText {
         out.println("-- rank " + r.get("rank") + ": " + r.get("steps") + " steps (" + r.get("incomplete_steps")
                 + " incomplete), windows " + r.get("window_sources") + " --");
         Map<String, Object> all = map(r.get("all"));
+        Map<String, Object> h = map(r.get("headline"));
         if (all != null) {
-            out.println("  verdict " + all.get("verdict") + " / llmprof " + all.get("llmprof_verdict") + ", metrics "
+            out.println("  verdict " + headline(h.get("verdict"), h.get("verdict_phases")) + " / llmprof "
+                    + headline(h.get("llmprof_verdict"), h.get("llmprof_verdict_phases")) + "; aggregate "
+                    + all.get("verdict") + " / " + all.get("llmprof_verdict") + ", metrics "
                     + compact(map(all.get("metrics"))));
         }
         Map<String, Object> d = map(r.get("drilldown"));
@@ -167,6 +204,34 @@ final class HostText {
             out.println("  graph coverage: " + graph.get("graph_kernels") + " of " + graph.get("kernels")
                     + " kernels from " + graph.get("graph_launches") + " graph launches (" + ratio(graph.get("ratio"))
                     + ")");
+        }
+        Map<String, Object> eager = map(d.get("eager_kernels"));
+        if (eager != null && ((Number) eager.get("kernels")).longValue() > 0) {
+            out.printf(
+                    Locale.ROOT,
+                    "  eager kernels (not from a graph): %s, %s us; by launch source, most GPU time first:%n",
+                    eager.get("kernels"),
+                    micros(eager.get("total_ns")));
+            for (Object o : (List<?>) eager.get("top")) {
+                Map<String, Object> k = map(o);
+                out.printf(
+                        Locale.ROOT,
+                        "    %8s x %-48s %12s us  from %s%n",
+                        k.get("count"),
+                        shorten(k.get("kernel")),
+                        micros(k.get("total_ns")),
+                        k.get("source"));
+            }
+            Map<String, Object> rest = map(eager.get("rest"));
+            if (((Number) rest.get("kernels")).longValue() > 0) {
+                out.printf(
+                        Locale.ROOT,
+                        "    and %s%s more (kernel, source) pairs: %s kernels, %s us%n",
+                        Boolean.TRUE.equals(rest.get("pairs_at_least")) ? "at least " : "",
+                        rest.get("pairs"),
+                        rest.get("kernels"),
+                        micros(rest.get("total_ns")));
+            }
         }
         for (Object l : (List<?>) d.get("launch_stats")) {
             Map<String, Object> m = map(l);
@@ -202,30 +267,49 @@ final class HostText {
             return;
         }
         out.println("-- stragglers --");
-        out.println("  stragglers " + s.get("stragglers") + " (last in more than " + ratio(s.get("straggler_share"))
-                + " of their collectives, at least " + s.get("min_instances") + "; " + s.get("instances")
-                + " collectives matched over " + s.get("steps_matched") + " steps)");
+        out.println("  stragglers " + s.get("stragglers") + " (last in, or causing, more than "
+                + ratio(s.get("straggler_share")) + " of the collective wait, or the slowest wall in more than that"
+                + " share of the steps; at least " + s.get("min_instances") + " of either; " + s.get("instances")
+                + " collectives matched over " + s.get("steps_matched") + " steps, walls over "
+                + s.get("wall_steps_matched") + " steps)");
         out.println("  arrival skew    " + distribution(map(s.get("skew"))));
         out.printf(
                 Locale.ROOT,
-                "  %-24s %10s %10s %10s %16s  %s%n",
+                "  %-24s %10s %10s %10s %16s %11s %9s %9s  %s%n",
                 "rank",
                 "instances",
                 "last",
                 "share",
                 "mean delay us",
+                "wait caused",
+                "slowest",
+                "of steps",
                 "straggler");
+        List<Map<String, Object>> flagged = new java.util.ArrayList<>();
         for (Object o : (List<?>) s.get("ranks")) {
             Map<String, Object> r = map(o);
             out.printf(
                     Locale.ROOT,
-                    "  %-24s %10s %10s %10s %16s  %s%n",
+                    "  %-24s %10s %10s %10s %16s %11s %9s %9s  %s%n",
                     r.get("rank"),
                     r.get("instances"),
                     r.get("times_last"),
                     ratio(r.get("share_last")),
                     micros(r.get("mean_delay_ns")),
+                    ratio(r.get("caused_wait_share")),
+                    r.get("times_slowest"),
+                    r.get("wall_steps"),
                     r.get("straggler") == null ? "no verdict" : r.get("straggler"));
+            if (Boolean.TRUE.equals(r.get("straggler"))) {
+                flagged.add(r);
+            }
+        }
+        for (Map<String, Object> r : flagged) {
+            out.println("  straggler " + r.get("rank") + " (by collectives " + r.get("by_collectives") + ", by walls "
+                    + r.get("by_walls") + "):");
+            for (Object e : (List<?>) r.get("evidence")) {
+                out.println("      " + e);
+            }
         }
         out.println();
     }
@@ -338,6 +422,17 @@ final class HostText {
                                     : "n/a");
         }
         return b.toString();
+    }
+
+    /** "YES (generation)", "NO", or "n/a (no steps)". */
+    private static String headline(Object verdict, Object phases) {
+        if (verdict == null) {
+            return "n/a (no steps)";
+        }
+        return phases instanceof List<?> l && !l.isEmpty() && "YES".equals(verdict)
+                ? verdict + " ("
+                        + String.join(", ", l.stream().map(String::valueOf).toList()) + ")"
+                : verdict.toString();
     }
 
     private static String abbreviate(Object verdict) {

@@ -175,6 +175,7 @@ class BoundsRollupCodecTest {
                     t,
                     400));
             events.add(nvtx("_prepare_inputs", t - 20, 60));
+            events.add(nvtx("_fetch_new_requests", t - 90, 40)); // in the 100 us gap before the window
             events.add(api("cudaGraphLaunch", t + 5, 5, 100L + 3 * i));
             events.add(api("cudaLaunchKernel", t + 15, 5, 101L + 3 * i));
             events.add(api("cudaStreamSynchronize", t + 300, 50));

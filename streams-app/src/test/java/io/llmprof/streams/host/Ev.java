@@ -52,6 +52,10 @@ final class Ev {
         return new TraceEvent(Kind.USER_ANNOTATION, name, us(startUs), us(durUs), null, 1L, null, null, null);
     }
 
+    static TraceEvent cpuOp(String name, double startUs, double durUs) {
+        return new TraceEvent(Kind.CPU_OP, name, us(startUs), us(durUs), null, 1L, null, null, null);
+    }
+
     static TraceEvent gpuAnnotation(String name, double startUs, double durUs) {
         return new TraceEvent(Kind.GPU_ANNOTATION, name, us(startUs), us(durUs), DEVICE, STREAM, null, null, null);
     }

@@ -26,7 +26,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * host runtime:    cudaLaunchKernel_v7000 [95,105]  cudaLaunchKernel [120,124]  cudaMemcpyAsync [145,147]
  *                  cuLaunchKernelEx [198,254]  cudaGraphLaunch [290,296] (corr 5)  cudaStreamSynchronize [330,345]
  * host ranges:     _prepare_inputs [80,135] with a nested _prepare_inputs [110,120]; prepare_inputs_for_x [165,260];
- *                  _prepare_tp_inputs [280,310]; sampler [180,255]
+ *                  _prepare_tp_inputs [280,310]; sampler [180,255]; _fetch_new_requests [210,240]
  * </pre>
  *
  * W0 = [100, 200], 100 us. Busy: K1 clipped [100,130] + K2 and M1 merged [140,170] + K3 clipped [190,200] = 30 + 30
@@ -41,6 +41,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Launch time: [250,254] of cuLaunchKernelEx + cudaGraphLaunch 6 = 10; launch calls 1; API calls 2. Prep union:
  * [250,260] + [280,310] = 40; exposed: [280,300] = 20 (K3 covers [250,260]). NVTX: prepare_inputs_for_x 10,
  * _prepare_tp_inputs 30, sampler [250,255] = 5.
+ *
+ * <p>Inter-step gap before W1, [200, 250]: prepare_inputs_for_x [200,250] = 50, sampler [200,250] = 50,
+ * _fetch_new_requests 30 (wholly inside). W0 has no gap before it. Kernel times (kernels starting inside, full
+ * durations): W0 ncclAllReduce_RING 1 x 20, attn 1 x 80 (it runs on into W1); W1 ncclAllReduce_RING 1 x 20, gemm 1 x
+ * 60 (it runs past W1's end).
  */
 class HostWindowMetricsTest {
     static final String W0 = "[Executor] _forward_step 7: 2 ctx reqs, 0 gen reqs";
@@ -66,7 +71,8 @@ class HostWindowMetricsTest {
                 nvtx("_prepare_inputs", 110, 10),
                 nvtx("prepare_inputs_for_x", 165, 95),
                 nvtx("_prepare_tp_inputs", 280, 30),
-                nvtx("sampler", 180, 75));
+                nvtx("sampler", 180, 75),
+                nvtx("_fetch_new_requests", 210, 30));
     }
 
     @ParameterizedTest
@@ -90,6 +96,11 @@ class HostWindowMetricsTest {
                 .isEqualTo(Map.of("_prepare_inputs", 45_000L, "prepare_inputs_for_x", 35_000L, "sampler", 20_000L));
         assertThat(w0.apis()).isEqualTo(Map.of("cudaLaunchKernel", 1L, "cudaMemcpyAsync", 1L, "cuLaunchKernelEx", 1L));
         assertThat(w0.collectives()).containsExactly(140_000L);
+        assertThat(w0.gapNvtx()).isEmpty();
+        assertThat(w0.kernelTimes())
+                .isEqualTo(Map.of(
+                        "ncclAllReduce_RING", new HostStep.KernelTime(1, 20_000),
+                        "attn", new HostStep.KernelTime(1, 80_000)));
         assertThat(w0.complete()).isTrue();
         assertThat(w0.notes()).isEmpty();
         // M1 = 30/100, M2 = 11/100, M3a = 25/70, M3b = 25/100, M3c = 25/30, M4 = 70/100, M5 = 20/70
@@ -112,5 +123,11 @@ class HostWindowMetricsTest {
                 .isEqualTo(Map.of("prepare_inputs_for_x", 10_000L, "_prepare_tp_inputs", 30_000L, "sampler", 5_000L));
         assertThat(w1.apis()).isEqualTo(Map.of("cudaGraphLaunch", 1L, "cudaStreamSynchronize", 1L));
         assertThat(w1.collectives()).containsExactly(300_000L);
+        assertThat(w1.gapNvtx())
+                .isEqualTo(Map.of("prepare_inputs_for_x", 50_000L, "sampler", 50_000L, "_fetch_new_requests", 30_000L));
+        assertThat(w1.kernelTimes())
+                .isEqualTo(Map.of(
+                        "ncclAllReduce_RING", new HostStep.KernelTime(1, 20_000),
+                        "gemm", new HostStep.KernelTime(1, 60_000)));
     }
 }

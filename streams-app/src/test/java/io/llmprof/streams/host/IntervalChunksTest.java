@@ -132,4 +132,37 @@ class IntervalChunksTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("corrupt interval chunk");
     }
+
+    /** GPU ops keep their kernel name as an index into the tracker's table; a full table names new kernels (other). */
+    @Test
+    void kernelNamesTravelAsIndexesIntoOneTable() {
+        KernelNames names = new KernelNames();
+        IntervalBuffer<GpuOp> gpu = new IntervalBuffer<>();
+        for (int i = 0; i < 300; i++) {
+            String name = i % 3 == 2 ? null : names.intern("kernel_" + (i % 7) + "<float, 128>(Params)");
+            gpu.add(new GpuOp(i * 1_000L, i * 1_000L + 500, i, i % 3 == 2 ? GpuOp.MEMOP : GpuOp.KERNEL, 7, name));
+        }
+        List<ByteString> chunks = new IntervalChunks().encode(gpu, false, names);
+        // no chunk repeats the names: each op costs a one-byte index
+        assertThat(chunks.stream().mapToInt(ByteString::size).sum()).isLessThan(300 * 16);
+        KernelNames table = new KernelNames();
+        names.names.forEach(table::add);
+        IntervalBuffer<GpuOp> back = new IntervalBuffer<>();
+        IntervalChunks.read(chunks, back, false, table);
+        for (int i = 0; i < gpu.size(); i++) {
+            assertThat(back.get(i).name).isEqualTo(gpu.get(i).name);
+            assertThat(back.get(i).start).isEqualTo(gpu.get(i).start);
+        }
+
+        KernelNames full = new KernelNames();
+        for (int i = 0; i < KernelNames.MAX; i++) {
+            full.intern("k" + i);
+        }
+        assertThat(full.intern("k5")).isEqualTo("k5");
+        // the last slot is (other): k1023 and every later new name
+        assertThat(full.intern("k" + (KernelNames.MAX - 1))).isEqualTo(io.llmprof.events.host.HostStep.OTHER);
+        assertThat(full.intern("one too many")).isEqualTo(io.llmprof.events.host.HostStep.OTHER);
+        assertThat(full.names).hasSize(KernelNames.MAX);
+        assertThat(full.ref(io.llmprof.events.host.HostStep.OTHER)).isEqualTo(KernelNames.MAX);
+    }
 }

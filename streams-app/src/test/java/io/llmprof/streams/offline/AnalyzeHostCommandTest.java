@@ -88,7 +88,8 @@ class AnalyzeHostCommandTest {
                 "prep_straddle_trail",
                 "nvtx_mixed",
                 "straggler",
-                "split");
+                "split",
+                "host_ranges");
     }
 
     // ---- running the command
@@ -222,17 +223,25 @@ class AnalyzeHostCommandTest {
 
     /** Both verdicts and the crossing of one assessment node ({@code doc} itself or a phase). */
     static void assertAssessment(JsonNode node, HostSums sums, HostThresholds t, String what) {
+        assertAssessment(node, "", sums, t, what);
+    }
+
+    /** @param prefix of the verdict keys: "" for a phase, "aggregate_" for the document's aggregate */
+    static void assertAssessment(JsonNode node, String prefix, HostSums sums, HostThresholds t, String what) {
         HostAssessment a = HostAssessment.assess(sums, t);
         String verdict = sums.steps() == 0 ? null : a.verdict();
         String llmprof = sums.steps() == 0 ? null : a.llmprofVerdict();
-        assertThat(node.get("verdict")).as(what + " verdict present").isNotNull();
-        assertThat(node.get("verdict").isNull() ? null : node.get("verdict").asText())
+        assertThat(node.get(prefix + "verdict")).as(what + " verdict present").isNotNull();
+        assertThat(
+                        node.get(prefix + "verdict").isNull()
+                                ? null
+                                : node.get(prefix + "verdict").asText())
                 .as(what + " verdict")
                 .isEqualTo(verdict);
         assertThat(
-                        node.get("llmprof_verdict").isNull()
+                        node.get(prefix + "llmprof_verdict").isNull()
                                 ? null
-                                : node.get("llmprof_verdict").asText())
+                                : node.get(prefix + "llmprof_verdict").asText())
                 .as(what + " llmprof_verdict")
                 .isEqualTo(llmprof);
         assertThat(node.get("crossed_count").asInt())
@@ -248,6 +257,44 @@ class AnalyzeHostCommandTest {
                 .as(what + " nccl_caveat")
                 .isEqualTo(a.ncclCaveat());
         assertThat(texts(node.get("crossed"))).as(what + " crossed").isEqualTo(a.crossed());
+    }
+
+    /**
+     * The headline by the seed's rule, worked out from the truth: YES when the aggregate, the context or the
+     * generation assessment says YES (listing which), for the seed's verdicts and for llmprof's alike.
+     */
+    static void assertHeadline(JsonNode doc, NsysTruth truth, String what) {
+        List<String> seedYes = new ArrayList<>();
+        List<String> ownYes = new ArrayList<>();
+        List<String> seed = new ArrayList<>();
+        List<String> own = new ArrayList<>();
+        for (String phase : List.of(NsysTruth.ALL, HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
+            HostSums s = truthSums(truth, phase);
+            if (s.steps() == 0) {
+                continue;
+            }
+            HostAssessment a = HostAssessment.assess(s, HostThresholdSet.DEFAULT.forPhase(phase));
+            seed.add(a.verdict());
+            own.add(a.llmprofVerdict());
+            if (a.verdict().equals("YES")) {
+                seedYes.add(phase);
+            }
+            if (a.llmprofVerdict().equals("YES")) {
+                ownYes.add(phase);
+            }
+        }
+        assertThat(doc.get("verdict").asText())
+                .as(what + " headline")
+                .isEqualTo(!seedYes.isEmpty() ? "YES" : seed.contains("NO") ? "NO" : "INCONCLUSIVE");
+        assertThat(texts(doc.get("verdict_phases")))
+                .as(what + " headline phases")
+                .isEqualTo(seedYes);
+        assertThat(doc.get("llmprof_verdict").asText())
+                .as(what + " llmprof headline")
+                .isEqualTo(!ownYes.isEmpty() ? "YES" : own.contains("NO") ? "NO" : "INCONCLUSIVE");
+        assertThat(texts(doc.get("llmprof_verdict_phases")))
+                .as(what + " llmprof phases")
+                .isEqualTo(ownYes);
     }
 
     static List<String> texts(JsonNode array) {
@@ -290,7 +337,8 @@ class AnalyzeHostCommandTest {
         assertThat(all.steps()).isEqualTo(truth.stepsPerRank() * truth.ranks().size());
         assertSums(doc.get("sums"), all, name + " all");
         assertMetrics(doc.get("aggregate_metrics"), HostMetrics.of(all), name + " aggregate");
-        assertAssessment(doc, all, HostThresholds.AGGREGATE, name + " aggregate");
+        assertAssessment(doc, "aggregate_", all, HostThresholds.AGGREGATE, name + " aggregate");
+        assertHeadline(doc, truth, name);
 
         for (String phase : List.of(HostThresholdSet.CONTEXT, HostThresholdSet.GENERATION)) {
             HostSums s = truthSums(truth, phase);
@@ -383,7 +431,10 @@ class AnalyzeHostCommandTest {
         assertThat(m.get("host_prep_idle_attribution").doubleValue()).isCloseTo(50.0 / 122, within(1e-12));
 
         assertThat(doc.get("verdict").asText()).isEqualTo("YES");
+        assertThat(doc.get("aggregate_verdict").asText()).isEqualTo("YES");
+        assertThat(texts(doc.get("verdict_phases"))).containsExactly("all", "generation");
         assertThat(doc.get("llmprof_verdict").asText()).isEqualTo("NO");
+        assertThat(doc.get("aggregate_llmprof_verdict").asText()).isEqualTo("NO");
         assertThat(texts(doc.get("crossed"))).containsExactly("m2", "m3a");
         assertThat(doc.get("crossed_count").asInt()).isEqualTo(2);
         assertThat(doc.get("applicable_count").asInt()).isEqualTo(6);
@@ -729,6 +780,49 @@ class AnalyzeHostCommandTest {
         assertThat(reg.get("gap_growth_ns").doubleValue()).isZero();
         assertThat(reg.get("step_growth_ns").doubleValue()).isBetween(560_000.0, 560_000.0 * 1.1);
         assertThat(row(reg, "kernels", "kernels").get("status").asText()).isEqualTo("UNCHANGED");
+        // every kernel name is there with its GPU time, per step and per call, about twice as long (the jitter's
+        // truncation to whole ns may differ by 1 ns per kernel)
+        List<JsonNode> kernelRows = reg.get("rows").findParents("section").stream()
+                .filter(r -> r.get("section").asText().startsWith("kernel_"))
+                .toList();
+        assertThat(kernelRows).hasSize(2 * 9); // 8 compute kernels + the context attention kernel, 2 rows each
+        for (JsonNode r : kernelRows) {
+            assertThat(r.get("delta_pct").doubleValue()).as(r.toString()).isCloseTo(100.0, within(0.01));
+            assertThat(r.get("status").asText()).as(r.toString()).isEqualTo("REGRESSION");
+        }
+    }
+
+    /**
+     * Issue 19: per-kernel GPU time, exact. Generation steps only, no jitter, kernelNs 4 -> 5 µs: generalRmsNorm
+     * (weight 1) runs once per layer, 4 layers: 4 x 4 = 16 µs per step and 4 µs per call in the baseline, 20 and 5
+     * µs in the target (+25%: UNCHANGED); the masked attention kernel (weight 4): 64 -> 80 µs per step.
+     */
+    @Test
+    void perKernelGpuTimeIsComparedPerStepAndPerCall() throws Exception {
+        NsysScenario base =
+                NsysFixtures.base().toBuilder().phases("g").jitter(0).build();
+        Path b = tmp.resolve("kt_base.sqlite");
+        Path t = tmp.resolve("kt_target.sqlite");
+        NsysScenarioWriter.write(base, b);
+        NsysScenarioWriter.write(base.toBuilder().kernelNs(5_000).build(), t);
+        JsonNode reg = analyze(List.of(t), "--baseline", b.toString()).get("regression");
+        String norm = "void tensorrt_llm::kernels::generalRmsNorm<__nv_bfloat16>"
+                + "(tensorrt_llm::kernels::GeneralRmsNormParams)";
+        JsonNode perStep = row(reg, "kernel_time", norm);
+        assertThat(perStep.get("baseline").doubleValue()).isEqualTo(16_000.0);
+        assertThat(perStep.get("target").doubleValue()).isEqualTo(20_000.0);
+        assertThat(perStep.get("delta_pct").doubleValue()).isEqualTo(25.0);
+        assertThat(perStep.get("status").asText()).isEqualTo("UNCHANGED");
+        JsonNode perCall = row(reg, "kernel_avg", norm);
+        assertThat(perCall.get("baseline").doubleValue()).isEqualTo(4_000.0);
+        assertThat(perCall.get("target").doubleValue()).isEqualTo(5_000.0);
+        JsonNode attention = row(
+                reg,
+                "kernel_time",
+                "void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<__nv_bfloat16, 128>"
+                        + "(tensorrt_llm::kernels::Multihead_attention_params<__nv_bfloat16, false>)");
+        assertThat(attention.get("baseline").doubleValue()).isEqualTo(64_000.0);
+        assertThat(attention.get("target").doubleValue()).isEqualTo(80_000.0);
     }
 
     @Test
@@ -767,8 +861,12 @@ class AnalyzeHostCommandTest {
         NsysTruth truth = exactTruth;
         JsonNode doc = analyze(List.of(file), "--threshold", "m2=0.99", "--threshold", "generation.m1=0.01");
         assertThat(texts(doc.get("crossed"))).containsExactly("m3a");
-        assertThat(doc.get("verdict").asText()).isEqualTo("NO");
-        assertThat(doc.get("llmprof_verdict").asText()).isEqualTo("NO");
+        assertThat(doc.get("aggregate_verdict").asText()).isEqualTo("NO");
+        assertThat(doc.get("aggregate_llmprof_verdict").asText()).isEqualTo("NO");
+        // the generation steps cross: by the seed's rule the headline is YES, and says where
+        assertThat(doc.get("verdict").asText()).isEqualTo("YES");
+        assertThat(texts(doc.get("verdict_phases"))).containsExactly("generation");
+        assertThat(doc.get("llmprof_verdict").asText()).isEqualTo("YES");
         assertThat(doc.get("thresholds").get("m2").doubleValue()).isEqualTo(0.99);
         JsonNode gen = doc.get("phases").get("generation");
         assertThat(texts(gen.get("crossed"))).containsExactly("m1", "m2", "m3a");
@@ -778,7 +876,7 @@ class AnalyzeHostCommandTest {
         assertThat(gen.get("thresholds").get("m2").doubleValue()).isEqualTo(0.10);
         HostThresholdSet set = HostThresholdSet.DEFAULT.with(List.of("m2=0.99", "generation.m1=0.01"));
         HostSums sums = truth.rank(0).phase(NsysTruth.ALL).sums();
-        assertAssessment(doc, sums, set.forPhase(HostThresholdSet.ALL), "overridden aggregate");
+        assertAssessment(doc, "aggregate_", sums, set.forPhase(HostThresholdSet.ALL), "overridden aggregate");
         assertAssessment(gen, sums, set.forPhase(HostThresholdSet.GENERATION), "overridden generation");
     }
 
@@ -816,10 +914,13 @@ class AnalyzeHostCommandTest {
         JsonNode s = doc("straggler").get("stragglers");
         long instances = s.get("instances").asLong();
         assertThat(o.out())
-                .contains("-- stragglers --\n  stragglers [pid31002] (last in more than 0.80")
+                .contains("-- stragglers --\n  stragglers [pid31002] (last in, or causing, more than 0.80")
                 .containsPattern("arrival skew +avg [0-9.]+ +p50 ")
-                .containsPattern("pid31002 +" + instances + " +" + instances + " +1\\.00 +[0-9.]+ +true")
-                .containsPattern("pid31000 +" + instances + " +0 +0\\.00 +[0-9.]+ +false");
+                .containsPattern(
+                        "pid31002 +" + instances + " +" + instances + " +1\\.00 +[0-9.]+ +1\\.00 +[0-9]+ +8 +true")
+                .containsPattern("pid31000 +" + instances + " +0 +0\\.00 +[0-9.]+ +0\\.00 +[0-9]+ +8 +false")
+                .contains("  straggler pid31002 (by collectives true, by walls ")
+                .contains("      last at " + instances + " of " + instances + " collectives (100.0%), caused 100.0%");
     }
 
     @ParameterizedTest
@@ -832,12 +933,15 @@ class AnalyzeHostCommandTest {
         JsonNode doc = doc(name);
         assertThat(o.out())
                 .startsWith("== llmprof host-overhead analysis ==")
-                .contains("VERDICT (seed-compatible): " + doc.get("verdict").asText() + "   crossed "
+                .containsPattern("VERDICT \\(seed rule: aggregate OR context OR generation\\): "
+                        + doc.get("verdict").asText() + "( \\([a-z, ]+\\))?   aggregate "
+                        + doc.get("aggregate_verdict").asText() + ", crossed "
                         + doc.get("crossed_count").asInt() + " of "
                         + doc.get("applicable_count").asInt()
-                        + " applicable " + texts(doc.get("crossed")))
-                .contains("VERDICT (llmprof):         "
-                        + doc.get("llmprof_verdict").asText() + "   votes gpu_idle=")
+                        + " applicable \\[")
+                .containsPattern("VERDICT \\(llmprof, same rule\\): +"
+                        + doc.get("llmprof_verdict").asText() + "( \\([a-z, ]+\\))?   aggregate "
+                        + doc.get("aggregate_llmprof_verdict").asText() + ", votes gpu_idle=")
                 .contains(
                         "host prep confirmed: " + doc.get("host_prep_confirmed").asBoolean())
                 .contains("M1   gpu_idle_ratio", "M3c  host_prep_idle_attribution", "verdict seed / llmprof")
@@ -845,8 +949,8 @@ class AnalyzeHostCommandTest {
                 .contains("-- stragglers --", "-- findings --");
         if (truthFixtures().anyMatch(name::equals)) {
             HostAssessment a = HostAssessment.assess(truthSums(f.truth(), NsysTruth.ALL), HostThresholds.AGGREGATE);
-            assertThat(o.out()).contains("VERDICT (seed-compatible): " + a.verdict() + " ");
-            assertThat(o.out()).contains("VERDICT (llmprof):         " + a.llmprofVerdict() + " ");
+            assertThat(o.out()).contains("   aggregate " + a.verdict() + ", crossed ");
+            assertThat(o.out()).contains("   aggregate " + a.llmprofVerdict() + ", votes ");
         }
     }
 
@@ -879,7 +983,14 @@ class AnalyzeHostCommandTest {
         assertThat(report)
                 .contains("-- regression: v1.0-rc1 vs v0.9 --")
                 .containsPattern("section +name +v0\\.9 +v1\\.0-rc1 +delta +status")
-                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD");
+                .contains("CONCLUSION: INTER-STEP HOST OVERHEAD")
+                // the evidence lines name the runs too (issue 19 item 1)
+                .contains("steps: v0.9 8 over 1 ranks, v1.0-rc1 8 over 1 ranks (phase all)")
+                .contains("mean inter-step gap (v0.9 -> v1.0-rc1): 200.000 us -> 400.000 us (+100.0%, +200.000 us)");
+        assertThat(report.lines().filter(l -> l.startsWith("    ")))
+                .as("evidence lines")
+                .isNotEmpty()
+                .noneMatch(l -> l.contains("baseline") || l.contains("target"));
 
         Path json = tmp.resolve("host.json");
         Out j = regression(
@@ -897,6 +1008,15 @@ class AnalyzeHostCommandTest {
         assertThat(doc.at("/regression/baseline_label").asText()).isEqualTo("v0.9");
         assertThat(doc.at("/regression/target_label").asText()).isEqualTo("v1.0-rc1");
         assertThat(doc.at("/regression/conclusion").asText()).isEqualTo("INTER-STEP HOST OVERHEAD");
+        for (String phase : List.of("context", "generation")) {
+            JsonNode r = doc.at("/regression/phases/" + phase);
+            assertThat(r.get("baseline_label").asText()).as(phase).isEqualTo("v0.9");
+            assertThat(r.get("evidence").get(0).asText())
+                    .as(phase)
+                    .startsWith("steps: v0.9 ")
+                    .contains(", v1.0-rc1 ")
+                    .endsWith("(phase " + phase + ")");
+        }
     }
 
     @Test
@@ -935,5 +1055,138 @@ class AnalyzeHostCommandTest {
                 pair.baseline().file().toString()));
         args.addAll(List.of(more));
         return host(args.toArray(String[]::new));
+    }
+
+    /**
+     * Issue 19: the NVTX ranges of TensorRT-LLM's executor loop are broken down per step, those between the
+     * {@code _forward_step} windows per inter-step gap; each figure is the truth's mean over its steps or gaps.
+     */
+    @Test
+    void aSingleRunBreaksItsNvtxRangesDownIntoStepsAndGaps() throws Exception {
+        Fixture f = FIXTURES.get("host_ranges");
+        JsonNode doc = analyze(f.files());
+        JsonNode b = doc.get("nvtx_breakdown");
+        List<NsysTruth.Step> steps = f.truth().steps();
+        long gaps = steps.stream().filter(s -> s.gapBeforeNs() != null).count();
+        assertThat(b.get("steps").asLong()).isEqualTo(steps.size()).isEqualTo(8);
+        assertThat(b.get("gaps").asLong()).isEqualTo(gaps).isEqualTo(7);
+        Map<String, Long> stepTotal = new HashMap<>();
+        Map<String, Long> gapTotal = new HashMap<>();
+        for (NsysTruth.Step s : steps) {
+            s.ranges().forEach((n, v) -> stepTotal.merge(n, v, Long::sum));
+            s.gapRanges().forEach((n, v) -> gapTotal.merge(n, v, Long::sum));
+        }
+        Map<String, Double> step = new HashMap<>();
+        Map<String, Double> gap = new HashMap<>();
+        stepTotal.forEach((n, v) -> step.put(n, (double) v / steps.size()));
+        gapTotal.forEach((n, v) -> gap.put(n, (double) v / gaps));
+        // the truth: _update_requests 30 us in every step, _fetch_new_requests 40 and broadcast_requests 20 us in
+        // every gap; the prep range (300 us, inside the windows) is an NVTX range of the steps too
+        assertThat(step).containsExactly(Map.entry("_update_requests", 30_000.0));
+        assertThat(gap)
+                .containsOnly(Map.entry("_fetch_new_requests", 40_000.0), Map.entry("broadcast_requests", 20_000.0));
+        Map<String, Double> seenStep = new HashMap<>();
+        Map<String, Double> seenGap = new HashMap<>();
+        for (JsonNode r : b.get("ranges")) {
+            (r.get("where").asText().equals("step") ? seenStep : seenGap)
+                    .put(r.get("name").asText(), r.get("ns").asDouble());
+        }
+        assertThat(seenGap).isEqualTo(gap);
+        assertThat(seenStep)
+                .containsOnly(Map.entry("_update_requests", 30_000.0), Map.entry("_prepare_tp_inputs", 300_000.0));
+        // share of the mean gap (200 us): 40 / 200
+        JsonNode fetch = b.get("ranges").findParents("name").stream()
+                .filter(r -> r.get("name").asText().equals("_fetch_new_requests"))
+                .findFirst()
+                .orElseThrow();
+        assertThat(b.get("mean_gap_ns").asDouble()).isEqualTo(200_000.0);
+        assertThat(fetch.get("share").asDouble()).isCloseTo(0.2, within(1e-12));
+        assertThat(b.at("/phases/generation/steps").asLong()).isEqualTo(6);
+
+        Out text = host("--trace", f.file().toString());
+        assertThat(text.out())
+                .contains("-- NVTX ranges per step")
+                .containsPattern("gap +_fetch_new_requests +40\\.0 +20\\.0%")
+                .containsPattern("step +_update_requests +30\\.0 ");
+    }
+
+    /**
+     * Issue 19: ranges between the steps take part in the regression, each where it sits: grown in the gap is a
+     * gap REGRESSION; moved from the gap into the steps is REMOVED from the gap and NEW in the steps.
+     */
+    @Test
+    void theRegressionComparesTheInterStepRangesApartFromTheStepRanges() throws Exception {
+        NsysFixtures.Pair pair = NsysFixtures.gapRegression(dir.resolve("gap_regression"));
+        Out o = regression(pair, "--format", "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        JsonNode r = Json.mapper().readTree(o.out()).get("regression");
+
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("baseline").asDouble())
+                .isEqualTo(40_000.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("target").asDouble())
+                .isEqualTo(120_000.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("delta_pct").asDouble())
+                .isEqualTo(200.0);
+        assertThat(row(r, "gap_nvtx", "_fetch_new_requests").get("status").asText())
+                .isEqualTo("REGRESSION");
+        assertThat(row(r, "gap_nvtx", "broadcast_requests").get("status").asText())
+                .isEqualTo("REMOVED");
+        assertThat(row(r, "nvtx", "broadcast_requests").get("status").asText()).isEqualTo("NEW");
+        assertThat(row(r, "nvtx", "broadcast_requests").get("target").asDouble())
+                .isEqualTo(20_000.0);
+        assertThat(row(r, "gap_nvtx", "_prepare_tp_inputs").get("status").asText())
+                .isEqualTo("NEW");
+        assertThat(row(r, "gap_nvtx", "_prepare_tp_inputs").get("target").asDouble())
+                .isEqualTo(25_000.0);
+        // the prep range inside the windows and _update_requests did not change
+        assertThat(row(r, "nvtx", "_prepare_tp_inputs").get("status").asText()).isEqualTo("UNCHANGED");
+        assertThat(row(r, "nvtx", "_update_requests").get("status").asText()).isEqualTo("UNCHANGED");
+        // same seed, same kernels: every kernel's GPU time is unchanged
+        assertThat(r.get("rows").findParents("section").stream()
+                        .filter(x -> x.get("section").asText().startsWith("kernel_")))
+                .isNotEmpty()
+                .allMatch(x -> x.get("status").asText().equals("UNCHANGED"));
+    }
+
+    /**
+     * Issue 19, the seed's "pattern 5": a host bottleneck of the generation steps alone, diluted in the aggregate by
+     * long compute-bound context steps. One context step in five, its kernels 40x as long (4 layers x 20 units x 4
+     * µs x 40 = 12.8 ms of GPU work); generation steps of about 0.34 ms of kernels behind 20 µs of prep, 32 launches
+     * and an 80 µs host tail. The truth's own arithmetic (synth-nsys prints it): aggregate M1 0.044, M2 0.052, M3a
+     * 1.0, M3b 0.007, M3c 0.147, M4 0.956: only M3a crosses, NO; generation M1 0.288, M2 0.336, M3a 1.0, M4 0.712:
+     * YES. The headline, by the seed's rule, YES (generation), the aggregate NO beside it.
+     */
+    @Test
+    void aGenerationOnlyHostBottleneckMakesTheHeadlineYes() throws Exception {
+        NsysScenario s = NsysFixtures.base().toBuilder()
+                .phases("c:1,g:4")
+                .steps(10)
+                .contextKernelScale(40)
+                .prepNs(20_000)
+                .tailNs(80_000)
+                .build();
+        Path file = tmp.resolve("pattern5.sqlite");
+        NsysTruth truth = NsysScenarioWriter.write(s, file);
+        HostAssessment all = HostAssessment.assess(truthSums(truth, NsysTruth.ALL), HostThresholds.AGGREGATE);
+        HostAssessment gen =
+                HostAssessment.assess(truthSums(truth, HostThresholdSet.GENERATION), HostThresholds.GENERATION);
+        assertThat(all.verdict()).as("the scenario: aggregate").isEqualTo("NO");
+        assertThat(all.crossed()).containsExactly("m3a");
+        assertThat(gen.verdict()).as("the scenario: generation").isEqualTo("YES");
+
+        JsonNode doc = analyze(List.of(file));
+
+        assertThat(doc.get("verdict").asText()).isEqualTo("YES");
+        assertThat(texts(doc.get("verdict_phases"))).containsExactly("generation");
+        assertThat(doc.get("aggregate_verdict").asText()).isEqualTo("NO");
+        assertThat(doc.get("crossed_count").asInt()).isEqualTo(1);
+        assertThat(doc.at("/phases/generation/verdict").asText()).isEqualTo("YES");
+        assertHeadline(doc, truth, "pattern 5");
+        JsonNode rank = doc.get("ranks").get(0);
+        assertThat(rank.at("/headline/verdict").asText()).isEqualTo("YES");
+        assertThat(texts(rank.at("/headline/verdict_phases"))).containsExactly("generation");
+        Out text = host("--trace", file.toString());
+        assertThat(text.out())
+                .contains("VERDICT (seed rule: aggregate OR context OR generation): YES (generation)   aggregate NO,");
     }
 }

@@ -100,9 +100,11 @@ class InterleavedLanesTopologyTest {
         // What the interleaving is for: the host state no longer holds the whole host lane, nor the segmenter every
         // marker, while the GPU lane catches up. (Both also keep things that grow with the steps up to a bound, the
         // rolling window among them, so the totals do not fall to nothing. Largest values measured, host then
-        // segmenter: batch 512 49.0 KB -> 21.6 KB and 29.3 KB -> 20.4 KB; batch 2048 44.9 KB -> 22.4 KB (exactly half)
-        // and 26.5 KB -> 20.5 KB.)
-        assertThat(b.hostStateBytes).isLessThanOrEqualTo(a.hostStateBytes * 11 / 20);
+        // segmenter: batch 512 53.4 KB -> 26.0 KB and 29.3 KB -> 20.4 KB; batch 2048 47.3 KB -> 26.7 KB and 26.5 KB
+        // -> 20.5 KB. Since issue 19 the buffered GPU ops keep their kernel name, an index into a table of the
+        // rank's kernel names, for the per-kernel time of each step: about 4 KB more in the interleaved state, which
+        // buffers more GPU ops; before it, 49.0 -> 21.6 and 44.9 -> 22.4 KB.)
+        assertThat(b.hostStateBytes).isLessThanOrEqualTo(a.hostStateBytes * 3 / 5);
         assertThat(b.segmenterStateBytes).isLessThan(a.segmenterStateBytes * 4 / 5);
     }
 
