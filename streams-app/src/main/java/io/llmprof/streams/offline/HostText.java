@@ -212,13 +212,14 @@ final class HostText {
                     "  eager kernels (not from a graph): %s, %s us; by launch source, most GPU time first:%n",
                     eager.get("kernels"),
                     micros(eager.get("total_ns")));
+            var kernelName = shortener((List<?>) eager.get("top"), "kernel");
             for (Object o : (List<?>) eager.get("top")) {
                 Map<String, Object> k = map(o);
                 out.printf(
                         Locale.ROOT,
                         "    %8s x %-48s %12s us  from %s%n",
                         k.get("count"),
-                        shorten(k.get("kernel")),
+                        kernelName.apply(k.get("kernel")),
                         micros(k.get("total_ns")),
                         k.get("source"));
             }
@@ -347,13 +348,14 @@ final class HostText {
                 shortLabel(target),
                 "delta",
                 "status");
+        var rowName = shortener((List<?>) r.get("rows"), "name");
         for (Object o : (List<?>) r.get("rows")) {
             Map<String, Object> m = map(o);
             out.printf(
                     Locale.ROOT,
                     "  %-10s %-48s %14s %14s %9s  %s%n",
                     m.get("section"),
-                    shorten(m.get("name")),
+                    rowName.apply(m.get("name")),
                     number(m.get("baseline")),
                     number(m.get("target")),
                     m.get("delta_pct") == null
@@ -443,11 +445,31 @@ final class HostText {
         return v == null ? fallback : v.toString();
     }
 
+    /** At most 48 characters, elided in the middle: kernels of one family differ at their ends (a GEMM's tile). */
     private static String shorten(Object name) {
         if (name == null) {
             return "-";
         }
-        String s = name.toString();
-        return s.length() <= 48 ? s : s.substring(0, 45) + "...";
+        return AnalyzeKernelsCommand.abbreviate(name.toString(), 48);
+    }
+
+    /**
+     * {@link #shorten} for the names of one table, except that names which would shorten alike (GEMMs that differ
+     * only in their middle) are printed whole: a row must name one kernel.
+     */
+    private static java.util.function.Function<Object, String> shortener(List<?> rows, String key) {
+        Map<String, java.util.Set<String>> byShort = new java.util.HashMap<>();
+        for (Object o : rows) {
+            Object name = map(o).get(key);
+            if (name != null) {
+                byShort.computeIfAbsent(shorten(name), k -> new java.util.HashSet<>())
+                        .add(name.toString());
+            }
+        }
+        return name -> {
+            String shortName = shorten(name);
+            java.util.Set<String> alike = byShort.get(shortName);
+            return alike != null && alike.size() > 1 ? name.toString() : shortName;
+        };
     }
 }

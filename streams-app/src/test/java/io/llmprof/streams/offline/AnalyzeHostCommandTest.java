@@ -971,6 +971,25 @@ class AnalyzeHostCommandTest {
                 .containsPattern("nvtx +_prepare_tp_inputs +300000 +900000 +\\+200\\.0% +REGRESSION");
     }
 
+    /**
+     * The synth's GEMM kernels share their first 45 characters and differ in their tile, some only in the middle:
+     * the text rows elide long names in the middle, and print whole the names that would still read alike, so each
+     * kernel stays its own row.
+     */
+    @Test
+    void longKernelNamesStayDistinctInTheTextRows() throws Exception {
+        Out o = regression(regressionPair());
+        assertThat(o.code()).as(o.err()).isZero();
+        List<String> names = o.out()
+                .lines()
+                .filter(l -> l.startsWith("  kernel_time "))
+                .map(l -> l.substring("  kernel_time ".length()).strip().split(" {2,}")[0])
+                .toList();
+        assertThat(names).hasSizeGreaterThan(3).doesNotHaveDuplicates();
+        assertThat(names).anyMatch(n -> n.startsWith("fmha_v2") && n.contains("...") && n.length() == 48);
+        assertThat(names).anyMatch(n -> n.startsWith("sm90_xmma_gemm") && !n.contains("...") && n.length() > 48);
+    }
+
     /** Issue 19: the runs are named as the user names them, and the report can go to a file. */
     @Test
     void theRunsCarryTheirLabelsAndTheReportGoesToTheOutputFile() throws Exception {
