@@ -77,11 +77,14 @@ export default {
       ],
       phases,
     );
-    const all = host.phases?.all ?? phases[0];
+    // The headline by the seed's rule: host-bound when all steps OR the context steps OR the generation steps are.
+    const head = host.headline ?? {};
+    const which = (ps) => (ps?.length ? ps.join(', ') : 'no phase');
     const summary = el(
       'div',
       { class: 'stats' },
-      el('div', { class: 'stat' }, el('b', {}, el('span', { class: 'pill ' + (all?.llmprof_verdict ?? ''), 'data-verdict-main': all?.llmprof_verdict ?? '' }, all?.llmprof_verdict ?? '?')), el('span', {}, 'host-bound? (all steps)')),
+      el('div', { class: 'stat' }, el('b', {}, el('span', { class: 'pill ' + (head.llmprof_verdict ?? ''), 'data-verdict-main': head.llmprof_verdict ?? '' }, head.llmprof_verdict ?? '?')), el('span', {}, `host-bound? (llmprof; YES in: ${which(head.llmprof_verdict_phases)})`)),
+      el('div', { class: 'stat' }, el('b', {}, el('span', { class: 'pill ' + (head.verdict ?? ''), 'data-verdict-seed': head.verdict ?? '' }, head.verdict ?? '?')), el('span', {}, `seed rule: all OR context OR generation (YES in: ${which(head.verdict_phases)})`)),
       el('div', { class: 'stat' }, el('b', {}, fmt(host.steps_seen, 0)), el('span', {}, 'steps seen')),
       el('div', { class: 'stat' }, el('b', {}, pct(host.drilldown?.graph?.ratio)), el('span', {}, 'graph coverage')),
       el('div', { class: 'stat' }, el('b', {}, host.run ?? '\u2013'), el('span', {}, 'run')),
@@ -129,6 +132,21 @@ export default {
       ],
       host.drilldown?.launches ?? [],
     );
+    // Kernels launched outside a CUDA graph, by the op or annotation that launched them (the top pairs by GPU time).
+    const eager = host.drilldown?.eager_kernels;
+    const eagerTable = table(
+      'eager',
+      [
+        { key: 'kernel', label: 'kernel' },
+        { key: 'source', label: 'launched from' },
+        { key: 'count', label: 'kernels', cls: 'num' },
+        { key: 'total_ns', label: 'GPU ms', cls: 'num', fmt: (v) => fmt(v / 1e6, 3) },
+      ],
+      eager?.top ?? [],
+    );
+    const eagerNote = eager
+      ? note(`${fmt(eager.kernels, 0)} eager kernel(s), ${fmt(eager.total_ns / 1e6, 3)} ms of GPU time` + (eager.other_pairs ? `; ${fmt(eager.other_pairs, 0)} more (kernel, source) pair(s) with ${fmt(eager.other_kernels, 0)} kernel(s) not listed` : ''))
+      : note('No eager kernels seen yet.');
     const findings = (host.drilldown?.findings ?? []).map((f) =>
       el('div', { 'data-finding': f.kind }, el('span', { class: 'pill ' + f.severity }, `${f.severity} ${f.kind}`), ' ', f.summary, el('ul', {}, (f.evidence ?? []).map((x) => el('li', {}, x)))),
     );
@@ -136,6 +154,7 @@ export default {
       panel(`Rank ${st.rank}, job ${ctx.job}`, [el('label', {}, 'rank ', picker)], summary, verdicts),
       panel(`M1..M5 over time (${hist.length} points)`, null, hc.div),
       el('div', { class: 'grid2' }, panel('GPU idle gaps by length', null, gc.div), panel('Launch and sync APIs', null, launches)),
+      panel('Eager kernels (not from a CUDA graph) and their launch source', null, eagerNote, eagerTable),
       panel('Findings', null, findings.length ? findings : note('No findings.')),
       el('div', { class: 'grid2' }, stragglersPanel(stragglers), baselinePanel(ctx, baseline, compare)),
     );
@@ -150,7 +169,7 @@ function stragglersPanel(s) {
   return panel(
     `Stragglers, run ${s.run} (${s.stragglers?.length ? s.stragglers.join(' ') : 'none'})`,
     null,
-    el('p', { class: 'note' }, `${fmt(s.instances, 0)} collectives matched over ${fmt(s.steps_matched, 0)} steps; a rank last in more than ${pct(s.straggler_share, 0)} of them is a straggler. Skew p50 ${fmt(s.skew?.p50_ns / 1e3, 1)} µs, p99 ${fmt(s.skew?.p99_ns / 1e3, 1)} µs.`),
+    el('p', { class: 'note' }, `${fmt(s.instances, 0)} collectives matched over ${fmt(s.steps_matched, 0)} steps, walls over ${fmt(s.wall_steps_matched, 0)} steps; a rank is a straggler when it is last in, or causes, more than ${pct(s.straggler_share, 0)} of the collective wait, or has the slowest step wall in more than that share of the steps. Skew p50 ${fmt(s.skew?.p50_ns / 1e3, 1)} µs, p99 ${fmt(s.skew?.p99_ns / 1e3, 1)} µs.`),
     table(
       'stragglers',
       [
@@ -159,7 +178,10 @@ function stragglersPanel(s) {
         { key: 'times_last', label: 'times last', cls: 'num' },
         { key: 'share_last', label: 'share last', cls: 'num', fmt: (v) => pct(v) },
         { key: 'mean_delay_ns', label: 'mean delay µs', cls: 'num', fmt: (v) => fmt(v / 1e3, 2) },
-        { key: 'straggler', label: 'straggler', fmt: (v) => (v ? el('span', { class: 'pill bad' }, 'yes') : 'no') },
+        { key: 'caused_wait_share', label: 'wait caused', cls: 'num', fmt: (v) => pct(v) },
+        { key: 'share_slowest', label: 'slowest wall', cls: 'num', fmt: (v) => pct(v) },
+        { key: 'mean_excess_ns', label: 'wall excess µs', cls: 'num', fmt: (v) => fmt(v / 1e3, 1) },
+        { key: 'straggler', label: 'straggler', fmt: (v, r) => (v ? el('span', { class: 'pill bad' }, 'yes' + (r.by_collectives && r.by_walls ? ' (wait, walls)' : r.by_walls ? ' (walls)' : ' (wait)')) : 'no') },
       ],
       s.ranks ?? [],
     ),

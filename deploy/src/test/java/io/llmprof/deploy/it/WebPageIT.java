@@ -264,6 +264,34 @@ class WebPageIT {
             "moe", List.of("moe", "ep-ranks"),
             "quality", List.of("dead-letters"));
 
+    /**
+     * Issue 19: the host view's headline is the seed's rule (all OR context OR generation) for both verdict kinds, as
+     * the API computes it, and the eager-kernel panel is drawn (the demo replays CUDA graphs: it says 0).
+     */
+    @Test
+    @Order(3)
+    void hostViewShowsTheHeadlineByTheSeedRuleAndTheEagerKernels() {
+        JsonNode headline = get("/api/ranks/0/host?job=demo&steps=1").path("headline");
+        assertThat(headline.path("verdict").asText())
+                .as("API headline %s", headline)
+                .isNotEmpty();
+        open("host", "ready");
+        assertThat(browser.driver
+                        .findElement(By.cssSelector("[data-verdict-seed]"))
+                        .getAttribute("data-verdict-seed"))
+                .isEqualTo(headline.path("verdict").asText());
+        assertThat(browser.driver
+                        .findElement(By.cssSelector("[data-verdict-main]"))
+                        .getAttribute("data-verdict-main"))
+                .isEqualTo(headline.path("llmprof_verdict").asText());
+        assertThat(browser.driver
+                        .findElement(By.cssSelector("section[data-view='host']"))
+                        .getText())
+                .contains("seed rule: all OR context OR generation")
+                .contains("Eager kernels (not from a CUDA graph) and their launch source")
+                .contains("0 eager kernel(s)");
+    }
+
     @Test
     @Order(3)
     void overviewListsEveryRankOfTheJob() {
