@@ -10,9 +10,12 @@ import org.apache.kafka.common.serialization.Serializer;
 /** JSON serde for one concrete record type (no polymorphic type tags on the wire). */
 public final class JsonSerde<T> implements Serde<T> {
     private final Class<T> type;
+    /** The flat-record fast path of the serializer (same bytes), null for other types. */
+    private final FlatRecordWriter<T> flat;
 
     public JsonSerde(Class<T> type) {
         this.type = type;
+        this.flat = FlatRecordWriter.of(type).orElse(null);
     }
 
     public Class<T> type() {
@@ -24,6 +27,12 @@ public final class JsonSerde<T> implements Serde<T> {
         return (topic, data) -> {
             if (data == null) {
                 return null;
+            }
+            if (flat != null) {
+                byte[] bytes = flat.write(data);
+                if (bytes != null) {
+                    return bytes;
+                }
             }
             try {
                 return Json.mapper().writeValueAsBytes(data);
