@@ -198,7 +198,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
             long traceEvents = floors(out, traces, model, traceFigures);
 
             int exit = 0;
-            try (BenchStack stack = new BenchStack(dir, model, 2, streamsProperties)) {
+            try (BenchStack stack = new BenchStack(dir, model, streamsProperties)) {
                 PrometheusMeterRegistry registry = stack.registry;
                 String bootstrap = stack.bootstrap;
                 DashboardServer dashboard = stack.dashboard;

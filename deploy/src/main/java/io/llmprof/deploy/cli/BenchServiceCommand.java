@@ -96,7 +96,7 @@ public final class BenchServiceCommand implements Callable<Integer> {
                     seconds(t));
             out.flush();
         }
-        try (BenchStack stack = new BenchStack(dir, null, 1, java.util.Map.of())) {
+        try (BenchStack stack = new BenchStack(dir, null, java.util.Map.of())) {
             DashboardServer dashboard = stack.dashboard;
             ServiceIngestServer ingest = stack.ingest;
             out.printf("broker %s, dashboard %s, ingest port %d%n", stack.bootstrap, dashboard.url(), ingest.port());

@@ -33,16 +33,18 @@ final class BenchStack implements AutoCloseable {
     /**
      * @param dir where the broker's data and the streams state go
      * @param modelConfig the streams app's model config, or null
-     * @param partitions partitions of the topics the producer creates
      * @param streamsOverrides Kafka Streams properties for the streams app, applied last
      */
-    BenchStack(Path dir, Path modelConfig, int partitions, java.util.Map<String, String> streamsOverrides)
-            throws Exception {
+    BenchStack(Path dir, Path modelConfig, java.util.Map<String, String> streamsOverrides) throws Exception {
         try {
             EmbeddedKafka kafka = open(
                     new EmbeddedKafka(BrokerConfig.defaults().withPort(0).withDataDir(dir.resolve("broker"))).start());
             bootstrap = kafka.bootstrapServers();
+            // One layout for every component (the streams app, the producers, the replayer): the default one, as a
+            // user's stack has it; the streams app creates the topics, the others find them as they expect.
+            io.llmprof.events.TopicLayout layout = io.llmprof.events.TopicLayout.defaults();
             StreamsAppConfig.Builder streams = StreamsAppConfig.builder(bootstrap)
+                    .topics(layout)
                     .stateDir(dir.resolve("state"))
                     .overrides(streamsOverrides);
             if (modelConfig != null) {
@@ -51,8 +53,7 @@ final class BenchStack implements AutoCloseable {
             StreamsApp app = open(StreamsApp.start(streams.build(), registry));
             dashboard = open(
                     DashboardServer.start(DashboardConfig.defaults(bootstrap).withHttpPort(0), registry));
-            producer = open(TraceProducer.connect(
-                    bootstrap, io.llmprof.events.TopicLayout.defaults().withPartitions(partitions), agentMeters));
+            producer = open(TraceProducer.connect(bootstrap, layout, agentMeters));
             ingest = open(new ServiceIngestServer(
                             shipper(),
                             agentMeters,
