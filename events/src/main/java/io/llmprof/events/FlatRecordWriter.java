@@ -94,75 +94,57 @@ public final class FlatRecordWriter<T> {
 
     /** The record's JSON, or null when data binding must write it (a null inside a list or map). */
     public byte[] write(T record) {
-        Object[] values = new Object[kinds.length];
-        try {
-            for (int i = 0; i < kinds.length; i++) {
-                Object v = accessors[i].invokeExact((Object) record);
-                if (!writable(kinds[i], v)) {
-                    return null;
-                }
-                values[i] = v;
-            }
-        } catch (Throwable e) {
-            return null; // an accessor that throws: data binding reports it as it always did
-        }
         ByteArrayBuilder out = new ByteArrayBuilder(FACTORY._getBufferRecycler(), 256);
-        try (JsonGenerator g = FACTORY.createGenerator(out)) {
-            g.writeStartObject();
-            for (int i = 0; i < kinds.length; i++) {
-                Object v = values[i];
-                if (v == null) {
-                    continue;
-                }
-                g.writeFieldName(names[i]);
-                switch (kinds[i]) {
-                    case STRING -> g.writeString((String) v);
-                    case LONG -> g.writeNumber((Long) v);
-                    case INT -> g.writeNumber((Integer) v);
-                    case DOUBLE -> g.writeNumber((Double) v);
-                    case BOOLEAN -> g.writeBoolean((Boolean) v);
-                    case STRING_LIST -> {
-                        g.writeStartArray();
-                        for (Object s : (List<?>) v) {
-                            g.writeString((String) s);
+        try {
+            try (JsonGenerator g = FACTORY.createGenerator(out)) {
+                g.writeStartObject();
+                for (int i = 0; i < kinds.length; i++) {
+                    Object v = accessors[i].invokeExact((Object) record);
+                    if (v != null) {
+                        g.writeFieldName(names[i]);
+                        if (!value(g, kinds[i], v)) {
+                            return null;
                         }
-                        g.writeEndArray();
-                    }
-                    case STRING_LONG_MAP -> {
-                        g.writeStartObject();
-                        for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                            g.writeFieldName((String) e.getKey());
-                            g.writeNumber((Long) e.getValue());
-                        }
-                        g.writeEndObject();
                     }
                 }
+                g.writeEndObject();
             }
-            g.writeEndObject();
-        } catch (IOException e) {
-            return null;
+            return out.toByteArray();
+        } catch (Throwable e) {
+            return null; // an accessor that throws, or an I/O error: data binding reports it as it always did
+        } finally {
+            out.release();
         }
-        byte[] bytes = out.toByteArray();
-        out.release();
-        return bytes;
     }
 
-    /** Whether data binding would write {@code v} as this writer does (no null inside a list or map). */
-    private static boolean writable(Kind kind, Object v) {
-        if (v == null) {
-            return true;
-        }
-        if (kind == Kind.STRING_LIST) {
-            for (Object s : (List<?>) v) {
-                if (s == null) {
-                    return false;
+    /** Writes {@code v}; false at a null inside a list or map (data binding's rules for those apply). */
+    private static boolean value(JsonGenerator g, Kind kind, Object v) throws IOException {
+        switch (kind) {
+            case STRING -> g.writeString((String) v);
+            case LONG -> g.writeNumber((Long) v);
+            case INT -> g.writeNumber((Integer) v);
+            case DOUBLE -> g.writeNumber((Double) v);
+            case BOOLEAN -> g.writeBoolean((Boolean) v);
+            case STRING_LIST -> {
+                g.writeStartArray();
+                for (Object s : (List<?>) v) {
+                    if (s == null) {
+                        return false;
+                    }
+                    g.writeString((String) s);
                 }
+                g.writeEndArray();
             }
-        } else if (kind == Kind.STRING_LONG_MAP) {
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
-                if (e.getKey() == null || e.getValue() == null) {
-                    return false;
+            case STRING_LONG_MAP -> {
+                g.writeStartObject();
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) v).entrySet()) {
+                    if (e.getKey() == null || e.getValue() == null) {
+                        return false;
+                    }
+                    g.writeFieldName((String) e.getKey());
+                    g.writeNumber((Long) e.getValue());
                 }
+                g.writeEndObject();
             }
         }
         return true;

@@ -395,9 +395,13 @@ public final class ServiceAnalyzer {
             return List.of();
         }
         List<Req> out = new ArrayList<>(e.requests().size());
+        // A batch of hundreds of requests: a set, not a scan of the list per request (Req is compared by identity).
+        java.util.Set<Req> seen = e.requests().size() > 16
+                ? java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>())
+                : null;
         for (RequestRef ref : e.requests()) {
             Req r = request(ref.rid(), e, sink);
-            if (r == null || out.contains(r)) {
+            if (r == null || (seen != null ? !seen.add(r) : out.contains(r))) {
                 continue;
             }
             if (!ref.rawRid().equals(ref.rid()) && !ref.rawRid().equals(r.id)) {

@@ -37,6 +37,27 @@ class ServiceAnalyzerTest {
         return sink;
     }
 
+    /**
+     * A batch names each request once, however it lists them: 40 refs of 20 requests (each twice, once under its
+     * hash-suffixed raw id) make a batch of 20 ids, small batches and large ones alike (the large take a set).
+     */
+    @Test
+    void aRequestListedTwiceInABatchCountsOnce() {
+        for (int n : new int[] {4, 20}) {
+            List<ServiceEvent> events = new java.util.ArrayList<>();
+            Ev batch = Ev.of("Schedule", "BatchSchedule", 1_000).dur(20);
+            for (int i = 0; i < n; i++) {
+                events.add(
+                        Ev.of("Request", "httpReq", 10 + i).dur(1).rid("r" + i).build());
+                batch.rid("r" + i);
+                batch.rid("r" + i + "-0badf00d");
+            }
+            events.add(batch.build());
+            BatchRecord b = run(CONFIG, events).batches.get(0);
+            assertThat(b.rids()).as("batch of %d", n).hasSize(n).doesNotHaveDuplicates();
+        }
+    }
+
     /** A request preempted once: two waits, three forwards (prefill + 2 decodes). */
     static List<ServiceEvent> requeued() {
         return List.of(
