@@ -196,7 +196,8 @@ public final class FlatRecordWriter<T> {
         return false;
     }
 
-    private static boolean hasJacksonAnnotation(Annotation[] annotations) {
+    /** Whether any of {@code annotations} is Jackson's (it could rename, order or leave out a property). */
+    public static boolean hasJacksonAnnotation(Annotation[] annotations) {
         for (Annotation a : annotations) {
             if (a.annotationType().isAnnotationPresent(JacksonAnnotation.class)) {
                 return true;

@@ -1,12 +1,11 @@
 package io.llmprof.dashboard.feed;
 
-import com.fasterxml.jackson.annotation.JacksonAnnotation;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.io.SerializedString;
+import io.llmprof.events.FlatRecordWriter;
 import io.llmprof.events.Json;
-import java.lang.annotation.Annotation;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -68,7 +67,7 @@ final class FlatRecordReader<T> {
     static <T> Optional<FlatRecordReader<T>> of(Class<T> type) {
         if (!type.isRecord()
                 || Json.mapper().getPropertyNamingStrategy() != null
-                || hasJacksonAnnotation(type.getAnnotations())) {
+                || FlatRecordWriter.hasJacksonAnnotation(type.getAnnotations())) {
             return Optional.empty();
         }
         RecordComponent[] components = type.getRecordComponents();
@@ -82,8 +81,8 @@ final class FlatRecordReader<T> {
             RecordComponent c = components[i];
             Kind kind = kind(c.getGenericType());
             if (kind == null
-                    || hasJacksonAnnotation(c.getAnnotations())
-                    || hasJacksonAnnotation(c.getAccessor().getAnnotations())) {
+                    || FlatRecordWriter.hasJacksonAnnotation(c.getAnnotations())
+                    || FlatRecordWriter.hasJacksonAnnotation(c.getAccessor().getAnnotations())) {
                 return Optional.empty();
             }
             kinds[i] = kind;
@@ -254,14 +253,5 @@ final class FlatRecordReader<T> {
             }
         }
         return null;
-    }
-
-    private static boolean hasJacksonAnnotation(Annotation[] annotations) {
-        for (Annotation a : annotations) {
-            if (a.annotationType().isAnnotationPresent(JacksonAnnotation.class)) {
-                return true;
-            }
-        }
-        return false;
     }
 }
