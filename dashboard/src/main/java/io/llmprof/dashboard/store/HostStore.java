@@ -350,25 +350,7 @@ public final class HostStore {
                 && s.kernelTimes().isEmpty()) {
             return s;
         }
-        return new HostStep(
-                s.job(),
-                s.run(),
-                s.rank(),
-                s.index(),
-                s.label(),
-                s.stepNumber(),
-                s.phase(),
-                s.source(),
-                s.startNs(),
-                s.endNs(),
-                s.gapBeforeNs(),
-                s.sums(),
-                s.metrics(),
-                s.nvtx(),
-                s.apis(),
-                List.of(),
-                s.complete(),
-                s.notes());
+        return s.withDetail(List.of(), Map.of(), Map.of());
     }
 
     private static void requireIdentity(String job, String run, String rank) {

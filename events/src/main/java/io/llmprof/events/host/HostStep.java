@@ -135,4 +135,29 @@ public record HostStep(
     public long durationNs() {
         return endNs - startNs;
     }
+
+    /** This step with other collective starts, inter-step NVTX ranges and per-kernel times (the rest unchanged). */
+    public HostStep withDetail(List<Long> collectives, Map<String, Long> gapNvtx, Map<String, KernelTime> kernelTimes) {
+        return new HostStep(
+                job,
+                run,
+                rank,
+                index,
+                label,
+                stepNumber,
+                phase,
+                source,
+                startNs,
+                endNs,
+                gapBeforeNs,
+                sums,
+                metrics,
+                nvtx,
+                apis,
+                collectives,
+                complete,
+                notes,
+                gapNvtx,
+                kernelTimes);
+    }
 }

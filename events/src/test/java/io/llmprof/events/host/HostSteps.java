@@ -58,27 +58,7 @@ final class HostSteps {
 
     /** {@code s} with these inter-step NVTX ranges and per-kernel times. */
     static HostStep with(HostStep s, Map<String, Long> gapNvtx, Map<String, HostStep.KernelTime> kernels) {
-        return new HostStep(
-                s.job(),
-                s.run(),
-                s.rank(),
-                s.index(),
-                s.label(),
-                s.stepNumber(),
-                s.phase(),
-                s.source(),
-                s.startNs(),
-                s.endNs(),
-                s.gapBeforeNs(),
-                s.sums(),
-                s.metrics(),
-                s.nvtx(),
-                s.apis(),
-                s.collectives(),
-                s.complete(),
-                s.notes(),
-                gapNvtx,
-                kernels);
+        return s.withDetail(s.collectives(), gapNvtx, kernels);
     }
 
     /** A step with only what straggler detection reads: its number (or none) and collective starts. */
