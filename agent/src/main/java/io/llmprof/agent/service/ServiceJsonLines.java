@@ -148,41 +148,38 @@ public final class ServiceJsonLines {
         }
 
         void endLine() {
+            if (tooLong) {
+                lineNo++;
+                reportTooLong(line); // the line's first maxLineChars characters
+                line.setLength(0);
+                tooLong = false;
+                return;
+            }
             int n = line.length();
             if (scratch.length < n) {
                 scratch = new char[Math.max(n, scratch.length * 2)];
             }
             line.getChars(0, n, scratch, 0);
-            boolean cut = tooLong;
             line.setLength(0);
-            tooLong = false;
-            if (cut) {
-                lineNo++;
-                bad++;
-                report(
-                        problems,
-                        AnomalyKind.INVALID_INPUT,
-                        label,
-                        lineNo,
-                        CharBuffer.wrap(scratch, 0, n),
-                        () -> "line is longer than " + maxLineChars + " characters: skipped");
-                return;
-            }
             endLine(scratch, 0, n);
+        }
+
+        private void reportTooLong(CharSequence start) {
+            bad++;
+            report(
+                    problems,
+                    AnomalyKind.INVALID_INPUT,
+                    label,
+                    lineNo,
+                    start,
+                    () -> "line is longer than " + maxLineChars + " characters: skipped");
         }
 
         /** A whole line, {@code len} characters of {@code src} from {@code off} (without its newline). */
         void endLine(char[] src, int off, int len) {
             lineNo++;
             if (len > maxLineChars) {
-                bad++;
-                report(
-                        problems,
-                        AnomalyKind.INVALID_INPUT,
-                        label,
-                        lineNo,
-                        CharBuffer.wrap(src, off, maxLineChars),
-                        () -> "line is longer than " + maxLineChars + " characters: skipped");
+                reportTooLong(CharBuffer.wrap(src, off, maxLineChars));
                 return;
             }
             int first = firstNonBlank(src, off, len);
