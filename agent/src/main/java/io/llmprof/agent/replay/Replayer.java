@@ -106,6 +106,12 @@ public final class Replayer {
                     ReaderOptions.defaults().withInterleavedLanes(true));
         }
 
+        /** Events per batch sent (the default: {@link io.llmprof.agent.produce.TraceBatcher#DEFAULT_BATCH_EVENTS}). */
+        public Options withBatchEvents(int events) {
+            return new Options(
+                    kafka, job, run, speed, progress, topics, events, readerOptions, checkpoint, giveUpAfter);
+        }
+
         public Options withJob(String j) {
             return new Options(
                     kafka, j, run, speed, progress, topics, batchEvents, readerOptions, checkpoint, giveUpAfter);

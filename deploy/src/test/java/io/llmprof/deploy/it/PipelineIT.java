@@ -110,6 +110,67 @@ class PipelineIT {
         }
     }
 
+    /**
+     * Issue 15: the segmenter and host states are encoded once per commit, not per batch. The synth trace in batches
+     * of 16 events (hundreds of batches, each changing its rank's state) must give the offline passes and layers
+     * while the stores are written at most once per rank and commit (plus an idle flush's write).
+     */
+    @Test
+    void smallBatchesGiveTheOfflineResultsWithStateWrittenPerCommitNotPerBatch() throws Exception {
+        Path config = PipelineHarness.tinyModel(tmp);
+        Path dir = tmp.resolve("small");
+        Files.createDirectories(dir);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(30)
+                        .ranks(2)
+                        .seed(11)
+                        .job("small")
+                        .build(),
+                dir);
+
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
+            Replayer.Summary summary = new Replayer(
+                            Replayer.Options.defaults(h.bootstrap())
+                                    .withJob("small")
+                                    .withBatchEvents(16)
+                                    .withProgress(false),
+                            h.registry)
+                    .replay(synth.files());
+            assertThat(summary.ok()).isTrue();
+            long batches = summary.events() / 16;
+            assertThat(batches).as("batches sent").isGreaterThan(200);
+            for (Path file : synth.files()) {
+                JsonNode offline = PipelineHarness.analyzeLayers(file, config);
+                assertThat(offline.at("/ranks/0/passes")).hasSize(30);
+                assertApiShows(h, "small", offline);
+            }
+            String metrics = h.metrics();
+            double commits = PipelineHarness.sum(metrics, "kafka_stream_thread_commit_total");
+            double segmenterWrites = sample(metrics, "llmprof_streams_state_writes_total", "segmenter");
+            double hostWrites = sample(metrics, "llmprof_streams_state_writes_total", "host");
+            assertThat(commits).as("commits of the stream thread").isPositive();
+            assertThat(segmenterWrites).as("segmenter state writes").isPositive();
+            assertThat(hostWrites).as("host state writes").isPositive();
+            // 2 ranks: at most one write per rank and commit, plus each rank's idle flush
+            assertThat(segmenterWrites).isLessThanOrEqualTo(2 * commits + 2);
+            assertThat(hostWrites).isLessThanOrEqualTo(2 * commits + 2);
+            // written per batch, it would be about one write per GPU batch (half of them)
+            assertThat(segmenterWrites).isLessThan(batches / 4.0);
+            assertThat(hostWrites).isLessThan(batches / 4.0);
+        }
+    }
+
+    /** The value of {@code name{store="<store>"}} in a Prometheus scrape (0 when absent). */
+    private static double sample(String metrics, String name, String store) {
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(name + "{") && line.contains("store=\"" + store + "\"")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
+    }
+
     private static void replay(PipelineHarness h, String job, List<Path> files) throws InterruptedException {
         Replayer.Summary summary = new Replayer(
                         Replayer.Options.defaults(h.bootstrap()).withJob(job).withProgress(false), h.registry)

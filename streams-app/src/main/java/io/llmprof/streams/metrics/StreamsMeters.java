@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -47,6 +48,7 @@ public final class StreamsMeters {
     public static final String THREAD_DEATHS = "llmprof.streams.thread.deaths";
     public static final String THREAD_REPLACEMENTS = "llmprof.streams.thread.replacements";
     public static final String STATE_CAPPED = "llmprof.streams.state.capped";
+    public static final String STATE_WRITES = "llmprof.streams.state.writes";
     public static final String TAG_STORE = "store";
     public static final String TAG_STATUS = "status";
     public static final String TAG_KIND = "kind";
@@ -136,6 +138,7 @@ public final class StreamsMeters {
     private final Counter threadDeaths;
     private final Counter threadReplacements;
     private final Map<StateStore, Counter> stateCapped = new EnumMap<>(StateStore.class);
+    private final Map<StateStore, Counter> stateWrites = new EnumMap<>(StateStore.class);
 
     public StreamsMeters(MeterRegistry registry) {
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -234,6 +237,15 @@ public final class StreamsMeters {
                             .tag(TAG_STORE, store.tag())
                             .register(registry));
         }
+        for (StateStore store : List.of(StateStore.SEGMENTER, StateStore.HOST)) {
+            stateWrites.put(
+                    store,
+                    Counter.builder(STATE_WRITES)
+                            .description("Trace state records encoded and put: once per changed run and commit, not"
+                                    + " per batch")
+                            .tag(TAG_STORE, store.tag())
+                            .register(registry));
+        }
     }
 
     public void threadDied() {
@@ -246,6 +258,11 @@ public final class StreamsMeters {
 
     public void stateCapped(StateStore store) {
         stateCapped.get(store).increment();
+    }
+
+    /** A segmenter or host state encoded and put into its store. */
+    public void stateWritten(StateStore store) {
+        stateWrites.get(store).increment();
     }
 
     public void serviceEvents(long events) {

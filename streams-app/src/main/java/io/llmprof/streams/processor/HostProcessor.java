@@ -63,16 +63,40 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     private final long idleTimeoutMs;
     private final long retentionMs;
 
-    /** Decoded state of recently used runs, as the store holds it; dropped on any failure, init and close. */
+    /**
+     * Decoded state of recently used runs: the store's, plus what changed since the last commit for the runs in
+     * {@link #dirty}; dropped on any failure, init and close. A changed run leaving this cache is written first.
+     */
     private final Map<RunKey, RunHost> live = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<RunKey, RunHost> eldest) {
-            return size() > LIVE_RUNS;
+            if (size() <= LIVE_RUNS) {
+                return false;
+            }
+            Long timestampMs = dirty.remove(eldest.getKey());
+            if (timestampMs != null) {
+                write(eldest.getKey(), eldest.getValue(), timestampMs);
+            }
+            return true;
         }
     };
 
+    /**
+     * Runs changed since the last commit, with the timestamp of the record that last changed each: their state is
+     * encoded and put once, when the task commits ({@link CommitHookStore}), not once per record.
+     */
+    private final Map<RunKey, Long> dirty = new LinkedHashMap<>();
+
+    private final CommitHookStore.Listener commitHook = this::writeChanged;
+    private final String[] commitStores;
+    /** The stores whose commit hooks this processor registered with (init), to leave them on close. */
+    private org.apache.kafka.streams.processor.StateStore[] hooked;
+
     private ProcessorContext<String, Object> context;
+    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<RunKey, byte[]> store;
+    /** Whether the store has a commit hook; without one (a plain store) every record writes its state. */
+    private boolean deferred;
 
     /** A run's host state: the tracker (null once the run finished), the rollup, and which lanes ended. */
     private static final class RunHost {
@@ -93,7 +117,9 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             Duration punctuationInterval,
             Duration idleTimeout,
             Duration retention,
-            int maxStateBytes) {
+            int maxStateBytes,
+            String... commitStores) {
+        this.commitStores = commitStores.clone();
         if (maxStateBytes < 1) {
             throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
         }
@@ -110,14 +136,34 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     @Override
     public void init(ProcessorContext<String, Object> context) {
         live.clear();
+        dirty.clear();
         this.context = context;
+        this.node = CommitHookStore.currentNode(context);
         this.store = context.getStateStore(storeName);
+        this.deferred = CommitHookStore.hooked(store);
+        // After the segmenter's hook (order 1): a pass its state cap closes at a commit reaches this processor.
+        this.hooked = hookStores();
+        CommitHookStore.register(2, commitHook, hooked);
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
+    }
+
+    private org.apache.kafka.streams.processor.StateStore[] hookStores() {
+        List<org.apache.kafka.streams.processor.StateStore> stores = new ArrayList<>();
+        stores.add(store);
+        for (String name : commitStores) {
+            stores.add(context.getStateStore(name));
+        }
+        return stores.toArray(org.apache.kafka.streams.processor.StateStore[]::new);
     }
 
     @Override
     public void close() {
+        // Uncommitted changes are dropped: a clean close committed them first, a dirty one must not write them.
         live.clear();
+        dirty.clear();
+        if (hooked != null) {
+            CommitHookStore.unregister(commitHook, hooked);
+        }
     }
 
     @Override
@@ -170,7 +216,11 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
                 run.tracker = null;
             }
             run.lastRecordMs = record.timestamp();
-            store.put(key, encodeCapped(key, run, capped));
+            if (deferred) {
+                dirty.put(key, record.timestamp());
+            } else {
+                put(key, encodeCapped(key, run, capped));
+            }
         } catch (RuntimeException e) {
             reset(key, e, feed.lane() + " lane", record.timestamp());
             return;
@@ -199,8 +249,36 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         }
     }
 
+    /** Writes every run changed since the last commit (the commit hook; also before a punctuation reads the store). */
+    private void writeChanged() {
+        if (dirty.isEmpty()) {
+            return;
+        }
+        List<Map.Entry<RunKey, Long>> changed = new ArrayList<>(dirty.entrySet());
+        dirty.clear();
+        for (Map.Entry<RunKey, Long> e : changed) {
+            RunHost run = live.get(e.getKey());
+            if (run != null) {
+                CommitHookStore.asProcessor(context, node, e.getValue(), () -> write(e.getKey(), run, e.getValue()));
+            }
+        }
+    }
+
+    /** Encodes and puts one run's state under the cap; a cap hit's anomaly is forwarded. */
+    private void write(RunKey key, RunHost run, long timestampMs) {
+        List<Anomaly> capped = new ArrayList<>();
+        try {
+            put(key, encodeCapped(key, run, capped));
+        } catch (RuntimeException e) {
+            reset(key, e, "writing its state", timestampMs);
+            return;
+        }
+        capped.forEach(a -> send(sinks.anomalies(), key.rankKey(), a, timestampMs));
+    }
+
     /** A failure of one run's analysis: its host state is dropped, an anomaly says so, an error is counted. */
     private void reset(RunKey key, RuntimeException e, String where, long timestampMs) {
+        dirty.remove(key);
         live.remove(key);
         store.delete(key);
         meters.error(StreamsMeters.Stage.HOST);
@@ -240,6 +318,7 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
      * host lane has not ended for the idle timeout (they may have no host lane at all).
      */
     private void punctuate(long streamTimeMs) {
+        writeChanged();
         // Only the head of each entry is read (time, lane ends): a run's buffered intervals are decoded only when
         // it has to be closed.
         List<RunKey> expired = new ArrayList<>();
@@ -293,7 +372,7 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
             run.tracker.finish(steps::add);
             roll(run, steps, verdicts);
             run.tracker = null;
-            store.put(key, encodeCapped(key, run, capped));
+            put(key, encodeCapped(key, run, capped));
             live.put(key, run);
         } catch (RuntimeException e) {
             reset(key, e, "closing it without its host lane's end", streamTimeMs);
@@ -334,6 +413,11 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         anomalies.add(
                 new Anomaly(key.job(), key.rank(), AnomalyKind.STATE_BOUND, why + ": " + what, "run " + key.run()));
         return bytes;
+    }
+
+    private void put(RunKey key, byte[] state) {
+        store.put(key, state);
+        meters.stateWritten(StreamsMeters.StateStore.HOST);
     }
 
     private void send(String child, String key, Object value, long timestampMs) {

@@ -31,13 +31,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Adapts the per-rank {@link PassSegmenter} to Kafka Streams: per (job, rank, run) a small run-store entry
- * (cursors, clocks; touched by every batch) and a segmenter-store entry (written when a batch changed it: GPU
- * batches, and host batches with step markers, launches, or the rank's first events),
- * de-duplication by (source, lane) index, and a stream-time punctuator that closes idle ranks.
+ * (cursors, clocks; touched by every batch) and a segmenter-store entry (changed by GPU batches, and host batches
+ * with step markers, launches, or the rank's first events), de-duplication by (source, lane) index, and a
+ * stream-time punctuator that closes idle ranks. With a {@link CommitHookStore} under the segmenter store (the
+ * topology's), a changed segmenter state is encoded and written once per commit, in the commit's transaction;
+ * without one, once per batch.
  *
- * <p>A record is all or nothing: the store is written and outputs are forwarded only after every event of
- * the batch went through the segmenter. A record that throws leaves the state as it was and goes to the
- * dead-letter topic through the processing exception handler.
+ * <p>A record is all or nothing: the stores are written and outputs are forwarded only after every event of
+ * the batch went through the segmenter. A record that throws leaves the state as it was (the batches since the
+ * last write are replayed onto the stored state) and goes to the dead-letter topic through the processing
+ * exception handler.
  *
  * <p>A segmenter state is never written over {@code maxStateBytes} encoded: its open pass is closed first, as an
  * idle flush would, and if that is not enough the run's segmenter restarts (a STATE_BOUND anomaly either way).
@@ -78,23 +81,54 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     /** The segmenter store's serde, to encode a state once for both its size check and its put; null: none. */
     private final SegmenterStateSerde stateSerde;
 
+    /** Events a run's segmenter may take in between two writes of its state; beyond them it is written at once. */
+    static final int MAX_PENDING_EVENTS = 1 << 16;
+
     /**
-     * The segmenters of the stores' latest values, so a batch does not decode the state the previous batch
-     * wrote. The stores stay the truth: every batch still writes them (exactly-once needs the write in the
-     * same transaction as the outputs), an entry is dropped whenever processing fails (its object may be
-     * half-way through a batch), and the whole map is dropped on init and close (a task revived after a
-     * failed commit, or moved, restores its stores and must not see what this instance had).
+     * The segmenters of recently used runs: the store's state, plus the batches since the last commit for the runs
+     * in {@link #pending}. An entry is rebuilt whenever processing fails (its object may be half-way through a
+     * batch), and the whole map is dropped on init and close (a task revived after a failed commit, or moved,
+     * restores its stores and must not see what this instance had). A run leaving it with pending batches is
+     * written first.
      */
     private final Map<RunKey, PassSegmenter> live = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<RunKey, PassSegmenter> eldest) {
-            return size() > LIVE_SEGMENTERS;
+            if (size() <= LIVE_SEGMENTERS) {
+                return false;
+            }
+            Pending p = pending.remove(eldest.getKey());
+            if (p != null) {
+                write(eldest.getKey(), eldest.getValue(), p.timestampMs);
+            }
+            return true;
         }
     };
 
+    /**
+     * What changed a run's segmenter since its state was last written: the state is encoded and put once, when the
+     * task commits ({@link CommitHookStore}), not once per batch. The batches are kept (by reference, at most
+     * {@link #MAX_PENDING_EVENTS} events) so that a batch failing half-way can be undone by replaying the ones
+     * before it onto the stored state: a record stays all or nothing.
+     */
+    private static final class Pending {
+        final List<java.util.function.Consumer<PassSegmenter>> batches = new ArrayList<>();
+        int events;
+        long timestampMs;
+    }
+
+    private final Map<RunKey, Pending> pending = new LinkedHashMap<>();
+    private final CommitHookStore.Listener commitHook = this::writeChanged;
+    private final String[] commitStores;
+    /** The stores whose commit hooks this processor registered with (init), to leave them on close. */
+    private org.apache.kafka.streams.processor.StateStore[] hooked;
+
     private ProcessorContext<String, Object> context;
+    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<RunKey, RunState> runs;
     private KeyValueStore<RunKey, SegmenterState> segmenters;
+    /** Whether the segmenter store has a commit hook; without one (a plain store) every batch writes its state. */
+    private boolean deferred;
 
     /** @param stateSerde the segmenter store's value serde (see {@link SegmenterStateSerde#encodeForPut}), or null */
     public PassSegmenterProcessor(
@@ -107,7 +141,9 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             Duration idleTimeout,
             Duration retention,
             int maxStateBytes,
-            SegmenterStateSerde stateSerde) {
+            SegmenterStateSerde stateSerde,
+            String... commitStores) {
+        this.commitStores = commitStores.clone();
         this.stateSerde = stateSerde;
         if (maxStateBytes < 1) {
             throw new IllegalArgumentException("maxStateBytes must be positive, got " + maxStateBytes);
@@ -126,15 +162,34 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     @Override
     public void init(ProcessorContext<String, Object> context) {
         live.clear();
+        pending.clear();
         this.context = context;
+        this.node = CommitHookStore.currentNode(context);
         this.runs = context.getStateStore(runStoreName);
         this.segmenters = context.getStateStore(segmenterStoreName);
+        this.deferred = CommitHookStore.hooked(segmenters);
+        // First (order 1): a pass its state cap closes at a commit feeds the host processor, which writes after.
+        this.hooked = hookStores();
+        CommitHookStore.register(1, commitHook, hooked);
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
+    }
+
+    private org.apache.kafka.streams.processor.StateStore[] hookStores() {
+        List<org.apache.kafka.streams.processor.StateStore> stores = new ArrayList<>(List.of(runs, segmenters));
+        for (String name : commitStores) {
+            stores.add(context.getStateStore(name));
+        }
+        return stores.toArray(org.apache.kafka.streams.processor.StateStore[]::new);
     }
 
     @Override
     public void close() {
+        // Uncommitted batches are dropped: a clean close committed them first, a dirty one must not write them.
         live.clear();
+        pending.clear();
+        if (hooked != null) {
+            CommitHookStore.unregister(commitHook, hooked);
+        }
     }
 
     @Override
@@ -206,21 +261,35 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             }
             runs.put(key, state);
         } catch (RuntimeException e) {
-            // The live object may be half-way through this batch; the stores still hold the state before it.
-            live.remove(key);
+            // The live object may be half-way through this batch: back to the stored state and the batches since.
+            restore(key);
             throw e;
         }
         if (segmenter != null) {
             try {
+                Pending p = pending.get(key);
                 if (finished) {
                     live.remove(key);
+                    pending.remove(key);
                     segmenters.delete(key);
-                } else if (segmenter.modCount() != modCount) {
-                    putCapped(key, segmenter, out);
+                } else if (segmenter.modCount() != modCount || p != null) {
+                    int events = (p == null ? 0 : p.events) + fresh.size();
+                    if (!deferred || events > MAX_PENDING_EVENTS) {
+                        putCapped(key, segmenter, out);
+                        pending.remove(key);
+                    } else {
+                        if (p == null) {
+                            p = new Pending();
+                            pending.put(key, p);
+                        }
+                        p.batches.add(replay(batch.lane(), fresh, batch.endOfTrace()));
+                        p.events = events;
+                        p.timestampMs = record.timestamp();
+                    }
                 }
             } catch (RuntimeException e) {
                 // Two stores, one record: undo the run store's write so that neither moved.
-                live.remove(key);
+                restore(key);
                 if (prior == null) {
                     runs.delete(key);
                 } else {
@@ -285,6 +354,103 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         }
     }
 
+    /** One batch's calls on a segmenter, as {@link #process} made them, to replay onto a stored state. */
+    private static java.util.function.Consumer<PassSegmenter> replay(
+            TraceBatch.Lane lane, List<TraceEvent> events, boolean endOfTrace) {
+        return segmenter -> {
+            for (TraceEvent event : events) {
+                segmenter.accept(event);
+            }
+            if (endOfTrace) {
+                if (lane == TraceBatch.Lane.HOST) {
+                    segmenter.hostEnded();
+                } else {
+                    segmenter.endOfTrace(PassSegmenter.END_OF_TRACE);
+                }
+            }
+        };
+    }
+
+    /**
+     * Rebuilds a run's live segmenter after a failed batch: the stored state (or a new segmenter) with the batches
+     * since the last write replayed, their outputs discarded (they went out with their records).
+     */
+    private void restore(RunKey key) {
+        live.remove(key);
+        Pending p = pending.get(key);
+        if (p == null) {
+            return; // the store holds the state before the failed batch
+        }
+        try {
+            SegmenterState saved = segmenters.get(key);
+            PassSegmenter segmenter = saved == null
+                    ? new PassSegmenter(segmenterConfig, key.job(), key.run(), key.rank())
+                    : PassSegmenter.fromState(segmenterConfig, saved);
+            for (java.util.function.Consumer<PassSegmenter> batch : p.batches) {
+                batch.accept(segmenter);
+            }
+            live.put(key, segmenter);
+        } catch (RuntimeException e) {
+            pending.remove(key);
+            meters.error(StreamsMeters.Stage.PROCESSING);
+            LOG.warn(
+                    "could not replay {} batches of {} run {} after a failed one; the run goes on from its last"
+                            + " committed state",
+                    p.batches.size(),
+                    key.rankKey(),
+                    key.run(),
+                    e);
+        }
+    }
+
+    /** Writes every run changed since its last write: the commit hook. */
+    private void writeChanged() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<Map.Entry<RunKey, Pending>> changed = new ArrayList<>(pending.entrySet());
+        pending.clear();
+        for (Map.Entry<RunKey, Pending> e : changed) {
+            PassSegmenter segmenter = live.get(e.getKey());
+            if (segmenter != null) {
+                long timestampMs = e.getValue().timestampMs;
+                CommitHookStore.asProcessor(
+                        context, node, timestampMs, () -> write(e.getKey(), segmenter, timestampMs));
+            }
+        }
+    }
+
+    /**
+     * Writes one run's segmenter state outside its batch (a commit, or the run leaving the live cache): what a
+     * state cap closes is forwarded, and the host processor gets the closed passes.
+     */
+    private void write(RunKey key, PassSegmenter segmenter, long timestampMs) {
+        List<Emitted> out = new ArrayList<>();
+        try {
+            putCapped(key, segmenter, out);
+        } catch (RuntimeException e) {
+            live.remove(key);
+            meters.error(StreamsMeters.Stage.PROCESSING);
+            LOG.warn(
+                    "could not write the segmenter state of {} run {}; it goes on from its last committed state",
+                    key.rankKey(),
+                    key.run(),
+                    e);
+            return;
+        }
+        for (Emitted emitted : out) {
+            forward(emitted, timestampMs, key);
+        }
+        List<io.llmprof.events.PassRecord> closed = passes(out);
+        if (sinks.host() != null && !closed.isEmpty()) {
+            send(
+                    sinks.host(),
+                    key.rankKey(),
+                    new HostFeed(key, TraceBatch.Lane.GPU, List.of(), closed, false, false, false),
+                    timestampMs);
+        }
+    }
+
     /**
      * Writes the segmenter's state when it is under the cap encoded. Over it, the open pass is closed as an idle
      * flush would (the pass goes out through {@code out}); still over, the run's segmenter state is dropped and
@@ -330,6 +496,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private void put(RunKey key, SegmenterState state) {
         try {
             segmenters.put(key, state);
+            meters.stateWritten(StreamsMeters.StateStore.SEGMENTER);
         } finally {
             if (stateSerde != null) {
                 stateSerde.forget();
@@ -386,6 +553,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
                 flushIdle(key, state, streamTimeMs);
             } else if (!state.pending() && streamTimeMs - state.lastRecordMs() >= retentionMs) {
                 live.remove(key);
+                pending.remove(key);
                 segmenters.delete(key);
                 runs.delete(key);
             }
@@ -395,6 +563,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private void flushIdle(RunKey key, RunState state, long streamTimeMs) {
         Emitted emitted;
         try {
+            pending.remove(key); // written below, with the flush
             PassSegmenter segmenter = live.remove(key);
             if (segmenter == null) {
                 SegmenterState saved = segmenters.get(key);

@@ -12,6 +12,7 @@ import io.llmprof.streams.boundary.SegmenterState;
 import io.llmprof.streams.crossrank.CrossRankWindow;
 import io.llmprof.streams.host.HostConfig;
 import io.llmprof.streams.metrics.StreamsMeters;
+import io.llmprof.streams.processor.CommitHookStore;
 import io.llmprof.streams.processor.CrossRankProcessor;
 import io.llmprof.streams.processor.HostProcessor;
 import io.llmprof.streams.processor.PassSegmenterProcessor;
@@ -144,15 +145,19 @@ public final class TopologyFactory {
     public static Topology build(StreamsAppConfig config, SegmenterConfig segmenterConfig, StreamsMeters meters) {
         PassSegmenterProcessor.Sinks sinks =
                 new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK, HOST);
-        StoreBuilder<KeyValueStore<RunKey, RunState>> runStore = Stores.keyValueStoreBuilder(
+        // The trace stores carry a commit hook: the segmenter and host states are encoded once per commit.
+        StoreBuilder<KeyValueStore<RunKey, RunState>> runStore = CommitHookStore.builder(Stores.keyValueStoreBuilder(
                         Stores.persistentKeyValueStore(RUN_STORE),
                         new JsonSerde<>(RunKey.class),
-                        new JsonSerde<>(RunState.class))
+                        new JsonSerde<>(RunState.class)))
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of());
         SegmenterStateSerde segmenterSerde = new SegmenterStateSerde();
-        StoreBuilder<KeyValueStore<RunKey, SegmenterState>> segmenterStore = Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(SEGMENTER_STORE), new JsonSerde<>(RunKey.class), segmenterSerde)
+        StoreBuilder<KeyValueStore<RunKey, SegmenterState>> segmenterStore = CommitHookStore.builder(
+                        Stores.keyValueStoreBuilder(
+                                Stores.persistentKeyValueStore(SEGMENTER_STORE),
+                                new JsonSerde<>(RunKey.class),
+                                segmenterSerde))
                 .withCachingEnabled()
                 // The changelog carries whole segmenter states: allow what the producer may send.
                 .withLoggingEnabled(Map.of(
@@ -170,7 +175,8 @@ public final class TopologyFactory {
                         config.effectiveIdleTimeout(),
                         config.effectiveStateRetention(),
                         config.effectiveMaxStateRecordBytes(),
-                        segmenterSerde);
+                        segmenterSerde,
+                        HOST_STORE);
             }
 
             @Override
@@ -179,8 +185,8 @@ public final class TopologyFactory {
             }
         };
 
-        StoreBuilder<KeyValueStore<RunKey, byte[]>> hostStore = Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(HOST_STORE), new JsonSerde<>(RunKey.class), Serdes.ByteArray())
+        StoreBuilder<KeyValueStore<RunKey, byte[]>> hostStore = CommitHookStore.builder(Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(HOST_STORE), new JsonSerde<>(RunKey.class), Serdes.ByteArray()))
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of(
                         TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
@@ -196,7 +202,9 @@ public final class TopologyFactory {
                         config.effectivePunctuationInterval(),
                         config.effectiveIdleTimeout(),
                         config.effectiveStateRetention(),
-                        config.effectiveMaxStateRecordBytes());
+                        config.effectiveMaxStateRecordBytes(),
+                        RUN_STORE,
+                        SEGMENTER_STORE);
             }
 
             @Override
@@ -213,6 +221,10 @@ public final class TopologyFactory {
                 Topics.TRACE_EVENTS.name());
         topology.addProcessor(SEGMENTER, segmenter, SOURCE);
         topology.addProcessor(HOST, host, SEGMENTER);
+        // Each processor registers its commit hook with every trace store, so that whichever store a commit flushes
+        // first, the segmenter writes before the host processor (see CommitHookStore).
+        topology.connectProcessorAndStateStores(SEGMENTER, HOST_STORE);
+        topology.connectProcessorAndStateStores(HOST, RUN_STORE, SEGMENTER_STORE);
         topology.addSink(
                 PASSES_SINK,
                 Topics.PASSES.name(),

@@ -127,7 +127,10 @@ public final class ServiceTopologyCpuTime {
         long processNs = 0;
         long cpuNs = 0;
         long wallNs = 0;
+        // records and bytes per produced topic (changelogs included) in the last round
+        Map<String, long[]> produced = new java.util.TreeMap<>();
         for (int round = 0; round < warm + timed; round++) {
+            produced.clear();
             Path state = Files.createTempDirectory("svc-bench-state");
             StreamsAppConfig config = StreamsAppConfig.builder("unused:9092")
                     .stateDir(state)
@@ -162,11 +165,15 @@ public final class ServiceTopologyCpuTime {
                     }
                     // outside the clocks: the driver keeps every produced record until read, the real app does not
                     for (String topic : driver.producedTopicNames()) {
-                        outputs.computeIfAbsent(
+                        long[] count = produced.computeIfAbsent(topic, t -> new long[2]);
+                        for (var r : outputs.computeIfAbsent(
                                         topic,
                                         t -> driver.createOutputTopic(
                                                 t, new ByteArrayDeserializer(), new ByteArrayDeserializer()))
-                                .readRecordsToList();
+                                .readRecordsToList()) {
+                            count[0]++;
+                            count[1] += r.value() == null ? 0 : r.value().length;
+                        }
                     }
                 }
             }
@@ -183,5 +190,6 @@ public final class ServiceTopologyCpuTime {
                 total / (wallNs / 1e9),
                 timed,
                 warm);
+        produced.forEach((topic, c) -> System.out.printf("  %s: %d records, %d bytes%n", topic, c[0], c[1]));
     }
 }

@@ -19,6 +19,7 @@ final class MapStore<K, V> implements KeyValueStore<K, V> {
     private final String name;
     private final Map<K, V> map = new LinkedHashMap<>();
     private boolean failWrites;
+    private int puts;
 
     MapStore(String name) {
         this.name = name;
@@ -27,6 +28,11 @@ final class MapStore<K, V> implements KeyValueStore<K, V> {
     /** From now on, every put and delete throws (until told otherwise). */
     void failWrites(boolean fail) {
         failWrites = fail;
+    }
+
+    /** Puts so far (writes of a value, not deletes). */
+    int puts() {
+        return puts;
     }
 
     Map<K, V> snapshot() {
@@ -41,6 +47,7 @@ final class MapStore<K, V> implements KeyValueStore<K, V> {
     @Override
     public void put(K key, V value) {
         checkWritable();
+        puts++;
         if (value == null) {
             map.remove(key);
         } else {

@@ -64,9 +64,10 @@ class TopologyFactoryTest {
                         TopologyFactory.SERVICE_STORE,
                         TopologyFactory.SERVICE_REQUESTS_STORE,
                         TopologyFactory.SERVICE_ORDER_STORE);
-        assertThat(processor(d, TopologyFactory.HOST).stores()).containsExactly(TopologyFactory.HOST_STORE);
-        assertThat(processor(d, TopologyFactory.SEGMENTER).stores())
-                .containsExactlyInAnyOrder(TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE);
+        // Both trace processors see all three trace stores: each registers its commit hook with every one of them.
+        String[] traceStores = {TopologyFactory.RUN_STORE, TopologyFactory.SEGMENTER_STORE, TopologyFactory.HOST_STORE};
+        assertThat(processor(d, TopologyFactory.HOST).stores()).containsExactlyInAnyOrder(traceStores);
+        assertThat(processor(d, TopologyFactory.SEGMENTER).stores()).containsExactlyInAnyOrder(traceStores);
         assertThat(processor(d, TopologyFactory.CROSS_RANK).stores())
                 .containsExactlyInAnyOrder(
                         TopologyFactory.CROSS_RANK_PASS_STORE, TopologyFactory.CROSS_RANK_WINDOW_STORE);
