@@ -138,7 +138,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             return 2;
         }
         PassIndex index = order.read(ReaderOptions.defaults(), o -> {
-            PassIndex p = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o);
+            PassIndex p = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o, order);
             order.sortedIf(p.launchesLost);
             return p;
         });

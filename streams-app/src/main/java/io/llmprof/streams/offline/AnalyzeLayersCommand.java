@@ -159,6 +159,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             PrintWriter err)
             throws IOException {
         Run run = new Run(segmenterConfig, TraceFiles.jobName(files.get(0)), catalog);
+        run.segmenters.onLaunchLost(order::sortedOnLostLaunch);
         List<String> header = new ArrayList<>();
         InputReport input = new InputReport();
         try (LayersJsonWriter json = new LayersJsonWriter()) {

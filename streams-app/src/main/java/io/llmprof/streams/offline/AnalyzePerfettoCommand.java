@@ -155,7 +155,8 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
                     config,
                     i -> fwdPass != null && i == fwdPass,
                     fwdPass == null && wanted != null ? wanted::contains : null,
-                    o);
+                    o,
+                    order);
             order.sortedIf(p.launchesLost);
             return p;
         });

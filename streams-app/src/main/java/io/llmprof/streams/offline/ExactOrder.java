@@ -69,6 +69,17 @@ final class ExactOrder implements AutoCloseable {
         }
     }
 
+    /**
+     * Called by a first reading as soon as its launch context loses a launch: the sorted reading is needed anyway
+     * (the loss is reported at the end, {@link #sortedIf}), so the rest of the file is not read twice. Kineto writes
+     * large traces host first, so this is the common case for them.
+     */
+    void sortedOnLostLaunch() {
+        if (dir == null) {
+            throw new ReadSorted("kernel launches were lost because the host lane ran too far ahead of the GPU lane");
+        }
+    }
+
     /** The options of a later reading of the same input: sorted when the first reading was. */
     ReaderOptions options(ReaderOptions base) {
         return dir == null ? base : base.withSpillDir(dir);

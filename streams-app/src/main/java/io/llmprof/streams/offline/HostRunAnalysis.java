@@ -126,7 +126,9 @@ final class HostRunAnalysis {
             throws IOException {
         try (ExactOrder order = new ExactOrder()) {
             HostRunAnalysis a = order.read(ReaderOptions.defaults(), o -> {
-                HostRunAnalysis r = new HostRunAnalysis(config, segmenterConfig, files).read(o);
+                HostRunAnalysis fresh = new HostRunAnalysis(config, segmenterConfig, files);
+                fresh.segmenters.onLaunchLost(order::sortedOnLostLaunch);
+                HostRunAnalysis r = fresh.read(o);
                 order.sortedIf(
                         r.segmenters.launchesLost(),
                         r.ranks.values().stream()

@@ -91,12 +91,27 @@ final class PassIndex {
     static PassIndex read(
             Path trace, SegmenterConfig config, LongPredicate keep, IntPredicate keepLayer, ReaderOptions options)
             throws IOException {
+        return read(trace, config, keep, keepLayer, options, null);
+    }
+
+    /** @param order stops this reading at the first lost launch ({@link ExactOrder#sortedOnLostLaunch}), or null */
+    static PassIndex read(
+            Path trace,
+            SegmenterConfig config,
+            LongPredicate keep,
+            IntPredicate keepLayer,
+            ReaderOptions options,
+            ExactOrder order)
+            throws IOException {
         PassIndex index = new PassIndex();
         index.keepLayer = keepLayer;
         String job = TraceFiles.jobName(trace);
         String run = TraceFiles.runName(trace);
         RankSegmenters segmenters = new RankSegmenters(
                 r -> new PassSegmenter(config, job, run, r), (rank, emitted) -> index.take(rank, emitted, keep));
+        if (order != null) {
+            segmenters.onLaunchLost(order::sortedOnLostLaunch);
+        }
         index.summary = KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {

@@ -22,6 +22,8 @@ final class RankSegmenters {
     private final BiConsumer<String, Emitted> out;
     private final Map<String, PassSegmenter> segmenters = new TreeMap<>();
     private final Set<String> ended = new HashSet<>();
+    /** Run as soon as a rank's launch context has lost a launch (null: nothing). */
+    private Runnable onLaunchLost;
 
     /** @param create makes a rank's segmenter when its first event arrives */
     RankSegmenters(Function<String, PassSegmenter> create, BiConsumer<String, Emitted> out) {
@@ -33,7 +35,16 @@ final class RankSegmenters {
         if (lane != TraceBatch.Lane.GPU && ended.contains(rank)) {
             return; // host events after the rank's GPU lane ended change nothing
         }
-        out.accept(rank, segmenters.computeIfAbsent(rank, create).accept(e));
+        PassSegmenter s = segmenters.computeIfAbsent(rank, create);
+        out.accept(rank, s.accept(e));
+        if (onLaunchLost != null && s.launchContext().lost() > 0) {
+            onLaunchLost.run();
+        }
+    }
+
+    /** {@code action} runs after each event once a rank's launch context lost a launch ({@link ExactOrder}). */
+    void onLaunchLost(Runnable action) {
+        this.onLaunchLost = action;
     }
 
     void endOfTrace(String rank, TraceBatch.Lane lane) {
