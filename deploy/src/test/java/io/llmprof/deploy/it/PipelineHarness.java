@@ -105,6 +105,16 @@ public final class PipelineHarness implements AutoCloseable {
         return total;
     }
 
+    /** The value of {@code name{store="<store>"}} in a Prometheus scrape (0 when absent). */
+    static double storeSample(String metrics, String name, String store) {
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(name + "{") && line.contains("store=\"" + store + "\"")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
+    }
+
     /** A 4-layer Llama-shaped config.json, small enough for fast exact-answer tests. */
     public static Path tinyModel(Path dir) throws IOException {
         Path config = dir.resolve("model.json");

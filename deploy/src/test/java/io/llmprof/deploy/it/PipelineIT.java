@@ -147,8 +147,9 @@ class PipelineIT {
             }
             String metrics = h.metrics();
             double commits = PipelineHarness.sum(metrics, "kafka_stream_thread_commit_total");
-            double segmenterWrites = sample(metrics, "llmprof_streams_state_writes_total", "segmenter");
-            double hostWrites = sample(metrics, "llmprof_streams_state_writes_total", "host");
+            double segmenterWrites =
+                    PipelineHarness.storeSample(metrics, "llmprof_streams_state_writes_total", "segmenter");
+            double hostWrites = PipelineHarness.storeSample(metrics, "llmprof_streams_state_writes_total", "host");
             assertThat(commits).as("commits of the stream thread").isPositive();
             assertThat(segmenterWrites).as("segmenter state writes").isPositive();
             assertThat(hostWrites).as("host state writes").isPositive();
@@ -159,16 +160,6 @@ class PipelineIT {
             assertThat(segmenterWrites).isLessThan(batches / 4.0);
             assertThat(hostWrites).isLessThan(batches / 4.0);
         }
-    }
-
-    /** The value of {@code name{store="<store>"}} in a Prometheus scrape (0 when absent). */
-    private static double sample(String metrics, String name, String store) {
-        for (String line : metrics.split("\n")) {
-            if (line.startsWith(name + "{") && line.contains("store=\"" + store + "\"")) {
-                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-            }
-        }
-        return 0;
     }
 
     private static void replay(PipelineHarness h, String job, List<Path> files) throws InterruptedException {

@@ -119,6 +119,14 @@ class ServicePipelineIT {
 
             // Metrics: every ended request counted once by reason, per instance; TTFT observed where there is one.
             String metrics = h.metrics();
+            // Issue 15: an instance is written once per commit (and when its stream ends), not per batch of 3 events.
+            double writes = PipelineHarness.storeSample(metrics, "llmprof_streams_state_writes_total", "service");
+            long batches = fixtures.stream()
+                    .mapToLong(f -> (f.events().size() + 2) / 3)
+                    .sum();
+            assertThat(writes).as("service state writes").isPositive();
+            // written per batch it would be one write per batch (43); a run here wrote 13
+            assertThat(writes).isLessThanOrEqualTo(0.75 * batches);
             for (ServiceFixtures.Fixture f : fixtures) {
                 Map<String, Long> reasons = new HashMap<>();
                 long ttfts = 0;

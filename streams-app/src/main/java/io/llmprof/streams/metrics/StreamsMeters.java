@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -237,12 +236,12 @@ public final class StreamsMeters {
                             .tag(TAG_STORE, store.tag())
                             .register(registry));
         }
-        for (StateStore store : List.of(StateStore.SEGMENTER, StateStore.HOST)) {
+        for (StateStore store : StateStore.values()) {
             stateWrites.put(
                     store,
                     Counter.builder(STATE_WRITES)
-                            .description("Trace state records encoded and put: once per changed run and commit, not"
-                                    + " per batch")
+                            .description("State records encoded and put: once per changed run or instance and"
+                                    + " commit, not per batch")
                             .tag(TAG_STORE, store.tag())
                             .register(registry));
         }
@@ -260,7 +259,7 @@ public final class StreamsMeters {
         stateCapped.get(store).increment();
     }
 
-    /** A segmenter or host state encoded and put into its store. */
+    /** A segmenter, host or service instance state encoded and put into its store. */
     public void stateWritten(StateStore store) {
         stateWrites.get(store).increment();
     }

@@ -60,9 +60,12 @@ import org.slf4j.LoggerFactory;
  *       touched, once each.
  * </ul>
  *
- * <p>A record is all or nothing: outputs are buffered, the stores are written, then they are forwarded; a record
- * that throws (a tombstone, a key that does not match its batch) writes nothing and goes to the dead-letter topic
- * through the processing exception handler. A batch with {@code endOfStream} finishes the analyzer (open requests
+ * <p>With {@link CommitHookStore}s under the stores (the topology's), an instance changed by records is written once
+ * per commit, in the commit's transaction, not once per record (issue 15); without them, after each record. A
+ * record is all or nothing: outputs are buffered and forwarded only after the whole batch went through; a record
+ * that throws (a tombstone, a key that does not match its batch) changes nothing (the instance is rebuilt from the
+ * stores and the batches since its last write, replayed) and goes to the dead-letter topic through the processing
+ * exception handler. A batch with {@code endOfStream} finishes the analyzer (open requests
  * TIMED_OUT, pending forwards and summaries out) and resets it; the cursors stay, so a re-sent copy changes nothing.
  * A batch's writes span three stores: under exactly-once they commit together; under at-least-once a crash between
  * them can leave request records a batch ahead of the head's cursors, and that batch is then applied twice to them.
@@ -115,18 +118,51 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     private final long retentionMs;
     private final int maxStateBytes;
 
-    /** Decoded entries of recently used instances, as the stores hold them; dropped on failure, init, close. */
+    /** Events an instance may take in between two writes; beyond them it is written at once. */
+    static final int MAX_PENDING_EVENTS = 1 << 16;
+
+    /**
+     * Decoded entries of recently used instances: the stores' state plus the batches in {@link #pending}; rebuilt on
+     * failure, dropped on init and close. An instance leaving it with pending batches is written first.
+     */
     private final Map<String, Entry> live = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Entry> eldest) {
-            return size() > LIVE;
+            if (size() <= LIVE) {
+                return false;
+            }
+            Pending p = pending.remove(eldest.getKey());
+            if (p != null) {
+                write(eldest.getKey(), eldest.getValue(), p.timestampMs);
+            }
+            return true;
         }
     };
 
+    private record Counts(int fresh, int skipped) {}
+
+    /** One batch applied since the instance was last written, with the wall clock it was applied at. */
+    private record Applied(ServiceBatch batch, long wallMs) {}
+
+    /** The batches applied to an instance since it was last written (kept by reference, to replay after a failure). */
+    private static final class Pending {
+        final List<Applied> batches = new ArrayList<>();
+        int events;
+        long timestampMs;
+    }
+
+    private final Map<String, Pending> pending = new LinkedHashMap<>();
+    private final CommitHookStore.Listener commitHook = this::writeChanged;
+
     private ProcessorContext<String, Object> context;
+    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<String, byte[]> store;
     private ByteStore requestStore;
     private ByteStore orderStore;
+    /** The stores whose commit hooks this processor registered with, to leave them on close. */
+    private org.apache.kafka.streams.processor.StateStore[] hooked;
+    /** Whether the stores have a commit hook; without one (a plain store) every record writes its instance. */
+    private boolean deferred;
 
     /**
      * One instance: when it last got a record (wall clock), its cursors, its request table, its analyzer (null after
@@ -164,16 +200,29 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     @Override
     public void init(ProcessorContext<String, Object> context) {
         live.clear();
+        pending.clear();
         this.context = context;
+        this.node = CommitHookStore.currentNode(context);
         this.store = context.getStateStore(storeNames.head());
-        this.requestStore = bytes(context.getStateStore(storeNames.requests()));
-        this.orderStore = bytes(context.getStateStore(storeNames.order()));
+        KeyValueStore<String, byte[]> requests = context.getStateStore(storeNames.requests());
+        KeyValueStore<String, byte[]> order = context.getStateStore(storeNames.order());
+        this.requestStore = bytes(requests);
+        this.orderStore = bytes(order);
+        this.deferred =
+                CommitHookStore.hooked(store) && CommitHookStore.hooked(requests) && CommitHookStore.hooked(order);
+        this.hooked = new org.apache.kafka.streams.processor.StateStore[] {store, requests, order};
+        CommitHookStore.register(1, commitHook, hooked);
         context.schedule(punctuationInterval, PunctuationType.WALL_CLOCK_TIME, this::punctuate);
     }
 
     @Override
     public void close() {
+        // Uncommitted batches are dropped: a clean close committed them first, a dirty one must not write them.
         live.clear();
+        pending.clear();
+        if (hooked != null) {
+            CommitHookStore.unregister(commitHook, hooked);
+        }
     }
 
     @Override
@@ -192,48 +241,132 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             throw new IllegalArgumentException("an instance key must not hold NUL (the state key separator)");
         }
         Buffer out = new Buffer();
-        int skip;
-        int fresh;
+        long wallMs = context.currentSystemTimeMs();
+        Counts counts;
         try {
-            Entry entry = load(key, out, context.currentSystemTimeMs());
-            long next = entry.cursors.getOrDefault(batch.source(), 0L);
-            int size = batch.events().size();
-            IndexGap.check(next, batch.firstIndex(), size, key + " from " + batch.source());
-            skip = (int) Math.min(size, Math.max(0, next - batch.firstIndex()));
-            fresh = size - skip;
-            if (batch.firstIndex() > next) {
-                LOG.warn(
-                        "{} service events of {} from {} never arrived (indexes {}..{})",
-                        batch.firstIndex() - next,
-                        key,
-                        batch.source(),
-                        next,
-                        batch.firstIndex() - 1);
+            Entry entry = load(key, out, wallMs);
+            counts = apply(key, entry, batch, out, wallMs);
+            Pending p = deferred ? pending.get(key) : null;
+            int events = (p == null ? 0 : p.events) + batch.events().size();
+            // An ended stream is written at once: its request table is flushed and purged before another begins.
+            if (!deferred || events > MAX_PENDING_EVENTS || entry.analyzer == null) {
+                save(key, entry, out);
+                pending.remove(key);
+            } else {
+                if (p == null) {
+                    p = new Pending();
+                    pending.put(key, p);
+                }
+                p.batches.add(new Applied(batch, wallMs));
+                p.events = events;
+                p.timestampMs = record.timestamp();
             }
-            if (fresh > 0 && entry.analyzer == null) {
-                entry.analyzer = new ServiceAnalyzer(batch.job(), batch.instance(), config, entry.table);
-            }
-            for (ServiceEvent e : batch.events().subList(skip, size)) {
-                entry.analyzer.accept(e, out);
-            }
-            if (batch.endOfStream() && entry.analyzer != null && (fresh > 0 || batch.firstIndex() >= next)) {
-                entry.analyzer.finish(out);
-                entry.analyzer = null;
-            }
-            entry.cursors.remove(batch.source());
-            entry.cursors.put(batch.source(), Math.max(next, batch.firstIndex() + size));
-            if (entry.cursors.size() > MAX_SOURCES) {
-                entry.cursors.remove(entry.cursors.keySet().iterator().next());
-            }
-            entry.lastWallMs = context.currentSystemTimeMs();
-            save(key, entry, out);
         } catch (RuntimeException e) {
-            live.remove(key); // the live object may be half-way through the batch; the stores are the truth
+            // the live object may be half-way through the batch: back to the stores and the batches since
+            restore(key);
             throw e;
         }
-        meters.serviceEvents(fresh);
-        meters.serviceDuplicates(skip);
+        meters.serviceEvents(counts.fresh());
+        meters.serviceDuplicates(counts.skipped());
         out.forward(key, record.timestamp());
+    }
+
+    /**
+     * One batch into an instance: de-duplication by the source's cursor, the analyzer, the cursors and the wall clock.
+     *
+     * @return the events taken and the duplicates skipped
+     */
+    private Counts apply(String key, Entry entry, ServiceBatch batch, Buffer out, long wallMs) {
+        long next = entry.cursors.getOrDefault(batch.source(), 0L);
+        int size = batch.events().size();
+        IndexGap.check(next, batch.firstIndex(), size, key + " from " + batch.source());
+        int skip = (int) Math.min(size, Math.max(0, next - batch.firstIndex()));
+        int fresh = size - skip;
+        if (batch.firstIndex() > next) {
+            LOG.warn(
+                    "{} service events of {} from {} never arrived (indexes {}..{})",
+                    batch.firstIndex() - next,
+                    key,
+                    batch.source(),
+                    next,
+                    batch.firstIndex() - 1);
+        }
+        if (fresh > 0 && entry.analyzer == null) {
+            entry.analyzer = new ServiceAnalyzer(batch.job(), batch.instance(), config, entry.table);
+        }
+        for (ServiceEvent e : batch.events().subList(skip, size)) {
+            entry.analyzer.accept(e, out);
+        }
+        if (batch.endOfStream() && entry.analyzer != null && (fresh > 0 || batch.firstIndex() >= next)) {
+            entry.analyzer.finish(out);
+            entry.analyzer = null;
+        }
+        entry.cursors.remove(batch.source());
+        entry.cursors.put(batch.source(), Math.max(next, batch.firstIndex() + size));
+        if (entry.cursors.size() > MAX_SOURCES) {
+            entry.cursors.remove(entry.cursors.keySet().iterator().next());
+        }
+        entry.lastWallMs = wallMs;
+        return new Counts(fresh, skip);
+    }
+
+    /**
+     * Rebuilds an instance after a failed batch: the stored state with the batches since its last write replayed,
+     * their outputs discarded (they went out with their records); without pending batches the stores are the truth.
+     */
+    private void restore(String key) {
+        live.remove(key);
+        Pending p = pending.get(key);
+        if (p == null) {
+            return;
+        }
+        try {
+            Buffer discard = new Buffer();
+            byte[] saved = store.get(key);
+            Entry entry = saved == null ? fresh(key) : decode(key, saved);
+            for (Applied a : p.batches) {
+                apply(key, entry, a.batch(), discard, a.wallMs());
+            }
+            live.put(key, entry);
+        } catch (RuntimeException e) {
+            pending.remove(key);
+            meters.error(StreamsMeters.Stage.SERVICE);
+            LOG.warn(
+                    "could not replay {} batches of {} after a failed one; it goes on from its last committed state",
+                    p.batches.size(),
+                    key,
+                    e);
+        }
+    }
+
+    /** Writes every instance changed since its last write: the commit hook, and before a punctuation reads heads. */
+    private void writeChanged() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<Map.Entry<String, Pending>> changed = new ArrayList<>(pending.entrySet());
+        pending.clear();
+        for (Map.Entry<String, Pending> e : changed) {
+            Entry entry = live.get(e.getKey());
+            if (entry != null) {
+                long timestampMs = e.getValue().timestampMs;
+                CommitHookStore.asProcessor(context, node, timestampMs, () -> write(e.getKey(), entry, timestampMs));
+            }
+        }
+    }
+
+    /** Writes one instance outside its batch; what a state cap evicts or finishes there is forwarded. */
+    private void write(String key, Entry entry, long timestampMs) {
+        Buffer out = new Buffer();
+        try {
+            save(key, entry, out);
+        } catch (RuntimeException e) {
+            live.remove(key);
+            meters.error(StreamsMeters.Stage.SERVICE);
+            LOG.warn("could not write the service state of {}; it goes on from its last committed state", key, e);
+            return;
+        }
+        out.forward(key, timestampMs);
     }
 
     /** The instance's entry: live, else decoded from the stores, else new; an unreadable one is reset. */
@@ -275,6 +408,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     /** Expires instances idle for the request timeout; forgets idle, settled entries after the retention. */
     private void punctuate(long nowMs) {
+        writeChanged(); // the heads below must be the instances' latest
         List<String> idle = new ArrayList<>();
         List<String> forget = new ArrayList<>();
         List<String> unreadable = new ArrayList<>();
@@ -311,6 +445,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     /** Deletes everything stored for an instance. */
     private void drop(String key) {
+        pending.remove(key);
         live.remove(key);
         StoredRequestTable.purge(key, requestStore, orderStore);
         store.put(key, null);
@@ -441,6 +576,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
                     before);
         }
         store.put(key, bytes);
+        meters.stateWritten(StreamsMeters.StateStore.SERVICE);
     }
 
     private static int cursorBytes(Entry entry) {

@@ -329,9 +329,13 @@ public final class TopologyFactory {
         sink(topology, SERVICE_ANOMALIES_SINK, Topics.ANOMALIES);
     }
 
-    /** A cached, logged store of the service analyzer (one changelog record per key and commit while cached). */
+    /**
+     * A cached, logged store of the service analyzer (one changelog record per key and commit while cached), with a
+     * commit hook: the processor writes an instance once per commit.
+     */
     private static StoreBuilder<KeyValueStore<String, byte[]>> serviceStore(String name) {
-        return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.String(), Serdes.ByteArray())
+        return CommitHookStore.builder(Stores.keyValueStoreBuilder(
+                        Stores.persistentKeyValueStore(name), Serdes.String(), Serdes.ByteArray()))
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of(
                         TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
