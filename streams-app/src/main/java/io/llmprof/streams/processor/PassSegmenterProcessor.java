@@ -81,9 +81,6 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     /** The segmenter store's serde, to encode a state once for both its size check and its put; null: none. */
     private final SegmenterStateSerde stateSerde;
 
-    /** Events a run's segmenter may take in between two writes of its state; beyond them it is written at once. */
-    static final int MAX_PENDING_EVENTS = 1 << 16;
-
     /**
      * The segmenters of recently used runs: the store's state, plus the batches since the last commit for the runs
      * in {@link #pending}. An entry is rebuilt whenever processing fails (its object may be half-way through a
@@ -97,7 +94,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             if (size() <= LIVE_SEGMENTERS) {
                 return false;
             }
-            Pending p = pending.remove(eldest.getKey());
+            PendingBatches.Pending<Replay> p = pending.remove(eldest.getKey());
             if (p != null) {
                 write(eldest.getKey(), eldest.getValue(), p.timestampMs);
             }
@@ -105,19 +102,15 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         }
     };
 
+    /** One batch's calls on a segmenter, to replay onto a stored state. */
+    private interface Replay extends java.util.function.Consumer<PassSegmenter> {}
+
     /**
      * What changed a run's segmenter since its state was last written: the state is encoded and put once, when the
-     * task commits ({@link CommitHookStore}), not once per batch. The batches are kept (by reference, at most
-     * {@link #MAX_PENDING_EVENTS} events) so that a batch failing half-way can be undone by replaying the ones
-     * before it onto the stored state: a record stays all or nothing.
+     * task commits ({@link CommitHookStore}), not once per batch; a record stays all or nothing by the replay.
      */
-    private static final class Pending {
-        final List<java.util.function.Consumer<PassSegmenter>> batches = new ArrayList<>();
-        int events;
-        long timestampMs;
-    }
+    private final PendingBatches<RunKey, Replay> pending = new PendingBatches<>();
 
-    private final Map<RunKey, Pending> pending = new LinkedHashMap<>();
     private final CommitHookStore.Listener commitHook = this::writeChanged;
     private final String[] commitStores;
     /** The stores whose commit hooks this processor registered with (init), to leave them on close. */
@@ -267,24 +260,17 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         }
         if (segmenter != null) {
             try {
-                Pending p = pending.get(key);
                 if (finished) {
                     live.remove(key);
                     pending.remove(key);
                     segmenters.delete(key);
-                } else if (segmenter.modCount() != modCount || p != null) {
-                    int events = (p == null ? 0 : p.events) + fresh.size();
-                    if (!deferred || events > MAX_PENDING_EVENTS) {
+                } else if (segmenter.modCount() != modCount || pending.get(key) != null) {
+                    if (!deferred || !pending.fits(key, fresh.size())) {
                         putCapped(key, segmenter, out);
                         pending.remove(key);
                     } else {
-                        if (p == null) {
-                            p = new Pending();
-                            pending.put(key, p);
-                        }
-                        p.batches.add(replay(batch.lane(), fresh, batch.endOfTrace()));
-                        p.events = events;
-                        p.timestampMs = record.timestamp();
+                        pending.add(
+                                key, replay(batch.lane(), fresh, batch.endOfTrace()), fresh.size(), record.timestamp());
                     }
                 }
             } catch (RuntimeException e) {
@@ -355,8 +341,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     }
 
     /** One batch's calls on a segmenter, as {@link #process} made them, to replay onto a stored state. */
-    private static java.util.function.Consumer<PassSegmenter> replay(
-            TraceBatch.Lane lane, List<TraceEvent> events, boolean endOfTrace) {
+    private static Replay replay(TraceBatch.Lane lane, List<TraceEvent> events, boolean endOfTrace) {
         return segmenter -> {
             for (TraceEvent event : events) {
                 segmenter.accept(event);
@@ -377,7 +362,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
      */
     private void restore(RunKey key) {
         live.remove(key);
-        Pending p = pending.get(key);
+        PendingBatches.Pending<Replay> p = pending.get(key);
         if (p == null) {
             return; // the store holds the state before the failed batch
         }
@@ -386,7 +371,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
             PassSegmenter segmenter = saved == null
                     ? new PassSegmenter(segmenterConfig, key.job(), key.run(), key.rank())
                     : PassSegmenter.fromState(segmenterConfig, saved);
-            for (java.util.function.Consumer<PassSegmenter> batch : p.batches) {
+            for (Replay batch : p.batches) {
                 batch.accept(segmenter);
             }
             live.put(key, segmenter);
@@ -408,9 +393,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         if (pending.isEmpty()) {
             return;
         }
-        List<Map.Entry<RunKey, Pending>> changed = new ArrayList<>(pending.entrySet());
-        pending.clear();
-        for (Map.Entry<RunKey, Pending> e : changed) {
+        for (Map.Entry<RunKey, PendingBatches.Pending<Replay>> e : pending.drain()) {
             PassSegmenter segmenter = live.get(e.getKey());
             if (segmenter != null) {
                 long timestampMs = e.getValue().timestampMs;

@@ -118,9 +118,6 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     private final long retentionMs;
     private final int maxStateBytes;
 
-    /** Events an instance may take in between two writes; beyond them it is written at once. */
-    static final int MAX_PENDING_EVENTS = 1 << 16;
-
     /**
      * Decoded entries of recently used instances: the stores' state plus the batches in {@link #pending}; rebuilt on
      * failure, dropped on init and close. An instance leaving it with pending batches is written first.
@@ -131,7 +128,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
             if (size() <= LIVE) {
                 return false;
             }
-            Pending p = pending.remove(eldest.getKey());
+            PendingBatches.Pending<Applied> p = pending.remove(eldest.getKey());
             if (p != null) {
                 write(eldest.getKey(), eldest.getValue(), p.timestampMs);
             }
@@ -144,14 +141,9 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     /** One batch applied since the instance was last written, with the wall clock it was applied at. */
     private record Applied(ServiceBatch batch, long wallMs) {}
 
-    /** The batches applied to an instance since it was last written (kept by reference, to replay after a failure). */
-    private static final class Pending {
-        final List<Applied> batches = new ArrayList<>();
-        int events;
-        long timestampMs;
-    }
+    /** The batches applied to an instance since it was last written (to replay after a failure). */
+    private final PendingBatches<String, Applied> pending = new PendingBatches<>();
 
-    private final Map<String, Pending> pending = new LinkedHashMap<>();
     private final CommitHookStore.Listener commitHook = this::writeChanged;
 
     private ProcessorContext<String, Object> context;
@@ -246,20 +238,12 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         try {
             Entry entry = load(key, out, wallMs);
             counts = apply(key, entry, batch, out, wallMs);
-            Pending p = deferred ? pending.get(key) : null;
-            int events = (p == null ? 0 : p.events) + batch.events().size();
             // An ended stream is written at once: its request table is flushed and purged before another begins.
-            if (!deferred || events > MAX_PENDING_EVENTS || entry.analyzer == null) {
+            if (!deferred || !pending.fits(key, batch.events().size()) || entry.analyzer == null) {
                 save(key, entry, out);
                 pending.remove(key);
             } else {
-                if (p == null) {
-                    p = new Pending();
-                    pending.put(key, p);
-                }
-                p.batches.add(new Applied(batch, wallMs));
-                p.events = events;
-                p.timestampMs = record.timestamp();
+                pending.add(key, new Applied(batch, wallMs), batch.events().size(), record.timestamp());
             }
         } catch (RuntimeException e) {
             // the live object may be half-way through the batch: back to the stores and the batches since
@@ -316,7 +300,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
      */
     private void restore(String key) {
         live.remove(key);
-        Pending p = pending.get(key);
+        PendingBatches.Pending<Applied> p = pending.get(key);
         if (p == null) {
             return;
         }
@@ -344,9 +328,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         if (pending.isEmpty()) {
             return;
         }
-        List<Map.Entry<String, Pending>> changed = new ArrayList<>(pending.entrySet());
-        pending.clear();
-        for (Map.Entry<String, Pending> e : changed) {
+        for (Map.Entry<String, PendingBatches.Pending<Applied>> e : pending.drain()) {
             Entry entry = live.get(e.getKey());
             if (entry != null) {
                 long timestampMs = e.getValue().timestampMs;
