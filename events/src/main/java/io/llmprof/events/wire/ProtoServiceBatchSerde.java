@@ -25,8 +25,10 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 .setFirstIndex(batch.firstIndex())
                 .setEndOfStream(batch.endOfStream());
         long previousStart = 0;
+        // Messages built on their own and added whole: nested builders (addEventsBuilder) keep a field-builder tree
+        // per event and request, a third of the agent's encoding time; the bytes are the same.
         for (ServiceEvent e : batch.events()) {
-            var p = b.addEventsBuilder()
+            var p = io.llmprof.events.wire.proto.ServiceEvent.newBuilder()
                     .setDomain(strings.index(e.domain()))
                     .setName(strings.index(e.name()))
                     .setStartDelta(e.startNs() - previousStart);
@@ -41,7 +43,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 p.setTid(strings.index(e.tid()));
             }
             for (RequestRef r : e.requests()) {
-                var q = p.addRequestsBuilder().setRid(strings.index(r.rid()));
+                var q = io.llmprof.events.wire.proto.RequestRef.newBuilder().setRid(strings.index(r.rid()));
                 if (!r.rawRid().equals(r.rid())) {
                     q.setRawRid(strings.index(r.rawRid()));
                 }
@@ -54,10 +56,12 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 if (r.scheduledTokens() != null) {
                     q.setScheduledTokens(r.scheduledTokens());
                 }
+                p.addRequests(q.build());
             }
             e.metrics().forEach((k, v) -> p.putMetrics(strings.index(k), v));
             e.deltas().forEach((k, v) -> p.putDeltas(strings.index(k), v));
             e.labels().forEach((k, v) -> p.putLabels(strings.index(k), strings.index(v)));
+            b.addEvents(p.build());
         }
         return b.addAllStringTable(strings.strings()).build().toByteArray();
     }
