@@ -20,9 +20,11 @@ import java.util.Map;
 import java.util.Objects;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
@@ -90,10 +92,10 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
     private final CommitHookStore.Listener commitHook = this::writeChanged;
     private final String[] commitStores;
     /** The stores whose commit hooks this processor registered with (init), to leave them on close. */
-    private org.apache.kafka.streams.processor.StateStore[] hooked;
+    private StateStore[] hooked;
 
     private ProcessorContext<String, Object> context;
-    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
+    private ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<RunKey, byte[]> store;
     /** Whether the store has a commit hook; without one (a plain store) every record writes its state. */
     private boolean deferred;
@@ -147,13 +149,13 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
     }
 
-    private org.apache.kafka.streams.processor.StateStore[] hookStores() {
-        List<org.apache.kafka.streams.processor.StateStore> stores = new ArrayList<>();
+    private StateStore[] hookStores() {
+        List<StateStore> stores = new ArrayList<>();
         stores.add(store);
         for (String name : commitStores) {
             stores.add(context.getStateStore(name));
         }
-        return stores.toArray(org.apache.kafka.streams.processor.StateStore[]::new);
+        return stores.toArray(StateStore[]::new);
     }
 
     @Override

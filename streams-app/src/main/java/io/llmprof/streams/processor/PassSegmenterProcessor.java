@@ -19,11 +19,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
@@ -103,7 +106,7 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     };
 
     /** One batch's calls on a segmenter, to replay onto a stored state. */
-    private interface Replay extends java.util.function.Consumer<PassSegmenter> {}
+    private interface Replay extends Consumer<PassSegmenter> {}
 
     /**
      * What changed a run's segmenter since its state was last written: the state is encoded and put once, when the
@@ -114,10 +117,10 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
     private final CommitHookStore.Listener commitHook = this::writeChanged;
     private final String[] commitStores;
     /** The stores whose commit hooks this processor registered with (init), to leave them on close. */
-    private org.apache.kafka.streams.processor.StateStore[] hooked;
+    private StateStore[] hooked;
 
     private ProcessorContext<String, Object> context;
-    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
+    private ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<RunKey, RunState> runs;
     private KeyValueStore<RunKey, SegmenterState> segmenters;
     /** Whether the segmenter store has a commit hook; without one (a plain store) every batch writes its state. */
@@ -167,12 +170,12 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
     }
 
-    private org.apache.kafka.streams.processor.StateStore[] hookStores() {
-        List<org.apache.kafka.streams.processor.StateStore> stores = new ArrayList<>(List.of(runs, segmenters));
+    private StateStore[] hookStores() {
+        List<StateStore> stores = new ArrayList<>(List.of(runs, segmenters));
         for (String name : commitStores) {
             stores.add(context.getStateStore(name));
         }
-        return stores.toArray(org.apache.kafka.streams.processor.StateStore[]::new);
+        return stores.toArray(StateStore[]::new);
     }
 
     @Override
@@ -390,17 +393,12 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
 
     /** Writes every run changed since its last write: the commit hook. */
     private void writeChanged() {
-        if (pending.isEmpty()) {
-            return;
-        }
-        for (Map.Entry<RunKey, PendingBatches.Pending<Replay>> e : pending.drain()) {
-            PassSegmenter segmenter = live.get(e.getKey());
+        pending.drainEach((key, timestampMs) -> {
+            PassSegmenter segmenter = live.get(key);
             if (segmenter != null) {
-                long timestampMs = e.getValue().timestampMs;
-                CommitHookStore.asProcessor(
-                        context, node, timestampMs, () -> write(e.getKey(), segmenter, timestampMs));
+                CommitHookStore.asProcessor(context, node, timestampMs, () -> write(key, segmenter, timestampMs));
             }
-        }
+        });
     }
 
     /**

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Per key, the batches that changed its live state since the state was last written ({@link CommitHookStore}): kept
@@ -58,10 +59,18 @@ final class PendingBatches<K, B> {
         byKey.clear();
     }
 
-    /** Every key with pending batches, in order; this is left empty. */
-    List<Map.Entry<K, Pending<B>>> drain() {
+    /**
+     * Empties this, then runs {@code write} for every key that had pending batches, in order, with the timestamp of
+     * its last batch (what the write's records carry).
+     */
+    void drainEach(ObjLongConsumer<K> write) {
+        if (byKey.isEmpty()) {
+            return;
+        }
         List<Map.Entry<K, Pending<B>>> all = new ArrayList<>(byKey.entrySet());
         byKey.clear();
-        return all;
+        for (Map.Entry<K, Pending<B>> e : all) {
+            write.accept(e.getKey(), e.getValue().timestampMs);
+        }
     }
 }

@@ -34,9 +34,11 @@ import java.util.Map;
 import java.util.Objects;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.internals.ProcessorNode;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
@@ -147,12 +149,12 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     private final CommitHookStore.Listener commitHook = this::writeChanged;
 
     private ProcessorContext<String, Object> context;
-    private org.apache.kafka.streams.processor.internals.ProcessorNode<?, ?, ?, ?> node;
+    private ProcessorNode<?, ?, ?, ?> node;
     private KeyValueStore<String, byte[]> store;
     private ByteStore requestStore;
     private ByteStore orderStore;
     /** The stores whose commit hooks this processor registered with, to leave them on close. */
-    private org.apache.kafka.streams.processor.StateStore[] hooked;
+    private StateStore[] hooked;
     /** Whether the stores have a commit hook; without one (a plain store) every record writes its instance. */
     private boolean deferred;
 
@@ -202,7 +204,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         this.orderStore = bytes(order);
         this.deferred =
                 CommitHookStore.hooked(store) && CommitHookStore.hooked(requests) && CommitHookStore.hooked(order);
-        this.hooked = new org.apache.kafka.streams.processor.StateStore[] {store, requests, order};
+        this.hooked = new StateStore[] {store, requests, order};
         CommitHookStore.register(1, commitHook, hooked);
         context.schedule(punctuationInterval, PunctuationType.WALL_CLOCK_TIME, this::punctuate);
     }
@@ -325,16 +327,12 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     /** Writes every instance changed since its last write: the commit hook, and before a punctuation reads heads. */
     private void writeChanged() {
-        if (pending.isEmpty()) {
-            return;
-        }
-        for (Map.Entry<String, PendingBatches.Pending<Applied>> e : pending.drain()) {
-            Entry entry = live.get(e.getKey());
+        pending.drainEach((key, timestampMs) -> {
+            Entry entry = live.get(key);
             if (entry != null) {
-                long timestampMs = e.getValue().timestampMs;
-                CommitHookStore.asProcessor(context, node, timestampMs, () -> write(e.getKey(), entry, timestampMs));
+                CommitHookStore.asProcessor(context, node, timestampMs, () -> write(key, entry, timestampMs));
             }
-        }
+        });
     }
 
     /** Writes one instance outside its batch; what a state cap evicts or finishes there is forwarded. */
