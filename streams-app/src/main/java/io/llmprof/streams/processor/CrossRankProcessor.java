@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -41,6 +42,14 @@ public final class CrossRankProcessor implements Processor<String, PassRecord, S
     private final int keep;
     private final Duration punctuationInterval;
     private final long retentionMs;
+
+    /** Runs whose late passes were logged once already (bounded: the least recently late are forgotten). */
+    private final Map<String, Boolean> warnedRuns = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > 1024;
+        }
+    };
 
     private ProcessorContext<String, CrossRankPass> context;
     private KeyValueStore<String, CrossRankPass> passes;
@@ -101,14 +110,17 @@ public final class CrossRankProcessor implements Processor<String, PassRecord, S
         CrossRankWindow window = prior == null ? CrossRankWindow.empty(pass.job(), pass.run()) : prior;
         if (window.isLate(index, keep)) {
             meters.crossRankLate();
-            LOG.warn(
-                    "pass {} of {} run {} (aligned index {}) arrived after the cross-rank view of its run moved past"
-                            + " index {}; not aggregated",
-                    pass.index(),
-                    pass.key(),
-                    pass.run(),
-                    index,
-                    window.oldest());
+            // One line per run: a rank far behind the others (a full-speed replay, an agent that lagged) is late for
+            // thousands of passes; the rest are counted (llmprof_cross_rank_late_total) and logged at DEBUG.
+            boolean first = warnedRuns.put(windowKey, Boolean.TRUE) == null;
+            String line = "pass {} of {} run {} (aligned index {}) arrived after the cross-rank view of its run moved"
+                    + " past index {}; not aggregated"
+                    + (first ? " (later ones of this run are only counted: llmprof_cross_rank_late_total)" : "");
+            if (first) {
+                LOG.warn(line, pass.index(), pass.key(), pass.run(), index, window.oldest());
+            } else {
+                LOG.debug(line, pass.index(), pass.key(), pass.run(), index, window.oldest());
+            }
             return;
         }
         window = window.withRank(pass.rank());

@@ -279,6 +279,34 @@ class CrossRankTopologyTest {
     }
 
     @Test
+    void a_rank_far_behind_is_logged_once_per_run_and_every_late_pass_counted() {
+        // slf4j-simple writes to whatever System.err is when it logs
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        try (Harness h = harness(stateDir, 2)) {
+            TestInputTopic<String, PassRecord> in = passesIn(h);
+            for (int i = 0; i < 5; i++) {
+                in.pipeInput("J/0", pass("J", "r", "0", i, i * 50_000L, 10_000), T0 + i);
+            }
+            System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+            // rank 1 starts 5 passes behind a window of 2: its first 3 passes are late
+            for (int i = 0; i < 3; i++) {
+                in.pipeInput("J/1", pass("J", "r", "1", i, i * 50_000L, 12_000), T0 + 5 + i);
+            }
+            System.setErr(err);
+            assertThat(h.count(StreamsMeters.CROSS_RANK_LATE)).isEqualTo(3);
+            List<String> lines = captured.toString(java.nio.charset.StandardCharsets.UTF_8)
+                    .lines()
+                    .filter(l -> l.contains("arrived after the cross-rank view"))
+                    .toList();
+            assertThat(lines).hasSize(1);
+            assertThat(lines.get(0)).contains("pass 0 of J/1", "later ones of this run are only counted");
+        } finally {
+            System.setErr(err);
+        }
+    }
+
+    @Test
     void a_run_without_updates_for_the_retention_is_forgotten_at_the_next_punctuation() {
         try (Harness h = harness(stateDir, 10)) {
             TestInputTopic<String, PassRecord> in = passesIn(h);
