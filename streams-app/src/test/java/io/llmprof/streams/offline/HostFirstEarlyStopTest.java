@@ -13,6 +13,7 @@ import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
+import io.llmprof.streams.support.SharedData;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,9 +30,7 @@ class HostFirstEarlyStopTest {
 
     @Test
     void theFirstReadingOfAHostFirstFileStopsAtTheFirstLostLaunch() throws Exception {
-        Path config = Path.of(System.getProperty("llmprof.shared.data", "../../shared/data"))
-                .resolve("model-configs/Qwen--Qwen3-8B_config.json");
-        assertThat(config).as("../shared/data beside the checkout").isRegularFile();
+        Path config = SharedData.file("model-configs/Qwen--Qwen3-8B_config.json");
         // 60 passes of ~510 kernels: ~30k launches, beyond the 16,384 the launch context holds
         SynthResult synth = SynthTrace.write(
                 SynthSpec.builder(config).passes(60).ranks(1).seed(3).build(), tmp);

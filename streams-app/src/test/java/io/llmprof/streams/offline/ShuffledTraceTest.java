@@ -7,6 +7,7 @@ import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
 import io.llmprof.events.Json;
+import io.llmprof.streams.support.SharedData;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -33,9 +34,7 @@ class ShuffledTraceTest {
 
     @Test
     void aGloballyShuffledTraceGivesTheResultsOfTheSortedOne() throws Exception {
-        Path config = Path.of(System.getProperty("llmprof.shared.data", "../../shared/data"))
-                .resolve("model-configs/Qwen--Qwen3-8B_config.json");
-        assertThat(config).as("../shared/data beside the checkout").isRegularFile();
+        Path config = SharedData.file("model-configs/Qwen--Qwen3-8B_config.json");
         SynthResult synth = SynthTrace.write(
                 SynthSpec.builder(config).passes(410).ranks(1).seed(5).build(), tmp.resolve("sorted"));
         Path sorted = synth.files().get(0);
