@@ -62,6 +62,22 @@ public final class CommitHookStore<K, V> extends WrappedStateStore<KeyValueStore
         }
     }
 
+    /**
+     * Registers {@code listener} with the commit hooks of the stores {@code context} hands out under {@code
+     * storeNames} (see {@link #register(int, Listener, StateStore...)}).
+     *
+     * @return those stores, for {@link #unregister}
+     */
+    public static StateStore[] register(
+            int order, Listener listener, ProcessorContext<?, ?> context, List<String> storeNames) {
+        StateStore[] stores = new StateStore[storeNames.size()];
+        for (int i = 0; i < stores.length; i++) {
+            stores[i] = context.getStateStore(storeNames.get(i));
+        }
+        register(order, listener, stores);
+        return stores;
+    }
+
     /** Removes {@code listener} from the hooks of {@code stores}. */
     public static void unregister(Listener listener, StateStore... stores) {
         for (StateStore store : stores) {

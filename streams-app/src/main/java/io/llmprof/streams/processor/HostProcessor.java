@@ -144,18 +144,10 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
         this.store = context.getStateStore(storeName);
         this.deferred = CommitHookStore.hooked(store);
         // After the segmenter's hook (order 1): a pass its state cap closes at a commit reaches this processor.
-        this.hooked = hookStores();
-        CommitHookStore.register(2, commitHook, hooked);
+        List<String> names = new ArrayList<>(List.of(storeName));
+        names.addAll(List.of(commitStores));
+        this.hooked = CommitHookStore.register(2, commitHook, context, names);
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
-    }
-
-    private StateStore[] hookStores() {
-        List<StateStore> stores = new ArrayList<>();
-        stores.add(store);
-        for (String name : commitStores) {
-            stores.add(context.getStateStore(name));
-        }
-        return stores.toArray(StateStore[]::new);
     }
 
     @Override

@@ -165,17 +165,10 @@ public final class PassSegmenterProcessor implements Processor<String, TraceBatc
         this.segmenters = context.getStateStore(segmenterStoreName);
         this.deferred = CommitHookStore.hooked(segmenters);
         // First (order 1): a pass its state cap closes at a commit feeds the host processor, which writes after.
-        this.hooked = hookStores();
-        CommitHookStore.register(1, commitHook, hooked);
+        List<String> names = new ArrayList<>(List.of(runStoreName, segmenterStoreName));
+        names.addAll(List.of(commitStores));
+        this.hooked = CommitHookStore.register(1, commitHook, context, names);
         context.schedule(punctuationInterval, PunctuationType.STREAM_TIME, this::punctuate);
-    }
-
-    private StateStore[] hookStores() {
-        List<StateStore> stores = new ArrayList<>(List.of(runs, segmenters));
-        for (String name : commitStores) {
-            stores.add(context.getStateStore(name));
-        }
-        return stores.toArray(StateStore[]::new);
     }
 
     @Override
