@@ -2,6 +2,7 @@ package io.llmprof.events;
 
 import io.llmprof.events.wire.ProtoServiceBatchSerde;
 import io.llmprof.events.wire.ProtoTraceBatchSerde;
+import io.llmprof.events.wire.ServiceOutputSerde;
 import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.Serdes;
@@ -61,31 +62,25 @@ public final class Topics {
     public static final Topic<String, io.llmprof.events.service.ServiceBatch> SERVICE_EVENTS =
             new Topic<>("llmprof.service-events", Serdes.String(), new ProtoServiceBatchSerde());
 
-    /** One record per finished or timed-out request ({@link io.llmprof.events.service.RequestRecord}). */
-    public static final Topic<String, io.llmprof.events.service.RequestRecord> SERVICE_REQUESTS = new Topic<>(
-            "llmprof.service-requests",
-            Serdes.String(),
-            new JsonSerde<>(io.llmprof.events.service.RequestRecord.class));
+    /** One record per finished or timed-out request ({@link io.llmprof.events.service.RequestRecord}); protobuf. */
+    public static final Topic<String, io.llmprof.events.service.RequestRecord> SERVICE_REQUESTS =
+            new Topic<>("llmprof.service-requests", Serdes.String(), ServiceOutputSerde.requests());
 
-    /** Scheduled and executed batches ({@link io.llmprof.events.service.BatchRecord}). */
-    public static final Topic<String, io.llmprof.events.service.BatchRecord> SERVICE_BATCHES = new Topic<>(
-            "llmprof.service-batches", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.BatchRecord.class));
+    /** Scheduled and executed batches ({@link io.llmprof.events.service.BatchRecord}); protobuf. */
+    public static final Topic<String, io.llmprof.events.service.BatchRecord> SERVICE_BATCHES =
+            new Topic<>("llmprof.service-batches", Serdes.String(), ServiceOutputSerde.batches());
 
-    /** Forward steps with their bubbles ({@link io.llmprof.events.service.ForwardRecord}). */
-    public static final Topic<String, io.llmprof.events.service.ForwardRecord> SERVICE_FORWARDS = new Topic<>(
-            "llmprof.service-forwards",
-            Serdes.String(),
-            new JsonSerde<>(io.llmprof.events.service.ForwardRecord.class));
+    /** Forward steps with their bubbles ({@link io.llmprof.events.service.ForwardRecord}); protobuf. */
+    public static final Topic<String, io.llmprof.events.service.ForwardRecord> SERVICE_FORWARDS =
+            new Topic<>("llmprof.service-forwards", Serdes.String(), ServiceOutputSerde.forwards());
 
     /** KV cache states ({@link io.llmprof.events.service.KvCacheRecord}). */
     public static final Topic<String, io.llmprof.events.service.KvCacheRecord> SERVICE_KVCACHE = new Topic<>(
             "llmprof.service-kvcache", Serdes.String(), new JsonSerde<>(io.llmprof.events.service.KvCacheRecord.class));
 
-    /** Request-state snapshots ({@link io.llmprof.events.service.RequestStateRecord}). */
-    public static final Topic<String, io.llmprof.events.service.RequestStateRecord> SERVICE_STATES = new Topic<>(
-            "llmprof.service-request-states",
-            Serdes.String(),
-            new JsonSerde<>(io.llmprof.events.service.RequestStateRecord.class));
+    /** Request-state snapshots ({@link io.llmprof.events.service.RequestStateRecord}); protobuf. */
+    public static final Topic<String, io.llmprof.events.service.RequestStateRecord> SERVICE_STATES =
+            new Topic<>("llmprof.service-request-states", Serdes.String(), ServiceOutputSerde.requestStates());
 
     /** PD-split KV pulls and communication ({@link io.llmprof.events.service.PdRecord}). */
     public static final Topic<String, io.llmprof.events.service.PdRecord> SERVICE_PD = new Topic<>(

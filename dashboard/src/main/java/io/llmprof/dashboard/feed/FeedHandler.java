@@ -350,7 +350,7 @@ public final class FeedHandler {
     private static <T> T read(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
         T value = reader.read(record);
         if (value == null) {
-            throw new SerializationException("empty value (tombstone); the dashboard expects a JSON record");
+            throw new SerializationException("empty value (tombstone); the dashboard expects a record");
         }
         return value;
     }

@@ -21,8 +21,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code topic dump}: every record of a topic as one JSON line on stdout ({@link RecordJson}): the binary input
- * topics decoded, the JSON topics as they are. A record that does not decode is one line on stderr with its
+ * {@code topic dump}: every record of a topic as one JSON line on stdout ({@link RecordJson}): the binary topics
+ * decoded, the JSON topics as they are. A record that does not decode is one line on stderr with its
  * topic/partition@offset, and the dump goes on. A plain consumer: partitions assigned, no group, nothing committed.
  */
 @Command(
@@ -31,7 +31,8 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description = {
             "Print a topic's records as JSON lines: {topic, partition, offset, timestamp, key, headers, value}.",
-            "llmprof.trace-events and llmprof.service-events (protobuf) are decoded to the JSON of their records;",
+            "Protobuf topics (llmprof.trace-events, llmprof.service-events, llmprof.service-requests, -batches,",
+            "-forwards and -request-states) are decoded to the JSON of their records;",
             "JSON topics print as they are; dead letters show their headers and bytes (JSON, text or base64).",
             "With --from-beginning or --offset the dump stops at the end offsets taken at start (unless --follow);",
             "without them it prints new records until --max or Ctrl-C."

@@ -11,7 +11,8 @@ import org.apache.kafka.common.serialization.Serializer;
  * or parses into something the record refuses, fails with a {@link SerializationException} naming the type and the
  * topic (the streams app dead-letters it).
  */
-public abstract sealed class ProtoSerde<T> implements Serde<T> permits ProtoTraceBatchSerde, ProtoServiceBatchSerde {
+public abstract sealed class ProtoSerde<T> implements Serde<T>
+        permits ProtoTraceBatchSerde, ProtoServiceBatchSerde, ServiceOutputSerde {
     private final Class<T> type;
 
     ProtoSerde(Class<T> type) {

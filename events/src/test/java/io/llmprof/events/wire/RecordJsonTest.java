@@ -11,6 +11,7 @@ import io.llmprof.events.Json;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
+import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
@@ -79,6 +80,38 @@ class RecordJsonTest {
                 Topics.SERVICE_EVENTS.valueSerde().serializer().serialize("t", batch)));
         JsonNode value = Json.mapper().readTree(line).get("value");
         assertThat(Json.mapper().treeToValue(value, ServiceBatch.class)).isEqualTo(batch);
+    }
+
+    /** A protobuf service output prints as the JSON the record had as JSON; one written as JSON before, the same. */
+    @Test
+    void a_protobuf_service_batch_record_prints_as_the_json_it_had_before() throws Exception {
+        BatchRecord batch = new BatchRecord(
+                "job",
+                "i0",
+                "modelExec",
+                BatchRecord.EXECUTE,
+                7L,
+                null,
+                10,
+                5,
+                "decode",
+                2,
+                0,
+                2,
+                2L,
+                null,
+                0.5,
+                List.of("r1", "r2"));
+        byte[] proto = Topics.SERVICE_BATCHES.valueSerde().serializer().serialize("t", batch);
+        byte[] json = Json.mapper().writeValueAsBytes(batch);
+        assertThat(proto[0]).isNotEqualTo((byte) '{');
+
+        for (byte[] bytes : List.of(proto, json)) {
+            JsonNode value = Json.mapper()
+                    .readTree(RecordJson.line(record(Topics.SERVICE_BATCHES.name(), "job/i0", bytes)))
+                    .get("value");
+            assertThat(value.toString()).isEqualTo(new String(json, StandardCharsets.UTF_8));
+        }
     }
 
     @Test

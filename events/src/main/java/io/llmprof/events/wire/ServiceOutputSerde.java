@@ -1,0 +1,308 @@
+package io.llmprof.events.wire;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
+import io.llmprof.events.Json;
+import io.llmprof.events.service.BatchRecord;
+import io.llmprof.events.service.ForwardRecord;
+import io.llmprof.events.service.RequestRecord;
+import io.llmprof.events.service.RequestStateRecord;
+import io.llmprof.events.wire.proto.BatchOut;
+import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.RequestOut;
+import io.llmprof.events.wire.proto.RequestStateOut;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * The four busiest service output records as their messages in {@code llmprof_wire.proto} ({@code RequestOut},
+ * {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
+ * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
+ * numbers from the generated classes); decoding parses with the generated classes. A value that starts with {@code
+ * '{'} is a JSON record written before this format (still on a topic after an upgrade) and is read as JSON, so
+ * nothing already accepted becomes unreadable.
+ */
+public final class ServiceOutputSerde<T> extends ProtoSerde<T> {
+    /** Writes the record's message, fields in number order as the generated code writes them. */
+    private interface Encoder<T> {
+        void write(T record, CodedOutputStream out) throws IOException;
+    }
+
+    /** Parses a message and maps it to the record. */
+    private interface Decoder<T> {
+        T decode(byte[] bytes) throws InvalidProtocolBufferException;
+    }
+
+    /** Scratch space per thread: a record is written there, then copied out at its exact length. */
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
+
+    /** Scratch space kept for a thread at most (a larger record gets a buffer of its own). */
+    private static final int MAX_SCRATCH = 1 << 20;
+
+    private final Encoder<T> encoder;
+    private final Decoder<T> decoder;
+
+    private ServiceOutputSerde(Class<T> type, Encoder<T> encoder, Decoder<T> decoder) {
+        super(type);
+        this.encoder = encoder;
+        this.decoder = decoder;
+    }
+
+    /** {@link RequestRecord} as {@code RequestOut}. */
+    public static ServiceOutputSerde<RequestRecord> requests() {
+        return new ServiceOutputSerde<>(
+                RequestRecord.class, ServiceOutputSerde::write, bytes -> request(RequestOut.parseFrom(bytes)));
+    }
+
+    /** {@link BatchRecord} as {@code BatchOut}. */
+    public static ServiceOutputSerde<BatchRecord> batches() {
+        return new ServiceOutputSerde<>(
+                BatchRecord.class, ServiceOutputSerde::write, bytes -> batch(BatchOut.parseFrom(bytes)));
+    }
+
+    /** {@link ForwardRecord} as {@code ForwardOut}. */
+    public static ServiceOutputSerde<ForwardRecord> forwards() {
+        return new ServiceOutputSerde<>(
+                ForwardRecord.class, ServiceOutputSerde::write, bytes -> forward(ForwardOut.parseFrom(bytes)));
+    }
+
+    /** {@link RequestStateRecord} as {@code RequestStateOut}. */
+    public static ServiceOutputSerde<RequestStateRecord> requestStates() {
+        return new ServiceOutputSerde<>(
+                RequestStateRecord.class,
+                ServiceOutputSerde::write,
+                bytes -> requestState(RequestStateOut.parseFrom(bytes)));
+    }
+
+    /**
+     * Written straight to the wire by protobuf's {@link CodedOutputStream}, without building the message first (the
+     * builders cost more than the JSON writer they replace); {@code ServiceOutputSerdeTest} checks that the bytes are
+     * those of the generated message.
+     */
+    @Override
+    public byte[] encode(T record) {
+        byte[] buffer = SCRATCH.get();
+        while (true) {
+            CodedOutputStream out = CodedOutputStream.newInstance(buffer);
+            try {
+                encoder.write(record, out);
+                return Arrays.copyOf(buffer, out.getTotalBytesWritten());
+            } catch (CodedOutputStream.OutOfSpaceException e) {
+                buffer = new byte[buffer.length * 2];
+                if (buffer.length <= MAX_SCRATCH) {
+                    SCRATCH.set(buffer);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e); // an array encoder throws nothing else
+            }
+        }
+    }
+
+    @Override
+    public T decode(byte[] bytes) throws InvalidProtocolBufferException {
+        // A message never starts with '{': as a tag it is field 15 with the group wire type, which proto3 never writes.
+        if (bytes.length > 0 && bytes[0] == '{') {
+            try {
+                return Json.mapper().readValue(bytes, type());
+            } catch (IOException e) {
+                throw new IllegalArgumentException("a JSON value that is not a " + type().getSimpleName(), e);
+            }
+        }
+        return decoder.decode(bytes);
+    }
+
+    private static void write(RequestRecord r, CodedOutputStream out) throws IOException {
+        string(out, RequestOut.JOB_FIELD_NUMBER, r.job());
+        string(out, RequestOut.INSTANCE_FIELD_NUMBER, r.instance());
+        string(out, RequestOut.RID_FIELD_NUMBER, r.rid());
+        for (String alias : r.aliases()) {
+            out.writeString(RequestOut.ALIASES_FIELD_NUMBER, alias);
+        }
+        string(out, RequestOut.STATUS_FIELD_NUMBER, r.status());
+        string(out, RequestOut.FINISH_REASON_FIELD_NUMBER, r.finishReason());
+        string(out, RequestOut.DP_RANK_FIELD_NUMBER, r.dpRank());
+        int64(out, RequestOut.ARRIVAL_NS_FIELD_NUMBER, r.arrivalNs());
+        optional(out, RequestOut.FIRST_TOKEN_NS_FIELD_NUMBER, r.firstTokenNs());
+        optional(out, RequestOut.END_NS_FIELD_NUMBER, r.endNs());
+        optional(out, RequestOut.TTFT_NS_FIELD_NUMBER, r.ttftNs());
+        optional(out, RequestOut.TPOT_NS_FIELD_NUMBER, r.tpotNs());
+        optional(out, RequestOut.E2E_NS_FIELD_NUMBER, r.e2eNs());
+        int64(out, RequestOut.QUEUE_WAIT_NS_FIELD_NUMBER, r.queueWaitNs());
+        int32(out, RequestOut.ENQUEUES_FIELD_NUMBER, r.enqueues());
+        optional(out, RequestOut.INPUT_TOKENS_FIELD_NUMBER, r.inputTokens());
+        optional(out, RequestOut.OUTPUT_TOKENS_FIELD_NUMBER, r.outputTokens());
+        int64(out, RequestOut.FORWARD_STEPS_FIELD_NUMBER, r.forwardSteps());
+        optional(out, RequestOut.SPEC_ACCEPTED_TOKENS_FIELD_NUMBER, r.specAcceptedTokens());
+        optional(out, RequestOut.CACHE_HIT_RATE_FIELD_NUMBER, r.cacheHitRate());
+        int64(out, RequestOut.LAST_EVENT_NS_FIELD_NUMBER, r.lastEventNs());
+    }
+
+    static RequestRecord request(RequestOut p) {
+        return new RequestRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasInstance() ? p.getInstance() : null,
+                p.hasRid() ? p.getRid() : null,
+                p.getAliasesList(),
+                p.hasStatus() ? p.getStatus() : null,
+                p.hasFinishReason() ? p.getFinishReason() : null,
+                p.hasDpRank() ? p.getDpRank() : null,
+                p.getArrivalNs(),
+                p.hasFirstTokenNs() ? p.getFirstTokenNs() : null,
+                p.hasEndNs() ? p.getEndNs() : null,
+                p.hasTtftNs() ? p.getTtftNs() : null,
+                p.hasTpotNs() ? p.getTpotNs() : null,
+                p.hasE2ENs() ? p.getE2ENs() : null,
+                p.getQueueWaitNs(),
+                p.getEnqueues(),
+                p.hasInputTokens() ? p.getInputTokens() : null,
+                p.hasOutputTokens() ? p.getOutputTokens() : null,
+                p.getForwardSteps(),
+                p.hasSpecAcceptedTokens() ? p.getSpecAcceptedTokens() : null,
+                p.hasCacheHitRate() ? p.getCacheHitRate() : null,
+                p.getLastEventNs());
+    }
+
+    private static void write(BatchRecord r, CodedOutputStream out) throws IOException {
+        string(out, BatchOut.JOB_FIELD_NUMBER, r.job());
+        string(out, BatchOut.INSTANCE_FIELD_NUMBER, r.instance());
+        string(out, BatchOut.NAME_FIELD_NUMBER, r.name());
+        string(out, BatchOut.KIND_FIELD_NUMBER, r.kind());
+        optional(out, BatchOut.PID_FIELD_NUMBER, r.pid());
+        string(out, BatchOut.DP_RANK_FIELD_NUMBER, r.dpRank());
+        int64(out, BatchOut.START_NS_FIELD_NUMBER, r.startNs());
+        int64(out, BatchOut.DUR_NS_FIELD_NUMBER, r.durNs());
+        string(out, BatchOut.BATCH_TYPE_FIELD_NUMBER, r.batchType());
+        int32(out, BatchOut.BATCH_SIZE_FIELD_NUMBER, r.batchSize());
+        optional(out, BatchOut.PREFILL_COUNT_FIELD_NUMBER, r.prefillCount());
+        optional(out, BatchOut.DECODE_COUNT_FIELD_NUMBER, r.decodeCount());
+        optional(out, BatchOut.SCHEDULED_TOKENS_FIELD_NUMBER, r.scheduledTokens());
+        optional(out, BatchOut.KV_FREE_BLOCKS_FIELD_NUMBER, r.kvFreeBlocks());
+        optional(out, BatchOut.KV_USAGE_FIELD_NUMBER, r.kvUsage());
+        for (String rid : r.rids()) {
+            out.writeString(BatchOut.RIDS_FIELD_NUMBER, rid);
+        }
+    }
+
+    static BatchRecord batch(BatchOut p) {
+        return new BatchRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasInstance() ? p.getInstance() : null,
+                p.hasName() ? p.getName() : null,
+                p.hasKind() ? p.getKind() : null,
+                p.hasPid() ? p.getPid() : null,
+                p.hasDpRank() ? p.getDpRank() : null,
+                p.getStartNs(),
+                p.getDurNs(),
+                p.hasBatchType() ? p.getBatchType() : null,
+                p.getBatchSize(),
+                p.hasPrefillCount() ? p.getPrefillCount() : null,
+                p.hasDecodeCount() ? p.getDecodeCount() : null,
+                p.hasScheduledTokens() ? p.getScheduledTokens() : null,
+                p.hasKvFreeBlocks() ? p.getKvFreeBlocks() : null,
+                p.hasKvUsage() ? p.getKvUsage() : null,
+                p.getRidsList());
+    }
+
+    private static void write(ForwardRecord r, CodedOutputStream out) throws IOException {
+        string(out, ForwardOut.JOB_FIELD_NUMBER, r.job());
+        string(out, ForwardOut.INSTANCE_FIELD_NUMBER, r.instance());
+        optional(out, ForwardOut.PID_FIELD_NUMBER, r.pid());
+        string(out, ForwardOut.DP_RANK_FIELD_NUMBER, r.dpRank());
+        int64(out, ForwardOut.ITERATION_FIELD_NUMBER, r.iteration());
+        int64(out, ForwardOut.START_NS_FIELD_NUMBER, r.startNs());
+        int64(out, ForwardOut.DUR_NS_FIELD_NUMBER, r.durNs());
+        optional(out, ForwardOut.BUBBLE_NS_FIELD_NUMBER, r.bubbleNs());
+        string(out, ForwardOut.BATCH_TYPE_FIELD_NUMBER, r.batchType());
+        int32(out, ForwardOut.BATCH_SIZE_FIELD_NUMBER, r.batchSize());
+        if (r.spec()) {
+            out.writeBool(ForwardOut.SPEC_FIELD_NUMBER, true);
+        }
+    }
+
+    static ForwardRecord forward(ForwardOut p) {
+        return new ForwardRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasInstance() ? p.getInstance() : null,
+                p.hasPid() ? p.getPid() : null,
+                p.hasDpRank() ? p.getDpRank() : null,
+                p.getIteration(),
+                p.getStartNs(),
+                p.getDurNs(),
+                p.hasBubbleNs() ? p.getBubbleNs() : null,
+                p.hasBatchType() ? p.getBatchType() : null,
+                p.getBatchSize(),
+                p.getSpec());
+    }
+
+    private static void write(RequestStateRecord r, CodedOutputStream out) throws IOException {
+        string(out, RequestStateOut.JOB_FIELD_NUMBER, r.job());
+        string(out, RequestStateOut.INSTANCE_FIELD_NUMBER, r.instance());
+        int64(out, RequestStateOut.TIME_NS_FIELD_NUMBER, r.timeNs());
+        int64(out, RequestStateOut.WAITING_FIELD_NUMBER, r.waiting());
+        int64(out, RequestStateOut.RUNNING_FIELD_NUMBER, r.running());
+        int64(out, RequestStateOut.SWAPPED_FIELD_NUMBER, r.swapped());
+        for (Map.Entry<String, Long> e : r.states().entrySet()) {
+            // a map entry is a message of key = 1, value = 2, both always written
+            long value = e.getValue();
+            out.writeTag(RequestStateOut.STATES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(
+                    CodedOutputStream.computeStringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
+            out.writeString(1, e.getKey());
+            out.writeInt64(2, value);
+        }
+        optional(out, RequestStateOut.PID_FIELD_NUMBER, r.pid());
+    }
+
+    // Proto3: a field without `optional` is written only when it is not 0; an `optional` one whenever it is set.
+
+    private static void string(CodedOutputStream out, int field, String value) throws IOException {
+        if (value != null) {
+            out.writeString(field, value);
+        }
+    }
+
+    private static void int64(CodedOutputStream out, int field, long value) throws IOException {
+        if (value != 0) {
+            out.writeInt64(field, value);
+        }
+    }
+
+    private static void int32(CodedOutputStream out, int field, int value) throws IOException {
+        if (value != 0) {
+            out.writeInt32(field, value);
+        }
+    }
+
+    private static void optional(CodedOutputStream out, int field, Long value) throws IOException {
+        if (value != null) {
+            out.writeInt64(field, value);
+        }
+    }
+
+    private static void optional(CodedOutputStream out, int field, Integer value) throws IOException {
+        if (value != null) {
+            out.writeInt32(field, value);
+        }
+    }
+
+    private static void optional(CodedOutputStream out, int field, Double value) throws IOException {
+        if (value != null) {
+            out.writeDouble(field, value);
+        }
+    }
+
+    static RequestStateRecord requestState(RequestStateOut p) {
+        return new RequestStateRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasInstance() ? p.getInstance() : null,
+                p.getTimeNs(),
+                p.getWaiting(),
+                p.getRunning(),
+                p.getSwapped(),
+                p.getStatesMap(),
+                p.hasPid() ? p.getPid() : null);
+    }
+}
