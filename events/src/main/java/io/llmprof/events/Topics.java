@@ -1,8 +1,8 @@
 package io.llmprof.events;
 
+import io.llmprof.events.wire.OutputRecordSerde;
 import io.llmprof.events.wire.ProtoServiceBatchSerde;
 import io.llmprof.events.wire.ProtoTraceBatchSerde;
-import io.llmprof.events.wire.ServiceOutputSerde;
 import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.serialization.Serdes;
@@ -19,9 +19,9 @@ public final class Topics {
     public static final Topic<String, PassRecord> PASSES =
             new Topic<>("llmprof.passes", Serdes.String(), new JsonSerde<>(PassRecord.class));
 
-    /** One record per layer of a closed pass, keyed by rank. */
+    /** One record per layer of a closed pass, keyed by rank; protobuf. */
     public static final Topic<String, LayerRecord> LAYERS =
-            new Topic<>("llmprof.layers", Serdes.String(), new JsonSerde<>(LayerRecord.class));
+            new Topic<>("llmprof.layers", Serdes.String(), OutputRecordSerde.layers());
 
     /** Data-quality anomalies from agent and streams app, keyed by rank (or file when no rank is known). */
     public static final Topic<String, Anomaly> ANOMALIES =
@@ -64,15 +64,15 @@ public final class Topics {
 
     /** One record per finished or timed-out request ({@link io.llmprof.events.service.RequestRecord}); protobuf. */
     public static final Topic<String, io.llmprof.events.service.RequestRecord> SERVICE_REQUESTS =
-            new Topic<>("llmprof.service-requests", Serdes.String(), ServiceOutputSerde.requests());
+            new Topic<>("llmprof.service-requests", Serdes.String(), OutputRecordSerde.requests());
 
     /** Scheduled and executed batches ({@link io.llmprof.events.service.BatchRecord}); protobuf. */
     public static final Topic<String, io.llmprof.events.service.BatchRecord> SERVICE_BATCHES =
-            new Topic<>("llmprof.service-batches", Serdes.String(), ServiceOutputSerde.batches());
+            new Topic<>("llmprof.service-batches", Serdes.String(), OutputRecordSerde.batches());
 
     /** Forward steps with their bubbles ({@link io.llmprof.events.service.ForwardRecord}); protobuf. */
     public static final Topic<String, io.llmprof.events.service.ForwardRecord> SERVICE_FORWARDS =
-            new Topic<>("llmprof.service-forwards", Serdes.String(), ServiceOutputSerde.forwards());
+            new Topic<>("llmprof.service-forwards", Serdes.String(), OutputRecordSerde.forwards());
 
     /** KV cache states ({@link io.llmprof.events.service.KvCacheRecord}). */
     public static final Topic<String, io.llmprof.events.service.KvCacheRecord> SERVICE_KVCACHE = new Topic<>(
@@ -80,7 +80,7 @@ public final class Topics {
 
     /** Request-state snapshots ({@link io.llmprof.events.service.RequestStateRecord}); protobuf. */
     public static final Topic<String, io.llmprof.events.service.RequestStateRecord> SERVICE_STATES =
-            new Topic<>("llmprof.service-request-states", Serdes.String(), ServiceOutputSerde.requestStates());
+            new Topic<>("llmprof.service-request-states", Serdes.String(), OutputRecordSerde.requestStates());
 
     /** PD-split KV pulls and communication ({@link io.llmprof.events.service.PdRecord}). */
     public static final Topic<String, io.llmprof.events.service.PdRecord> SERVICE_PD = new Topic<>(

@@ -23,7 +23,7 @@ public class FlatRecordWriterTest {
             }
         }
         // PdRecord holds a list of records, the trace and host records nested records: data binding writes those.
-        // The four busiest service records travel as protobuf (ServiceOutputSerde).
+        // The four busiest service records travel as protobuf (OutputRecordSerde).
         assertThat(flat).containsExactly("CoordinatorRecord", "EpBalanceRecord", "KvCacheRecord", "MoeRecord");
     }
 

@@ -12,13 +12,13 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Random values for flat output records (strings, numbers, booleans, string lists, string-to-long maps): nulls,
+ * Random values for output records (strings, numbers, booleans, string lists, string-to-long maps, lists of such records): nulls,
  * extremes, escapes, non-ASCII, a lone surrogate, long strings.
  */
 public final class RandomRecords {
     private RandomRecords() {}
 
-    /** A random instance of {@code type}, null when the record refuses the values drawn. */
+    /** A random instance of {@code type} (lists of records hold random records), null when the record refuses it. */
     public static Object record(Class<?> type, Random random, boolean nullsInside) throws Exception {
         RecordComponent[] components = type.getRecordComponents();
         Class<?>[] types = new Class<?>[components.length];
@@ -35,7 +35,7 @@ public final class RandomRecords {
         }
     }
 
-    private static Object value(Type type, Random random, boolean nullsInside) {
+    private static Object value(Type type, Random random, boolean nullsInside) throws Exception {
         boolean nullable = !(type instanceof Class<?> c && c.isPrimitive());
         if (nullable && random.nextInt(5) == 0) {
             return null;
@@ -64,6 +64,18 @@ public final class RandomRecords {
             };
         } else if (type == boolean.class || type == Boolean.class) {
             return random.nextBoolean();
+        } else if (type instanceof ParameterizedType p
+                && p.getRawType() == List.class
+                && p.getActualTypeArguments()[0] instanceof Class<?> element
+                && element.isRecord()) {
+            List<Object> list = new ArrayList<>();
+            for (int n = random.nextInt(4); n > 0; n--) {
+                Object item = record(element, random, nullsInside);
+                if (item != null) {
+                    list.add(item);
+                }
+            }
+            return list;
         } else if (type instanceof ParameterizedType p && p.getRawType() == List.class) {
             List<String> list = new ArrayList<>();
             for (int n = random.nextInt(4); n > 0; n--) {

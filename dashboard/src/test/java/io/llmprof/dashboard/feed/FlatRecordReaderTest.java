@@ -50,7 +50,7 @@ class FlatRecordReaderTest {
         }
 
         // PdRecord holds a list of records, the trace and host records nested records: data binding reads those.
-        // The four busiest service records travel as protobuf (ServiceOutputSerde).
+        // The four busiest service records travel as protobuf (OutputRecordSerde).
         assertThat(flat).containsExactly("CoordinatorRecord", "EpBalanceRecord", "KvCacheRecord", "MoeRecord");
     }
 

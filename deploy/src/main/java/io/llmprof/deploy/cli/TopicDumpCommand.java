@@ -31,8 +31,8 @@ import picocli.CommandLine.Spec;
         sortOptions = false,
         description = {
             "Print a topic's records as JSON lines: {topic, partition, offset, timestamp, key, headers, value}.",
-            "Protobuf topics (llmprof.trace-events, llmprof.service-events, llmprof.service-requests, -batches,",
-            "-forwards and -request-states) are decoded to the JSON of their records;",
+            "Protobuf topics (llmprof.trace-events, llmprof.service-events, llmprof.layers, llmprof.service-requests,",
+            "-batches, -forwards and -request-states) are decoded to the JSON of their records;",
             "JSON topics print as they are; dead letters show their headers and bytes (JSON, text or base64).",
             "With --from-beginning or --offset the dump stops at the end offsets taken at start (unless --follow);",
             "without them it prints new records until --max or Ctrl-C."

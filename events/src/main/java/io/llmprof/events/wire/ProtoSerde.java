@@ -12,7 +12,7 @@ import org.apache.kafka.common.serialization.Serializer;
  * topic (the streams app dead-letters it).
  */
 public abstract sealed class ProtoSerde<T> implements Serde<T>
-        permits ProtoTraceBatchSerde, ProtoServiceBatchSerde, ServiceOutputSerde {
+        permits ProtoTraceBatchSerde, ProtoServiceBatchSerde, OutputRecordSerde {
     private final Class<T> type;
 
     ProtoSerde(Class<T> type) {

@@ -4,28 +4,36 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
 import io.llmprof.events.Json;
+import io.llmprof.events.KernelFamily;
+import io.llmprof.events.LayerHalf;
+import io.llmprof.events.LayerRecord;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
 import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.KernelFamilyOut;
+import io.llmprof.events.wire.proto.LayerHalfOut;
+import io.llmprof.events.wire.proto.LayerOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The four busiest service output records as their messages in {@code llmprof_wire.proto} ({@code RequestOut},
+ * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
  * {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
  * numbers from the generated classes); decoding parses with the generated classes. A value that starts with {@code
  * '{'} is a JSON record written before this format (still on a topic after an upgrade) and is read as JSON, so
  * nothing already accepted becomes unreadable.
  */
-public final class ServiceOutputSerde<T> extends ProtoSerde<T> {
+public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** Writes the record's message, fields in number order as the generated code writes them. */
     private interface Encoder<T> {
         void write(T record, CodedOutputStream out) throws IOException;
@@ -39,47 +47,56 @@ public final class ServiceOutputSerde<T> extends ProtoSerde<T> {
     /** Scratch space per thread: a record is written there, then copied out at its exact length. */
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
 
+    /** Scratch space per thread for one nested message, copied into the record's after it. */
+    private static final ThreadLocal<byte[]> NESTED = ThreadLocal.withInitial(() -> new byte[1024]);
+
     /** Scratch space kept for a thread at most (a larger record gets a buffer of its own). */
     private static final int MAX_SCRATCH = 1 << 20;
 
     private final Encoder<T> encoder;
     private final Decoder<T> decoder;
 
-    private ServiceOutputSerde(Class<T> type, Encoder<T> encoder, Decoder<T> decoder) {
+    private OutputRecordSerde(Class<T> type, Encoder<T> encoder, Decoder<T> decoder) {
         super(type);
         this.encoder = encoder;
         this.decoder = decoder;
     }
 
+    /** {@link LayerRecord} as {@code LayerOut}. */
+    public static OutputRecordSerde<LayerRecord> layers() {
+        return new OutputRecordSerde<>(
+                LayerRecord.class, OutputRecordSerde::write, bytes -> layer(LayerOut.parseFrom(bytes)));
+    }
+
     /** {@link RequestRecord} as {@code RequestOut}. */
-    public static ServiceOutputSerde<RequestRecord> requests() {
-        return new ServiceOutputSerde<>(
-                RequestRecord.class, ServiceOutputSerde::write, bytes -> request(RequestOut.parseFrom(bytes)));
+    public static OutputRecordSerde<RequestRecord> requests() {
+        return new OutputRecordSerde<>(
+                RequestRecord.class, OutputRecordSerde::write, bytes -> request(RequestOut.parseFrom(bytes)));
     }
 
     /** {@link BatchRecord} as {@code BatchOut}. */
-    public static ServiceOutputSerde<BatchRecord> batches() {
-        return new ServiceOutputSerde<>(
-                BatchRecord.class, ServiceOutputSerde::write, bytes -> batch(BatchOut.parseFrom(bytes)));
+    public static OutputRecordSerde<BatchRecord> batches() {
+        return new OutputRecordSerde<>(
+                BatchRecord.class, OutputRecordSerde::write, bytes -> batch(BatchOut.parseFrom(bytes)));
     }
 
     /** {@link ForwardRecord} as {@code ForwardOut}. */
-    public static ServiceOutputSerde<ForwardRecord> forwards() {
-        return new ServiceOutputSerde<>(
-                ForwardRecord.class, ServiceOutputSerde::write, bytes -> forward(ForwardOut.parseFrom(bytes)));
+    public static OutputRecordSerde<ForwardRecord> forwards() {
+        return new OutputRecordSerde<>(
+                ForwardRecord.class, OutputRecordSerde::write, bytes -> forward(ForwardOut.parseFrom(bytes)));
     }
 
     /** {@link RequestStateRecord} as {@code RequestStateOut}. */
-    public static ServiceOutputSerde<RequestStateRecord> requestStates() {
-        return new ServiceOutputSerde<>(
+    public static OutputRecordSerde<RequestStateRecord> requestStates() {
+        return new OutputRecordSerde<>(
                 RequestStateRecord.class,
-                ServiceOutputSerde::write,
+                OutputRecordSerde::write,
                 bytes -> requestState(RequestStateOut.parseFrom(bytes)));
     }
 
     /**
      * Written straight to the wire by protobuf's {@link CodedOutputStream}, without building the message first (the
-     * builders cost more than the JSON writer they replace); {@code ServiceOutputSerdeTest} checks that the bytes are
+     * builders cost more than the JSON writer they replace); {@code OutputRecordSerdeTest} checks that the bytes are
      * those of the generated message.
      */
     @Override
@@ -112,6 +129,79 @@ public final class ServiceOutputSerde<T> extends ProtoSerde<T> {
             }
         }
         return decoder.decode(bytes);
+    }
+
+    private static void write(LayerRecord r, CodedOutputStream out) throws IOException {
+        string(out, LayerOut.JOB_FIELD_NUMBER, r.job());
+        string(out, LayerOut.RUN_FIELD_NUMBER, r.run());
+        string(out, LayerOut.RANK_FIELD_NUMBER, r.rank());
+        int64(out, LayerOut.PASS_INDEX_FIELD_NUMBER, r.passIndex());
+        int32(out, LayerOut.LAYER_FIELD_NUMBER, r.layer());
+        string(out, LayerOut.TYPE_FIELD_NUMBER, r.type());
+        int64(out, LayerOut.START_NS_FIELD_NUMBER, r.startNs());
+        int64(out, LayerOut.END_NS_FIELD_NUMBER, r.endNs());
+        int64(out, LayerOut.WALL_NS_FIELD_NUMBER, r.wallNs());
+        int64(out, LayerOut.BUSY_NS_FIELD_NUMBER, r.busyNs());
+        int64(out, LayerOut.SUM_NS_FIELD_NUMBER, r.sumNs());
+        int32(out, LayerOut.KERNELS_FIELD_NUMBER, r.kernels());
+        int32(out, LayerOut.ALLREDUCE_COUNT_FIELD_NUMBER, r.allreduceCount());
+        stringLongMap(out, LayerOut.CATEGORIES_FIELD_NUMBER, r.categories());
+        optional(out, LayerOut.COMPRESS_RATIO_FIELD_NUMBER, r.compressRatio());
+        for (KernelFamily f : r.families()) {
+            nested(out, LayerOut.FAMILIES_FIELD_NUMBER, f, OutputRecordSerde::write);
+        }
+        for (LayerHalf h : r.halves()) {
+            nested(out, LayerOut.HALVES_FIELD_NUMBER, h, OutputRecordSerde::write);
+        }
+    }
+
+    private static void write(KernelFamily f, CodedOutputStream out) throws IOException {
+        if (!f.family().isEmpty()) {
+            out.writeString(KernelFamilyOut.FAMILY_FIELD_NUMBER, f.family());
+        }
+        string(out, KernelFamilyOut.CATEGORY_FIELD_NUMBER, f.category());
+        int32(out, KernelFamilyOut.COUNT_FIELD_NUMBER, f.count());
+        int64(out, KernelFamilyOut.SUM_NS_FIELD_NUMBER, f.sumNs());
+        int64(out, KernelFamilyOut.MAX_NS_FIELD_NUMBER, f.maxNs());
+    }
+
+    private static void write(LayerHalf h, CodedOutputStream out) throws IOException {
+        string(out, LayerHalfOut.LABEL_FIELD_NUMBER, h.label());
+        int64(out, LayerHalfOut.START_NS_FIELD_NUMBER, h.startNs());
+        int64(out, LayerHalfOut.END_NS_FIELD_NUMBER, h.endNs());
+        int64(out, LayerHalfOut.SUM_NS_FIELD_NUMBER, h.sumNs());
+        int32(out, LayerHalfOut.KERNELS_FIELD_NUMBER, h.kernels());
+    }
+
+    static LayerRecord layer(LayerOut p) {
+        List<KernelFamily> families = new ArrayList<>(p.getFamiliesCount());
+        for (KernelFamilyOut f : p.getFamiliesList()) {
+            families.add(new KernelFamily(
+                    f.getFamily(), f.hasCategory() ? f.getCategory() : null, f.getCount(), f.getSumNs(), f.getMaxNs()));
+        }
+        List<LayerHalf> halves = new ArrayList<>(p.getHalvesCount());
+        for (LayerHalfOut h : p.getHalvesList()) {
+            halves.add(new LayerHalf(
+                    h.hasLabel() ? h.getLabel() : null, h.getStartNs(), h.getEndNs(), h.getSumNs(), h.getKernels()));
+        }
+        return new LayerRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasRun() ? p.getRun() : null,
+                p.hasRank() ? p.getRank() : null,
+                p.getPassIndex(),
+                p.getLayer(),
+                p.hasType() ? p.getType() : null,
+                p.getStartNs(),
+                p.getEndNs(),
+                p.getWallNs(),
+                p.getBusyNs(),
+                p.getSumNs(),
+                p.getKernels(),
+                p.getAllreduceCount(),
+                p.getCategoriesMap(),
+                p.hasCompressRatio() ? p.getCompressRatio() : null,
+                families,
+                halves);
     }
 
     private static void write(RequestRecord r, CodedOutputStream out) throws IOException {
@@ -244,19 +334,44 @@ public final class ServiceOutputSerde<T> extends ProtoSerde<T> {
         int64(out, RequestStateOut.WAITING_FIELD_NUMBER, r.waiting());
         int64(out, RequestStateOut.RUNNING_FIELD_NUMBER, r.running());
         int64(out, RequestStateOut.SWAPPED_FIELD_NUMBER, r.swapped());
-        for (Map.Entry<String, Long> e : r.states().entrySet()) {
-            // a map entry is a message of key = 1, value = 2, both always written
+        stringLongMap(out, RequestStateOut.STATES_FIELD_NUMBER, r.states());
+        optional(out, RequestStateOut.PID_FIELD_NUMBER, r.pid());
+    }
+
+    // Proto3: a field without `optional` is written only when it is not 0; an `optional` one whenever it is set.
+
+    /** A {@code map<string, int64>}: each entry a message of key = 1 and value = 2, both always written. */
+    private static void stringLongMap(CodedOutputStream out, int field, Map<String, Long> map) throws IOException {
+        for (Map.Entry<String, Long> e : map.entrySet()) {
             long value = e.getValue();
-            out.writeTag(RequestStateOut.STATES_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
             out.writeUInt32NoTag(
                     CodedOutputStream.computeStringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
             out.writeString(1, e.getKey());
             out.writeInt64(2, value);
         }
-        optional(out, RequestStateOut.PID_FIELD_NUMBER, r.pid());
     }
 
-    // Proto3: a field without `optional` is written only when it is not 0; an `optional` one whenever it is set.
+    /** A nested message: written to scratch space first, for its length, then copied in as field {@code field}. */
+    private static <N> void nested(CodedOutputStream out, int field, N message, Encoder<N> encoder) throws IOException {
+        byte[] buffer = NESTED.get();
+        int length;
+        while (true) {
+            CodedOutputStream inner = CodedOutputStream.newInstance(buffer);
+            try {
+                encoder.write(message, inner);
+                length = inner.getTotalBytesWritten();
+                break;
+            } catch (CodedOutputStream.OutOfSpaceException e) {
+                buffer = new byte[buffer.length * 2];
+                if (buffer.length <= MAX_SCRATCH) {
+                    NESTED.set(buffer);
+                }
+            }
+        }
+        // out of space here means the record's own buffer is full: encode() grows it and starts again
+        out.writeByteArray(field, buffer, 0, length);
+    }
 
     private static void string(CodedOutputStream out, int field, String value) throws IOException {
         if (value != null) {

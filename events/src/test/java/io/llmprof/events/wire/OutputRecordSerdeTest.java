@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import io.llmprof.events.Json;
+import io.llmprof.events.LayerRecord;
 import io.llmprof.events.RandomRecords;
 import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
@@ -16,6 +17,7 @@ import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
 import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.LayerOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
 import java.nio.charset.StandardCharsets;
@@ -28,9 +30,10 @@ import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.api.Test;
 
 /** The protobuf service output records: every field and every null comes back, old JSON records still read. */
-class ServiceOutputSerdeTest {
+class OutputRecordSerdeTest {
     /** The generated parser of each record's message. */
     private static final Map<Class<?>, Parser<? extends Message>> PARSERS = Map.of(
+            LayerRecord.class, LayerOut.parser(),
             RequestRecord.class, RequestOut.parser(),
             BatchRecord.class, BatchOut.parser(),
             ForwardRecord.class, ForwardOut.parser(),
@@ -40,7 +43,7 @@ class ServiceOutputSerdeTest {
     private static List<Topic<?, ?>> protobufOutputs() {
         List<Topic<?, ?>> topics = new ArrayList<>();
         for (Topic<?, ?> topic : Topics.registry()) {
-            if (topic.valueSerde() instanceof ServiceOutputSerde<?>) {
+            if (topic.valueSerde() instanceof OutputRecordSerde<?>) {
                 topics.add(topic);
             }
         }
@@ -48,11 +51,12 @@ class ServiceOutputSerdeTest {
     }
 
     @Test
-    void the_four_busiest_service_outputs_are_protobuf() {
+    void the_busiest_outputs_are_protobuf() {
         TreeSet<String> names = new TreeSet<>();
         protobufOutputs().forEach(t -> names.add(t.name()));
         assertThat(names)
                 .containsExactly(
+                        "llmprof.layers",
                         "llmprof.service-batches",
                         "llmprof.service-forwards",
                         "llmprof.service-request-states",
@@ -65,7 +69,7 @@ class ServiceOutputSerdeTest {
         Random random = new Random(1127);
         for (Topic<?, ?> topic : protobufOutputs()) {
             @SuppressWarnings("unchecked")
-            ServiceOutputSerde<Object> serde = (ServiceOutputSerde<Object>) topic.valueSerde();
+            OutputRecordSerde<Object> serde = (OutputRecordSerde<Object>) topic.valueSerde();
             int compared = 0;
             for (int n = 0; n < 4_000; n++) {
                 Object record = RandomRecords.record(serde.type(), random, false);
@@ -84,14 +88,14 @@ class ServiceOutputSerdeTest {
                 assertThat(backJson).isEqualTo(json);
                 compared++;
             }
-            assertThat(compared).as(topic.name()).isGreaterThan(1_500);
+            assertThat(compared).as(topic.name()).isGreaterThan(1_000);
         }
     }
 
     /** Protobuf writes UTF-8: a lone surrogate becomes '?', as it already does on the input topics. */
     @Test
     void a_lone_surrogate_becomes_a_question_mark() throws Exception {
-        var serde = ServiceOutputSerde.forwards();
+        var serde = OutputRecordSerde.forwards();
         ForwardRecord bad = new ForwardRecord("job", "in\ud800st", 1L, null, 1, 2, 3, null, "decode", 4, false);
         ForwardRecord back = serde.decode(serde.encode(bad));
         assertThat(back.instance()).isEqualTo("in?st");
@@ -99,7 +103,7 @@ class ServiceOutputSerdeTest {
 
     @Test
     void nulls_and_zeros_stay_apart() throws Exception {
-        var serde = ServiceOutputSerde.batches();
+        var serde = OutputRecordSerde.batches();
         BatchRecord nulls = new BatchRecord(
                 null, null, null, null, null, null, 0, 0, null, 0, null, null, null, null, null, List.of());
         BatchRecord zeros = new BatchRecord("", "", "", "", 0L, "", 0, 0, "", 0, 0, 0, 0L, 0L, 0.0, List.of(""));
@@ -135,18 +139,18 @@ class ServiceOutputSerdeTest {
                 90);
         RequestStateRecord states =
                 new RequestStateRecord("job", "inst", 5, 1, 2, 0, Map.of("WAITING", 1L, "RUNNING", 2L), 42L);
-        assertThat(ServiceOutputSerde.requests().decode(Json.mapper().writeValueAsBytes(request)))
+        assertThat(OutputRecordSerde.requests().decode(Json.mapper().writeValueAsBytes(request)))
                 .isEqualTo(request);
-        assertThat(ServiceOutputSerde.requestStates().decode(Json.mapper().writeValueAsBytes(states)))
+        assertThat(OutputRecordSerde.requestStates().decode(Json.mapper().writeValueAsBytes(states)))
                 .isEqualTo(states);
         // and the protobuf form is a fraction of it
-        assertThat(ServiceOutputSerde.requests().encode(request).length)
+        assertThat(OutputRecordSerde.requests().encode(request).length)
                 .isLessThan(Json.mapper().writeValueAsBytes(request).length / 2);
     }
 
     @Test
     void bytes_that_are_neither_fail_naming_type_and_topic() {
-        var serde = ServiceOutputSerde.batches();
+        var serde = OutputRecordSerde.batches();
         byte[] garbage = {0x0A, 0x05, 'a'}; // field 1, 5 bytes long, 1 there
         assertThatThrownBy(() -> serde.deserializer().deserialize("llmprof.service-batches", garbage))
                 .isInstanceOf(SerializationException.class)
