@@ -1,8 +1,13 @@
 package io.llmprof.events.wire;
 
+import static io.llmprof.events.wire.WireWriter.int32;
+import static io.llmprof.events.wire.WireWriter.int64;
+import static io.llmprof.events.wire.WireWriter.optional;
+import static io.llmprof.events.wire.WireWriter.string;
+import static io.llmprof.events.wire.WireWriter.stringLongMap;
+
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.WireFormat;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
@@ -19,11 +24,8 @@ import io.llmprof.events.wire.proto.LayerOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
@@ -34,29 +36,15 @@ import java.util.Map;
  * nothing already accepted becomes unreadable.
  */
 public final class OutputRecordSerde<T> extends ProtoSerde<T> {
-    /** Writes the record's message, fields in number order as the generated code writes them. */
-    private interface Encoder<T> {
-        void write(T record, CodedOutputStream out) throws IOException;
-    }
-
     /** Parses a message and maps it to the record. */
     private interface Decoder<T> {
         T decode(byte[] bytes) throws InvalidProtocolBufferException;
     }
 
-    /** Scratch space per thread: a record is written there, then copied out at its exact length. */
-    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
-
-    /** Scratch space per thread for one nested message, copied into the record's after it. */
-    private static final ThreadLocal<byte[]> NESTED = ThreadLocal.withInitial(() -> new byte[1024]);
-
-    /** Scratch space kept for a thread at most (a larger record gets a buffer of its own). */
-    private static final int MAX_SCRATCH = 1 << 20;
-
-    private final Encoder<T> encoder;
+    private final WireWriter.Encoder<T> encoder;
     private final Decoder<T> decoder;
 
-    private OutputRecordSerde(Class<T> type, Encoder<T> encoder, Decoder<T> decoder) {
+    private OutputRecordSerde(Class<T> type, WireWriter.Encoder<T> encoder, Decoder<T> decoder) {
         super(type);
         this.encoder = encoder;
         this.decoder = decoder;
@@ -95,27 +83,13 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     }
 
     /**
-     * Written straight to the wire by protobuf's {@link CodedOutputStream}, without building the message first (the
-     * builders cost more than the JSON writer they replace); {@code OutputRecordSerdeTest} checks that the bytes are
-     * those of the generated message.
+     * Written straight to the wire by protobuf's {@link CodedOutputStream} ({@link WireWriter}: the generated builders
+     * cost more than the JSON writer they replace); {@code OutputRecordSerdeTest} checks that the bytes are those of
+     * the generated message.
      */
     @Override
     public byte[] encode(T record) {
-        byte[] buffer = SCRATCH.get();
-        while (true) {
-            CodedOutputStream out = CodedOutputStream.newInstance(buffer);
-            try {
-                encoder.write(record, out);
-                return Arrays.copyOf(buffer, out.getTotalBytesWritten());
-            } catch (CodedOutputStream.OutOfSpaceException e) {
-                buffer = new byte[buffer.length * 2];
-                if (buffer.length <= MAX_SCRATCH) {
-                    SCRATCH.set(buffer);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e); // an array encoder throws nothing else
-            }
-        }
+        return WireWriter.encode(record, encoder);
     }
 
     @Override
@@ -148,10 +122,10 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         stringLongMap(out, LayerOut.CATEGORIES_FIELD_NUMBER, r.categories());
         optional(out, LayerOut.COMPRESS_RATIO_FIELD_NUMBER, r.compressRatio());
         for (KernelFamily f : r.families()) {
-            nested(out, LayerOut.FAMILIES_FIELD_NUMBER, f, OutputRecordSerde::write);
+            WireWriter.nested(out, LayerOut.FAMILIES_FIELD_NUMBER, f, OutputRecordSerde::write);
         }
         for (LayerHalf h : r.halves()) {
-            nested(out, LayerOut.HALVES_FIELD_NUMBER, h, OutputRecordSerde::write);
+            WireWriter.nested(out, LayerOut.HALVES_FIELD_NUMBER, h, OutputRecordSerde::write);
         }
     }
 
@@ -336,77 +310,6 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int64(out, RequestStateOut.SWAPPED_FIELD_NUMBER, r.swapped());
         stringLongMap(out, RequestStateOut.STATES_FIELD_NUMBER, r.states());
         optional(out, RequestStateOut.PID_FIELD_NUMBER, r.pid());
-    }
-
-    // Proto3: a field without `optional` is written only when it is not 0; an `optional` one whenever it is set.
-
-    /** A {@code map<string, int64>}: each entry a message of key = 1 and value = 2, both always written. */
-    private static void stringLongMap(CodedOutputStream out, int field, Map<String, Long> map) throws IOException {
-        for (Map.Entry<String, Long> e : map.entrySet()) {
-            long value = e.getValue();
-            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(
-                    CodedOutputStream.computeStringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
-            out.writeString(1, e.getKey());
-            out.writeInt64(2, value);
-        }
-    }
-
-    /** A nested message: written to scratch space first, for its length, then copied in as field {@code field}. */
-    private static <N> void nested(CodedOutputStream out, int field, N message, Encoder<N> encoder) throws IOException {
-        byte[] buffer = NESTED.get();
-        int length;
-        while (true) {
-            CodedOutputStream inner = CodedOutputStream.newInstance(buffer);
-            try {
-                encoder.write(message, inner);
-                length = inner.getTotalBytesWritten();
-                break;
-            } catch (CodedOutputStream.OutOfSpaceException e) {
-                buffer = new byte[buffer.length * 2];
-                if (buffer.length <= MAX_SCRATCH) {
-                    NESTED.set(buffer);
-                }
-            }
-        }
-        // out of space here means the record's own buffer is full: encode() grows it and starts again
-        out.writeByteArray(field, buffer, 0, length);
-    }
-
-    private static void string(CodedOutputStream out, int field, String value) throws IOException {
-        if (value != null) {
-            out.writeString(field, value);
-        }
-    }
-
-    private static void int64(CodedOutputStream out, int field, long value) throws IOException {
-        if (value != 0) {
-            out.writeInt64(field, value);
-        }
-    }
-
-    private static void int32(CodedOutputStream out, int field, int value) throws IOException {
-        if (value != 0) {
-            out.writeInt32(field, value);
-        }
-    }
-
-    private static void optional(CodedOutputStream out, int field, Long value) throws IOException {
-        if (value != null) {
-            out.writeInt64(field, value);
-        }
-    }
-
-    private static void optional(CodedOutputStream out, int field, Integer value) throws IOException {
-        if (value != null) {
-            out.writeInt32(field, value);
-        }
-    }
-
-    private static void optional(CodedOutputStream out, int field, Double value) throws IOException {
-        if (value != null) {
-            out.writeDouble(field, value);
-        }
     }
 
     static RequestStateRecord requestState(RequestStateOut p) {

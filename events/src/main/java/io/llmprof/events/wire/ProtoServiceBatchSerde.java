@@ -1,9 +1,12 @@
 package io.llmprof.events.wire;
 
+import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -15,56 +18,137 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         super(ServiceBatch.class);
     }
 
+    /** Scratch space per thread for a batch's events, written before the string table they fill. */
+    private static final ThreadLocal<byte[]> EVENTS = ThreadLocal.withInitial(() -> new byte[64 * 1024]);
+
+    /**
+     * Written field by field ({@link WireWriter}; the generated builders, a message per event and request and a boxed
+     * entry per metric, were a third of the agent's service path). The events go first into scratch space, since the
+     * string table they fill comes before them on the wire; {@code ProtoSerdeTest} checks that the bytes are those
+     * the generated message writes.
+     */
     @Override
     public byte[] encode(ServiceBatch batch) {
         StringTable strings = new StringTable();
-        var b = io.llmprof.events.wire.proto.ServiceBatch.newBuilder()
-                .setJob(batch.job())
-                .setInstance(batch.instance())
-                .setSource(batch.source())
-                .setFirstIndex(batch.firstIndex())
-                .setEndOfStream(batch.endOfStream());
-        long previousStart = 0;
-        // Messages built on their own and added whole: nested builders (addEventsBuilder) keep a field-builder tree
-        // per event and request, a third of the agent's encoding time; the bytes are the same.
-        for (ServiceEvent e : batch.events()) {
-            var p = io.llmprof.events.wire.proto.ServiceEvent.newBuilder()
-                    .setDomain(strings.index(e.domain()))
-                    .setName(strings.index(e.name()))
-                    .setStartDelta(e.startNs() - previousStart);
-            previousStart = e.startNs();
-            if (e.durNs() != null) {
-                p.setDur(e.durNs());
+        byte[] events = WireWriter.encode(EVENTS, batch.events(), (list, out) -> {
+            long previousStart = 0;
+            for (ServiceEvent e : list) {
+                long delta = e.startNs() - previousStart;
+                previousStart = e.startNs();
+                WireWriter.nested(
+                        out,
+                        io.llmprof.events.wire.proto.ServiceBatch.EVENTS_FIELD_NUMBER,
+                        e,
+                        (ev, o) -> event(ev, delta, strings, o));
             }
-            if (e.pid() != null) {
-                p.setPid(e.pid());
+        });
+        return WireWriter.encode(batch, (b, out) -> {
+            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.JOB_FIELD_NUMBER, b.job());
+            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.INSTANCE_FIELD_NUMBER, b.instance());
+            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
+            WireWriter.int64(out, io.llmprof.events.wire.proto.ServiceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
+            if (b.endOfStream()) {
+                out.writeBool(io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, true);
             }
-            if (e.tid() != null) {
-                p.setTid(strings.index(e.tid()));
+            for (String s : strings.strings()) {
+                out.writeString(io.llmprof.events.wire.proto.ServiceBatch.STRING_TABLE_FIELD_NUMBER, s);
             }
-            for (RequestRef r : e.requests()) {
-                var q = io.llmprof.events.wire.proto.RequestRef.newBuilder().setRid(strings.index(r.rid()));
-                if (!r.rawRid().equals(r.rid())) {
-                    q.setRawRid(strings.index(r.rawRid()));
-                }
-                if (r.iter() != null) {
-                    q.setIter(r.iter());
-                }
-                if (r.type() != null) {
-                    q.setType(strings.index(r.type()));
-                }
-                if (r.scheduledTokens() != null) {
-                    q.setScheduledTokens(r.scheduledTokens());
-                }
-                p.addRequests(q.build());
-            }
-            e.metrics().forEach((k, v) -> p.putMetrics(strings.index(k), v));
-            e.deltas().forEach((k, v) -> p.putDeltas(strings.index(k), v));
-            e.labels().forEach((k, v) -> p.putLabels(strings.index(k), strings.index(v)));
-            b.addEvents(p.build());
-        }
-        return b.addAllStringTable(strings.strings()).build().toByteArray();
+            out.writeRawBytes(events);
+        });
     }
+
+    /** One {@code ServiceEvent}, its strings indexed in the order the builders used to index them. */
+    private static void event(ServiceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
+            throws IOException {
+        uint32(out, EVENT_DOMAIN, strings.index(e.domain()));
+        uint32(out, EVENT_NAME, strings.index(e.name()));
+        if (startDelta != 0) {
+            out.writeSInt64(EVENT_START_DELTA, startDelta);
+        }
+        WireWriter.optional(out, EVENT_DUR, e.durNs());
+        WireWriter.optional(out, EVENT_PID, e.pid());
+        if (e.tid() != null) {
+            out.writeUInt32(EVENT_TID, strings.index(e.tid()));
+        }
+        for (RequestRef r : e.requests()) {
+            int rid = strings.index(r.rid());
+            int rawRid = r.rawRid().equals(r.rid()) ? -1 : strings.index(r.rawRid());
+            int type = r.type() == null ? -1 : strings.index(r.type());
+            int size = (rid == 0 ? 0 : CodedOutputStream.computeUInt32Size(REF_RID, rid))
+                    + (rawRid < 0 ? 0 : CodedOutputStream.computeUInt32Size(REF_RAW_RID, rawRid))
+                    + (r.iter() == null ? 0 : CodedOutputStream.computeInt64Size(REF_ITER, r.iter()))
+                    + (type < 0 ? 0 : CodedOutputStream.computeUInt32Size(REF_TYPE, type))
+                    + (r.scheduledTokens() == null
+                            ? 0
+                            : CodedOutputStream.computeInt64Size(REF_SCHEDULED_TOKENS, r.scheduledTokens()));
+            out.writeTag(EVENT_REQUESTS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(size);
+            uint32(out, REF_RID, rid);
+            if (rawRid >= 0) {
+                out.writeUInt32(REF_RAW_RID, rawRid);
+            }
+            WireWriter.optional(out, REF_ITER, r.iter());
+            if (type >= 0) {
+                out.writeUInt32(REF_TYPE, type);
+            }
+            WireWriter.optional(out, REF_SCHEDULED_TOKENS, r.scheduledTokens());
+        }
+        doubles(out, EVENT_METRICS, e.metrics(), strings);
+        doubles(out, EVENT_DELTAS, e.deltas(), strings);
+        for (Map.Entry<String, String> l : e.labels().entrySet()) {
+            // a map entry: key = 1, value = 2, both always written
+            int key = strings.index(l.getKey());
+            int value = strings.index(l.getValue());
+            out.writeTag(EVENT_LABELS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(
+                    CodedOutputStream.computeUInt32Size(1, key) + CodedOutputStream.computeUInt32Size(2, value));
+            out.writeUInt32(1, key);
+            out.writeUInt32(2, value);
+        }
+    }
+
+    private static void doubles(CodedOutputStream out, int field, Map<String, Double> map, StringTable strings)
+            throws IOException {
+        for (Map.Entry<String, Double> m : map.entrySet()) {
+            int key = strings.index(m.getKey());
+            double value = m.getValue();
+            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(
+                    CodedOutputStream.computeUInt32Size(1, key) + CodedOutputStream.computeDoubleSize(2, value));
+            out.writeUInt32(1, key);
+            out.writeDouble(2, value);
+        }
+    }
+
+    private static void uint32(CodedOutputStream out, int field, int value) throws IOException {
+        if (value != 0) {
+            out.writeUInt32(field, value);
+        }
+    }
+
+    /** A proto3 string without presence: "" is not written; null is refused, as the builders refused it. */
+    private static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
+        if (!value.isEmpty()) {
+            out.writeString(field, value);
+        }
+    }
+
+    private static final int EVENT_DOMAIN = io.llmprof.events.wire.proto.ServiceEvent.DOMAIN_FIELD_NUMBER;
+    private static final int EVENT_NAME = io.llmprof.events.wire.proto.ServiceEvent.NAME_FIELD_NUMBER;
+    private static final int EVENT_START_DELTA = io.llmprof.events.wire.proto.ServiceEvent.START_DELTA_FIELD_NUMBER;
+    private static final int EVENT_DUR = io.llmprof.events.wire.proto.ServiceEvent.DUR_FIELD_NUMBER;
+    private static final int EVENT_PID = io.llmprof.events.wire.proto.ServiceEvent.PID_FIELD_NUMBER;
+    private static final int EVENT_TID = io.llmprof.events.wire.proto.ServiceEvent.TID_FIELD_NUMBER;
+    private static final int EVENT_REQUESTS = io.llmprof.events.wire.proto.ServiceEvent.REQUESTS_FIELD_NUMBER;
+    private static final int EVENT_METRICS = io.llmprof.events.wire.proto.ServiceEvent.METRICS_FIELD_NUMBER;
+    private static final int EVENT_DELTAS = io.llmprof.events.wire.proto.ServiceEvent.DELTAS_FIELD_NUMBER;
+    private static final int EVENT_LABELS = io.llmprof.events.wire.proto.ServiceEvent.LABELS_FIELD_NUMBER;
+    private static final int REF_RID = io.llmprof.events.wire.proto.RequestRef.RID_FIELD_NUMBER;
+    private static final int REF_RAW_RID = io.llmprof.events.wire.proto.RequestRef.RAW_RID_FIELD_NUMBER;
+    private static final int REF_ITER = io.llmprof.events.wire.proto.RequestRef.ITER_FIELD_NUMBER;
+    private static final int REF_TYPE = io.llmprof.events.wire.proto.RequestRef.TYPE_FIELD_NUMBER;
+    private static final int REF_SCHEDULED_TOKENS =
+            io.llmprof.events.wire.proto.RequestRef.SCHEDULED_TOKENS_FIELD_NUMBER;
 
     @Override
     public ServiceBatch decode(byte[] bytes) throws InvalidProtocolBufferException {

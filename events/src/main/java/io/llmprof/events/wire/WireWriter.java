@@ -1,0 +1,128 @@
+package io.llmprof.events.wire;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.WireFormat;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * Writes protobuf messages field by field with protobuf's {@link CodedOutputStream}, without building the generated
+ * message first: the generated builders (one per message, nested ones included, boxed map entries) cost more than
+ * the encoding itself. A message is written into scratch space kept per thread and copied out at its exact length;
+ * a nested message goes through a second scratch space for its length prefix. The callers' tests check that the
+ * bytes are those the generated message writes for the same values (fields in number order, proto3 presence).
+ */
+final class WireWriter {
+    /** Writes one message's fields. */
+    interface Encoder<T> {
+        void write(T value, CodedOutputStream out) throws IOException;
+    }
+
+    /** Scratch space per thread for one top-level message. */
+    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
+
+    /** Scratch space per thread for one nested message. */
+    private static final ThreadLocal<byte[]> NESTED = ThreadLocal.withInitial(() -> new byte[1024]);
+
+    /** Scratch space kept for a thread at most (a larger message gets a buffer of its own). */
+    private static final int MAX_SCRATCH = 1 << 20;
+
+    private WireWriter() {}
+
+    /** The message's bytes. */
+    static <T> byte[] encode(T value, Encoder<T> encoder) {
+        return encode(SCRATCH, value, encoder);
+    }
+
+    /** The message's bytes, written in {@code scratch} (grown, and kept up to 1 MiB, when too small). */
+    static <T> byte[] encode(ThreadLocal<byte[]> scratch, T value, Encoder<T> encoder) {
+        byte[] buffer = scratch.get();
+        while (true) {
+            CodedOutputStream out = CodedOutputStream.newInstance(buffer);
+            try {
+                encoder.write(value, out);
+                return Arrays.copyOf(buffer, out.getTotalBytesWritten());
+            } catch (CodedOutputStream.OutOfSpaceException e) {
+                buffer = new byte[buffer.length * 2];
+                if (buffer.length <= MAX_SCRATCH) {
+                    scratch.set(buffer);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e); // an array encoder throws nothing else
+            }
+        }
+    }
+
+    /** A nested message as field {@code field}: written to scratch space first, for its length, then copied in. */
+    static <N> void nested(CodedOutputStream out, int field, N message, Encoder<N> encoder) throws IOException {
+        byte[] buffer = NESTED.get();
+        int length;
+        while (true) {
+            CodedOutputStream inner = CodedOutputStream.newInstance(buffer);
+            try {
+                encoder.write(message, inner);
+                length = inner.getTotalBytesWritten();
+                break;
+            } catch (CodedOutputStream.OutOfSpaceException e) {
+                buffer = new byte[buffer.length * 2];
+                if (buffer.length <= MAX_SCRATCH) {
+                    NESTED.set(buffer);
+                }
+            }
+        }
+        // out of space here means the outer buffer is full: encode() grows it and starts again
+        out.writeByteArray(field, buffer, 0, length);
+    }
+
+    // Proto3: a field without `optional` is written only when it is not 0 (or ""); an `optional` one whenever set.
+
+    /** A {@code map<string, int64>}: each entry a message of key = 1 and value = 2, both always written. */
+    static void stringLongMap(CodedOutputStream out, int field, Map<String, Long> map) throws IOException {
+        for (Map.Entry<String, Long> e : map.entrySet()) {
+            long value = e.getValue();
+            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            out.writeUInt32NoTag(
+                    CodedOutputStream.computeStringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
+            out.writeString(1, e.getKey());
+            out.writeInt64(2, value);
+        }
+    }
+
+    static void string(CodedOutputStream out, int field, String value) throws IOException {
+        if (value != null) {
+            out.writeString(field, value);
+        }
+    }
+
+    static void int64(CodedOutputStream out, int field, long value) throws IOException {
+        if (value != 0) {
+            out.writeInt64(field, value);
+        }
+    }
+
+    static void int32(CodedOutputStream out, int field, int value) throws IOException {
+        if (value != 0) {
+            out.writeInt32(field, value);
+        }
+    }
+
+    static void optional(CodedOutputStream out, int field, Long value) throws IOException {
+        if (value != null) {
+            out.writeInt64(field, value);
+        }
+    }
+
+    static void optional(CodedOutputStream out, int field, Integer value) throws IOException {
+        if (value != null) {
+            out.writeInt32(field, value);
+        }
+    }
+
+    static void optional(CodedOutputStream out, int field, Double value) throws IOException {
+        if (value != null) {
+            out.writeDouble(field, value);
+        }
+    }
+}
