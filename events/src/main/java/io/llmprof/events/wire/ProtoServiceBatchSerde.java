@@ -1,5 +1,6 @@
 package io.llmprof.events.wire;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
@@ -8,6 +9,7 @@ import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,50 +152,224 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
     private static final int REF_SCHEDULED_TOKENS =
             io.llmprof.events.wire.proto.RequestRef.SCHEDULED_TOKENS_FIELD_NUMBER;
 
+    /**
+     * Read field by field with protobuf's {@link CodedInputStream} (the generated parser builds a message per event
+     * and request and a boxed entry per metric before the records are built from them, a sixth of the service
+     * stream thread). Same rules as the generated parser: fields in any order, an unknown field or a known one with
+     * another wire type skipped, the last of a repeated singular field kept, a map key sent twice keeping its last
+     * value, strings checked as UTF-8, a truncated or malformed message refused. Since the string table may follow
+     * the events, events are read after the whole message. {@code ProtoSerdeTest} compares this with the generated
+     * parser on random and corrupted messages.
+     */
     @Override
     public ServiceBatch decode(byte[] bytes) throws InvalidProtocolBufferException {
-        var b = io.llmprof.events.wire.proto.ServiceBatch.parseFrom(bytes);
-        List<String> strings = b.getStringTableList();
-        StringTable.check(strings);
-        List<ServiceEvent> events = new ArrayList<>(b.getEventsCount());
-        long start = 0;
-        for (var p : b.getEventsList()) {
-            start += p.getStartDelta();
-            List<RequestRef> requests = new ArrayList<>(p.getRequestsCount());
-            for (var q : p.getRequestsList()) {
-                String rid = StringTable.at(strings, q.getRid(), "rid");
-                requests.add(new RequestRef(
-                        rid,
-                        q.hasRawRid() ? StringTable.at(strings, q.getRawRid(), "raw_rid") : rid,
-                        q.hasIter() ? q.getIter() : null,
-                        q.hasType() ? StringTable.at(strings, q.getType(), "type") : null,
-                        q.hasScheduledTokens() ? q.getScheduledTokens() : null));
-            }
-            events.add(new ServiceEvent(
-                    StringTable.at(strings, p.getDomain(), "domain"),
-                    StringTable.at(strings, p.getName(), "name"),
-                    start,
-                    p.hasDur() ? p.getDur() : null,
-                    p.hasPid() ? p.getPid() : null,
-                    p.hasTid() ? StringTable.at(strings, p.getTid(), "tid") : null,
-                    requests,
-                    numbers(strings, p.getMetricsMap(), "metrics"),
-                    numbers(strings, p.getDeltasMap(), "deltas"),
-                    labels(strings, p.getLabelsMap())));
+        try {
+            return read(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new InvalidProtocolBufferException(e); // a stream over an array throws nothing else
         }
-        return new ServiceBatch(
-                b.getJob(), b.getInstance(), b.getSource(), b.getFirstIndex(), events, b.getEndOfStream());
     }
 
-    private static Map<String, Double> numbers(List<String> strings, Map<Integer, Double> wire, String field) {
-        Map<String, Double> out = new HashMap<>(wire.size() * 2);
-        wire.forEach((k, v) -> out.put(StringTable.at(strings, k, field), v));
-        return out;
+    private static ServiceBatch read(byte[] bytes) throws IOException {
+        CodedInputStream in = CodedInputStream.newInstance(bytes);
+        String job = "";
+        String instance = "";
+        String source = "";
+        long firstIndex = 0;
+        boolean endOfStream = false;
+        List<String> strings = new ArrayList<>();
+        int[] eventAt = new int[64]; // offset, length of each event message
+        int events = 0;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case 1 << 3 | LENGTH -> job = in.readStringRequireUtf8();
+                case 2 << 3 | LENGTH -> instance = in.readStringRequireUtf8();
+                case 3 << 3 | LENGTH -> source = in.readStringRequireUtf8();
+                case 4 << 3 | VARINT -> firstIndex = in.readInt64();
+                case 5 << 3 | VARINT -> endOfStream = in.readBool();
+                case 6 << 3 | LENGTH -> strings.add(in.readStringRequireUtf8());
+                case 7 << 3 | LENGTH -> {
+                    int length = in.readRawVarint32();
+                    int offset = in.getTotalBytesRead();
+                    in.skipRawBytes(length); // refuses a negative or truncated length
+                    if (2 * events + 2 > eventAt.length) {
+                        eventAt = Arrays.copyOf(eventAt, eventAt.length * 2);
+                    }
+                    eventAt[2 * events] = offset;
+                    eventAt[2 * events + 1] = length;
+                    events++;
+                }
+                default -> skip(in, tag);
+            }
+        }
+        StringTable.check(strings);
+        List<ServiceEvent> list = new ArrayList<>(events);
+        long start = 0;
+        for (int i = 0; i < events; i++) {
+            ServiceEvent e =
+                    event(CodedInputStream.newInstance(bytes, eventAt[2 * i], eventAt[2 * i + 1]), strings, start);
+            start = e.startNs();
+            list.add(e);
+        }
+        return new ServiceBatch(job, instance, source, firstIndex, list, endOfStream);
     }
 
-    private static Map<String, String> labels(List<String> strings, Map<Integer, Integer> wire) {
-        Map<String, String> out = new HashMap<>(wire.size() * 2);
-        wire.forEach((k, v) -> out.put(StringTable.at(strings, k, "labels"), StringTable.at(strings, v, "labels")));
-        return out;
+    private static final int VARINT = WireFormat.WIRETYPE_VARINT;
+    private static final int FIXED64 = WireFormat.WIRETYPE_FIXED64;
+    private static final int LENGTH = WireFormat.WIRETYPE_LENGTH_DELIMITED;
+
+    /** An unknown field (or a known one with another wire type) skipped; an end-group tag refused, as protobuf does. */
+    private static void skip(CodedInputStream in, int tag) throws IOException {
+        if (!in.skipField(tag)) {
+            throw new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
+        }
+    }
+
+    private static ServiceEvent event(CodedInputStream in, List<String> strings, long previousStart)
+            throws IOException {
+        int domain = 0;
+        int name = 0;
+        long startDelta = 0;
+        Long dur = null;
+        Long pid = null;
+        int tid = -1;
+        boolean hasTid = false;
+        List<RequestRef> requests = new ArrayList<>();
+        IndexMap metrics = null;
+        IndexMap deltas = null;
+        IndexMap labels = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case 1 << 3 | VARINT -> domain = in.readUInt32();
+                case 2 << 3 | VARINT -> name = in.readUInt32();
+                case 3 << 3 | VARINT -> startDelta = in.readSInt64();
+                case 4 << 3 | VARINT -> dur = in.readInt64();
+                case 5 << 3 | VARINT -> pid = in.readInt64();
+                case 6 << 3 | VARINT -> {
+                    tid = in.readUInt32();
+                    hasTid = true;
+                }
+                case 7 << 3 | LENGTH -> requests.add(request(in, strings));
+                case 8 << 3 | LENGTH -> metrics = entry(in, metrics, true);
+                case 9 << 3 | LENGTH -> deltas = entry(in, deltas, true);
+                case 10 << 3 | LENGTH -> labels = entry(in, labels, false);
+                default -> skip(in, tag);
+            }
+        }
+        Map<String, Double> metricMap = new HashMap<>();
+        Map<String, Double> deltaMap = new HashMap<>();
+        Map<String, String> labelMap = new HashMap<>();
+        for (int i = 0; metrics != null && i < metrics.size; i++) {
+            metricMap.put(StringTable.at(strings, metrics.keys[i], "metrics"), metrics.doubles[i]);
+        }
+        for (int i = 0; deltas != null && i < deltas.size; i++) {
+            deltaMap.put(StringTable.at(strings, deltas.keys[i], "deltas"), deltas.doubles[i]);
+        }
+        for (int i = 0; labels != null && i < labels.size; i++) {
+            labelMap.put(
+                    StringTable.at(strings, labels.keys[i], "labels"),
+                    StringTable.at(strings, labels.ints[i], "labels"));
+        }
+        return new ServiceEvent(
+                StringTable.at(strings, domain, "domain"),
+                StringTable.at(strings, name, "name"),
+                previousStart + startDelta,
+                dur,
+                pid,
+                hasTid ? StringTable.at(strings, tid, "tid") : null,
+                requests,
+                metricMap,
+                deltaMap,
+                labelMap);
+    }
+
+    private static RequestRef request(CodedInputStream in, List<String> strings) throws IOException {
+        int limit = in.pushLimit(in.readRawVarint32());
+        int rid = 0;
+        int rawRid = -1;
+        boolean hasRawRid = false;
+        Long iter = null;
+        int type = -1;
+        boolean hasType = false;
+        Long scheduledTokens = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case 1 << 3 | VARINT -> rid = in.readUInt32();
+                case 2 << 3 | VARINT -> {
+                    rawRid = in.readUInt32();
+                    hasRawRid = true;
+                }
+                case 3 << 3 | VARINT -> iter = in.readInt64();
+                case 4 << 3 | VARINT -> {
+                    type = in.readUInt32();
+                    hasType = true;
+                }
+                case 5 << 3 | VARINT -> scheduledTokens = in.readInt64();
+                default -> skip(in, tag);
+            }
+        }
+        in.popLimit(limit);
+        String id = StringTable.at(strings, rid, "rid");
+        return new RequestRef(
+                id,
+                hasRawRid ? StringTable.at(strings, rawRid, "raw_rid") : id,
+                iter,
+                hasType ? StringTable.at(strings, type, "type") : null,
+                scheduledTokens);
+    }
+
+    /**
+     * One map entry ({@code key = 1}, {@code value = 2}, either may be absent and then 0) added to {@code map}: a key
+     * already there keeps its place and takes the new value, as the generated parser's map does.
+     */
+    private static IndexMap entry(CodedInputStream in, IndexMap map, boolean doubleValues) throws IOException {
+        int limit = in.pushLimit(in.readRawVarint32());
+        int key = 0;
+        double d = 0;
+        int i = 0;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            if (tag == (1 << 3 | VARINT)) {
+                key = in.readUInt32();
+            } else if (doubleValues && tag == (2 << 3 | FIXED64)) {
+                d = in.readDouble();
+            } else if (!doubleValues && tag == (2 << 3 | VARINT)) {
+                i = in.readUInt32();
+            } else {
+                skip(in, tag);
+            }
+        }
+        in.popLimit(limit);
+        IndexMap m = map == null ? new IndexMap() : map;
+        m.put(key, d, i);
+        return m;
+    }
+
+    /** A small map of string-table index to a double or an index, in first-insertion order (maps here hold few). */
+    private static final class IndexMap {
+        int size;
+        int[] keys = new int[4];
+        double[] doubles = new double[4];
+        int[] ints = new int[4];
+
+        void put(int key, double d, int i) {
+            for (int k = 0; k < size; k++) {
+                if (keys[k] == key) {
+                    doubles[k] = d;
+                    ints[k] = i;
+                    return;
+                }
+            }
+            if (size == keys.length) {
+                keys = Arrays.copyOf(keys, size * 2);
+                doubles = Arrays.copyOf(doubles, size * 2);
+                ints = Arrays.copyOf(ints, size * 2);
+            }
+            keys[size] = key;
+            doubles[size] = d;
+            ints[size] = i;
+            size++;
+        }
     }
 }
