@@ -348,6 +348,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
         figures.add(new Figure("dashboard: first to last pass in REST", events, dashboard.activeSeconds()));
         figures.add(new Figure("end to end: start -> every pass in REST", events, dashboard.lastSeconds(t0)));
         out.println(cpu.line("traces"));
+        out.println(firstMoved(t0, agent, streams, dashboard));
         out.println(streamThread(registry));
         return done ? 0 : 1;
     }
@@ -392,6 +393,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
         figures.add(new Figure("dashboard: first to last request in REST", events, rest.activeSeconds()));
         figures.add(new Figure("end to end: start -> every request in REST", events, rest.lastSeconds(t0)));
         out.println(cpu.line("service events"));
+        out.println(firstMoved(t0, agent, streams, rest));
         out.println(streamThread(registry));
         return done ? 0 : 1;
     }
@@ -538,9 +540,23 @@ public final class BenchLiveCommand implements Callable<Integer> {
             return firstMovedNs == 0 ? 0 : (lastMovedNs - firstMovedNs) / 1e9;
         }
 
+        double firstSeconds(long t0) {
+            return firstMovedNs == 0 ? 0 : (firstMovedNs - t0) / 1e9;
+        }
+
         double lastSeconds(long t0) {
             return lastMovedNs == 0 ? 0 : (lastMovedNs - t0) / 1e9;
         }
+    }
+
+    /** When each stage saw its first record: where the end-to-end time before the stages' own goes. */
+    private static String firstMoved(long t0, Stage agent, Stage streams, Stage dashboard) {
+        return String.format(
+                Locale.ROOT,
+                "  first record after start: agent acknowledged %.2f s, streams ingested %.2f s, dashboard %.2f s",
+                agent.firstSeconds(t0),
+                streams.firstSeconds(t0),
+                dashboard.firstSeconds(t0));
     }
 
     /** Samples every stage every 5 ms on its own thread. */

@@ -46,6 +46,8 @@ class BenchLiveIT {
                 .doesNotContain("offline analyze layers (exit")
                 .contains("streams: first to last event ingested")
                 .contains("end to end: start -> every pass in REST")
+                .containsPattern("first record after start: agent acknowledged [0-9.]+ s, streams ingested [0-9.]+ s,"
+                        + " dashboard [0-9.]+ s")
                 .contains("service events (")
                 .contains("end to end: start -> every request in REST")
                 .containsPattern("latency: HTTP ingest -> /metrics under a load of [0-9,]+ events/s .* 3 probes: p50");
