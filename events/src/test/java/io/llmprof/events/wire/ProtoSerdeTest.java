@@ -38,13 +38,17 @@ class ProtoSerdeTest {
 
     @ParameterizedTest
     @ValueSource(longs = {1, 2, 3, 42, 20261127})
-    void random_trace_batches_come_back_equal_and_equal_to_what_json_gave(long seed) {
+    void random_trace_batches_come_back_equal_and_equal_to_what_json_gave(long seed) throws Exception {
         WireSamples samples = new WireSamples(seed);
         JsonSerde<TraceBatch> json = new JsonSerde<>(TraceBatch.class);
         for (int i = 0; i < 400; i++) {
             TraceBatch batch = samples.traceBatch();
-            TraceBatch back = traceIn.deserialize(TRACE, traceOut.serialize(TRACE, batch));
+            byte[] bytes = traceOut.serialize(TRACE, batch);
+            TraceBatch back = traceIn.deserialize(TRACE, bytes);
             assertThat(back).isEqualTo(batch);
+            // written field by field: the bytes the generated message writes for the same values
+            assertThat(io.llmprof.events.wire.proto.TraceBatch.parseFrom(bytes).toByteArray())
+                    .isEqualTo(bytes);
             assertThat(back).isEqualTo(json.read(json.serializer().serialize(TRACE, batch)));
         }
     }
