@@ -45,9 +45,9 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
             }
         });
         return WireWriter.encode(batch, (b, out) -> {
-            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.JOB_FIELD_NUMBER, b.job());
-            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.INSTANCE_FIELD_NUMBER, b.instance());
-            nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.JOB_FIELD_NUMBER, b.job());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.INSTANCE_FIELD_NUMBER, b.instance());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
             WireWriter.int64(out, io.llmprof.events.wire.proto.ServiceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
             if (b.endOfStream()) {
                 out.writeBool(io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, true);
@@ -125,13 +125,6 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
     private static void uint32(CodedOutputStream out, int field, int value) throws IOException {
         if (value != 0) {
             out.writeUInt32(field, value);
-        }
-    }
-
-    /** A proto3 string without presence: "" is not written; null is refused, as the builders refused it. */
-    private static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
-        if (!value.isEmpty()) {
-            out.writeString(field, value);
         }
     }
 

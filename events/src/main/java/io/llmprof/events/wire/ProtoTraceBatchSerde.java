@@ -37,13 +37,13 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
             }
         });
         return WireWriter.encode(batch, (b, out) -> {
-            nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.JOB_FIELD_NUMBER, b.job());
-            nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RUN_FIELD_NUMBER, b.run());
-            nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RANK_FIELD_NUMBER, b.rank());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.JOB_FIELD_NUMBER, b.job());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RUN_FIELD_NUMBER, b.run());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RANK_FIELD_NUMBER, b.rank());
             out.writeEnum(
                     io.llmprof.events.wire.proto.TraceBatch.LANE_FIELD_NUMBER,
                     lane(b.lane()).getNumber());
-            nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER, b.source());
+            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER, b.source());
             WireWriter.int64(out, io.llmprof.events.wire.proto.TraceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
             if (b.endOfTrace()) {
                 out.writeBool(io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, true);
@@ -89,13 +89,6 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
             out.writeUInt32(EVENT_INPUT_DIMS, dims);
         }
         WireWriter.optional(out, EVENT_GRAPH_ID, e.graphId());
-    }
-
-    /** A proto3 string without presence: "" is not written; null is refused, as the builders refused it. */
-    private static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
-        if (!value.isEmpty()) {
-            out.writeString(field, value);
-        }
     }
 
     private static final int EVENT_KIND = io.llmprof.events.wire.proto.TraceEvent.KIND_FIELD_NUMBER;

@@ -90,6 +90,13 @@ final class WireWriter {
         }
     }
 
+    /** A proto3 string without presence: "" is not written; null is refused, as the generated builders refuse it. */
+    static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
+        if (!value.isEmpty()) {
+            out.writeString(field, value);
+        }
+    }
+
     static void string(CodedOutputStream out, int field, String value) throws IOException {
         if (value != null) {
             out.writeString(field, value);
