@@ -245,17 +245,12 @@ public final class HostProcessor implements Processor<String, Object, String, Ob
 
     /** Writes every run changed since the last commit (the commit hook; also before a punctuation reads the store). */
     private void writeChanged() {
-        if (dirty.isEmpty()) {
-            return;
-        }
-        List<Map.Entry<RunKey, Long>> changed = new ArrayList<>(dirty.entrySet());
-        dirty.clear();
-        for (Map.Entry<RunKey, Long> e : changed) {
-            RunHost run = live.get(e.getKey());
+        PendingBatches.drainEach(dirty, Long::longValue, (key, timestampMs) -> {
+            RunHost run = live.get(key);
             if (run != null) {
-                CommitHookStore.asProcessor(context, node, e.getValue(), () -> write(e.getKey(), run, e.getValue()));
+                CommitHookStore.asProcessor(context, node, timestampMs, () -> write(key, run, timestampMs));
             }
-        }
+        });
     }
 
     /** Encodes and puts one run's state under the cap; a cap hit's anomaly is forwarded. */

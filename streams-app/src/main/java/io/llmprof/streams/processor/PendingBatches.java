@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.ObjLongConsumer;
+import java.util.function.ToLongFunction;
 
 /**
  * Per key, the batches that changed its live state since the state was last written ({@link CommitHookStore}): kept
@@ -64,13 +65,23 @@ final class PendingBatches<K, B> {
      * its last batch (what the write's records carry).
      */
     void drainEach(ObjLongConsumer<K> write) {
-        if (byKey.isEmpty()) {
+        drainEach(byKey, p -> p.timestampMs, write);
+    }
+
+    /**
+     * Empties {@code changed} (keys to write, in order, with what gives each one's timestamp), then runs {@code write}
+     * for each: the loop of a commit hook, whether it keeps batches ({@link #drainEach(ObjLongConsumer)}) or only when
+     * a key last changed. A write may change the map again (a key written as it leaves a cache); that is a later
+     * commit's.
+     */
+    static <K, V> void drainEach(Map<K, V> changed, ToLongFunction<V> timestampMs, ObjLongConsumer<K> write) {
+        if (changed.isEmpty()) {
             return;
         }
-        List<Map.Entry<K, Pending<B>>> all = new ArrayList<>(byKey.entrySet());
-        byKey.clear();
-        for (Map.Entry<K, Pending<B>> e : all) {
-            write.accept(e.getKey(), e.getValue().timestampMs);
+        List<Map.Entry<K, V>> all = new ArrayList<>(changed.entrySet());
+        changed.clear();
+        for (Map.Entry<K, V> e : all) {
+            write.accept(e.getKey(), timestampMs.applyAsLong(e.getValue()));
         }
     }
 }
