@@ -2,7 +2,6 @@ package io.llmprof.events.wire;
 
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.WireFormat;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.wire.proto.Kind;
@@ -32,8 +31,13 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         byte[] events = WireWriter.encode(EVENTS, batch.events(), (list, out) -> {
             long previousStart = 0;
             for (TraceEvent e : list) {
-                event(e, e.startNs() - previousStart, strings, out);
+                long delta = e.startNs() - previousStart;
                 previousStart = e.startNs();
+                WireWriter.nested(
+                        out,
+                        io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER,
+                        e,
+                        (ev, o) -> event(ev, delta, strings, o));
             }
         });
         return WireWriter.encode(batch, (b, out) -> {
@@ -55,25 +59,11 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         });
     }
 
-    /** One {@code TraceEvent} as field {@code events}: its size from its fields, then the fields. */
+    /** One {@code TraceEvent}'s fields. */
     private static void event(TraceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
             throws IOException {
-        int kind = kind(e.kind()).getNumber();
+        out.writeEnum(EVENT_KIND, kind(e.kind()).getNumber()); // never 0: every kind has a number
         int name = strings.index(e.name());
-        int dims = e.inputDims() == null ? -1 : strings.index(e.inputDims());
-        int size = CodedOutputStream.computeEnumSize(EVENT_KIND, kind)
-                + (name == 0 ? 0 : CodedOutputStream.computeUInt32Size(EVENT_NAME, name))
-                + (startDelta == 0 ? 0 : CodedOutputStream.computeSInt64Size(EVENT_START_DELTA, startDelta))
-                + (e.durNs() == 0 ? 0 : CodedOutputStream.computeInt64Size(EVENT_DUR, e.durNs()))
-                + (e.device() == null ? 0 : CodedOutputStream.computeInt32Size(EVENT_DEVICE, e.device()))
-                + (e.stream() == null ? 0 : CodedOutputStream.computeInt64Size(EVENT_STREAM, e.stream()))
-                + (e.correlation() == null ? 0 : CodedOutputStream.computeInt64Size(EVENT_CORRELATION, e.correlation()))
-                + (e.externalId() == null ? 0 : CodedOutputStream.computeInt64Size(EVENT_EXTERNAL_ID, e.externalId()))
-                + (dims < 0 ? 0 : CodedOutputStream.computeUInt32Size(EVENT_INPUT_DIMS, dims))
-                + (e.graphId() == null ? 0 : CodedOutputStream.computeInt64Size(EVENT_GRAPH_ID, e.graphId()));
-        out.writeTag(io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        out.writeUInt32NoTag(size);
-        out.writeEnum(EVENT_KIND, kind); // never 0: every kind has a number
         if (name != 0) {
             out.writeUInt32(EVENT_NAME, name);
         }
@@ -85,8 +75,8 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         WireWriter.optional(out, EVENT_STREAM, e.stream());
         WireWriter.optional(out, EVENT_CORRELATION, e.correlation());
         WireWriter.optional(out, EVENT_EXTERNAL_ID, e.externalId());
-        if (dims >= 0) {
-            out.writeUInt32(EVENT_INPUT_DIMS, dims);
+        if (e.inputDims() != null) {
+            out.writeUInt32(EVENT_INPUT_DIMS, strings.index(e.inputDims()));
         }
         WireWriter.optional(out, EVENT_GRAPH_ID, e.graphId());
     }
