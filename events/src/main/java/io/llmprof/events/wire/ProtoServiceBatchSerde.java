@@ -20,50 +20,38 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         super(ServiceBatch.class);
     }
 
-    /** Scratch space per thread for a batch's events, written before the string table they fill. */
-    private static final ThreadLocal<byte[]> EVENTS = ThreadLocal.withInitial(() -> new byte[64 * 1024]);
-
     /**
-     * Written field by field ({@link WireWriter}; the generated builders, a message per event and request and a boxed
-     * entry per metric, were a third of the agent's service path). The events go first into scratch space, since the
-     * string table they fill comes before them on the wire; {@code ProtoSerdeTest} checks that the bytes are those
-     * the generated message writes.
+     * Written field by field ({@link WireWriter#batch}; the generated builders, a message per event and request and a
+     * boxed entry per metric, were a third of the agent's service path); {@code ProtoSerdeTest} checks that the bytes
+     * are those the generated message writes.
      */
     @Override
     public byte[] encode(ServiceBatch batch) {
-        StringTable strings = new StringTable();
-        byte[] events = WireWriter.encode(EVENTS, batch.events(), (list, out) -> {
-            long previousStart = 0;
-            for (ServiceEvent e : list) {
-                long delta = e.startNs() - previousStart;
-                previousStart = e.startNs();
-                WireWriter.nested(
-                        out,
-                        io.llmprof.events.wire.proto.ServiceBatch.EVENTS_FIELD_NUMBER,
-                        e,
-                        (ev, o) -> event(ev, delta, strings, o));
-            }
-        });
-        return WireWriter.encode(batch, (b, out) -> {
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.JOB_FIELD_NUMBER, b.job());
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.INSTANCE_FIELD_NUMBER, b.instance());
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
-            WireWriter.int64(out, io.llmprof.events.wire.proto.ServiceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
-            if (b.endOfStream()) {
-                out.writeBool(io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, true);
-            }
-            for (String s : strings.strings()) {
-                out.writeString(io.llmprof.events.wire.proto.ServiceBatch.STRING_TABLE_FIELD_NUMBER, s);
-            }
-            out.writeRawBytes(events);
-        });
+        return WireWriter.batch(
+                batch,
+                (b, out) -> {
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.JOB_FIELD_NUMBER, b.job());
+                    WireWriter.nonEmpty(
+                            out, io.llmprof.events.wire.proto.ServiceBatch.INSTANCE_FIELD_NUMBER, b.instance());
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
+                    WireWriter.int64(
+                            out, io.llmprof.events.wire.proto.ServiceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
+                    if (b.endOfStream()) {
+                        out.writeBool(io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, true);
+                    }
+                },
+                io.llmprof.events.wire.proto.ServiceBatch.STRING_TABLE_FIELD_NUMBER,
+                io.llmprof.events.wire.proto.ServiceBatch.EVENTS_FIELD_NUMBER,
+                batch.events(),
+                ServiceEvent::startNs,
+                ProtoServiceBatchSerde::event);
     }
 
     /** One {@code ServiceEvent}, its strings indexed in the order the builders used to index them. */
     private static void event(ServiceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
             throws IOException {
-        uint32(out, EVENT_DOMAIN, strings.index(e.domain()));
-        uint32(out, EVENT_NAME, strings.index(e.name()));
+        WireWriter.uint32(out, EVENT_DOMAIN, strings.index(e.domain()));
+        WireWriter.uint32(out, EVENT_NAME, strings.index(e.name()));
         if (startDelta != 0) {
             out.writeSInt64(EVENT_START_DELTA, startDelta);
         }
@@ -85,7 +73,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                             : CodedOutputStream.computeInt64Size(REF_SCHEDULED_TOKENS, r.scheduledTokens()));
             out.writeTag(EVENT_REQUESTS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
             out.writeUInt32NoTag(size);
-            uint32(out, REF_RID, rid);
+            WireWriter.uint32(out, REF_RID, rid);
             if (rawRid >= 0) {
                 out.writeUInt32(REF_RAW_RID, rawRid);
             }
@@ -119,12 +107,6 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                     CodedOutputStream.computeUInt32Size(1, key) + CodedOutputStream.computeDoubleSize(2, value));
             out.writeUInt32(1, key);
             out.writeDouble(2, value);
-        }
-    }
-
-    private static void uint32(CodedOutputStream out, int field, int value) throws IOException {
-        if (value != 0) {
-            out.writeUInt32(field, value);
         }
     }
 

@@ -16,57 +16,41 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         super(TraceBatch.class);
     }
 
-    /** Scratch space per thread for a batch's events, written before the string table they fill. */
-    private static final ThreadLocal<byte[]> EVENTS = ThreadLocal.withInitial(() -> new byte[64 * 1024]);
-
     /**
-     * Written field by field ({@link WireWriter}; the generated builders, a message per event, were the larger part of
-     * the agent's protobuf time, which it spends twice per event: spooling lanes and shipping). The events go first
-     * into scratch space, since the string table they fill comes before them on the wire; {@code ProtoSerdeTest}
-     * checks that the bytes are those the generated message writes.
+     * Written field by field ({@link WireWriter#batch}; the generated builders, a message per event, were the larger
+     * part of the agent's protobuf time, which it spends twice per event: spooling lanes and shipping);
+     * {@code ProtoSerdeTest} checks that the bytes are those the generated message writes.
      */
     @Override
     public byte[] encode(TraceBatch batch) {
-        StringTable strings = new StringTable();
-        byte[] events = WireWriter.encode(EVENTS, batch.events(), (list, out) -> {
-            long previousStart = 0;
-            for (TraceEvent e : list) {
-                long delta = e.startNs() - previousStart;
-                previousStart = e.startNs();
-                WireWriter.nested(
-                        out,
-                        io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER,
-                        e,
-                        (ev, o) -> event(ev, delta, strings, o));
-            }
-        });
-        return WireWriter.encode(batch, (b, out) -> {
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.JOB_FIELD_NUMBER, b.job());
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RUN_FIELD_NUMBER, b.run());
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RANK_FIELD_NUMBER, b.rank());
-            out.writeEnum(
-                    io.llmprof.events.wire.proto.TraceBatch.LANE_FIELD_NUMBER,
-                    lane(b.lane()).getNumber());
-            WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER, b.source());
-            WireWriter.int64(out, io.llmprof.events.wire.proto.TraceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
-            if (b.endOfTrace()) {
-                out.writeBool(io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, true);
-            }
-            for (String s : strings.strings()) {
-                out.writeString(io.llmprof.events.wire.proto.TraceBatch.STRING_TABLE_FIELD_NUMBER, s);
-            }
-            out.writeRawBytes(events);
-        });
+        return WireWriter.batch(
+                batch,
+                (b, out) -> {
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.JOB_FIELD_NUMBER, b.job());
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RUN_FIELD_NUMBER, b.run());
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.RANK_FIELD_NUMBER, b.rank());
+                    out.writeEnum(
+                            io.llmprof.events.wire.proto.TraceBatch.LANE_FIELD_NUMBER,
+                            lane(b.lane()).getNumber());
+                    WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER, b.source());
+                    WireWriter.int64(
+                            out, io.llmprof.events.wire.proto.TraceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
+                    if (b.endOfTrace()) {
+                        out.writeBool(io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, true);
+                    }
+                },
+                io.llmprof.events.wire.proto.TraceBatch.STRING_TABLE_FIELD_NUMBER,
+                io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER,
+                batch.events(),
+                TraceEvent::startNs,
+                ProtoTraceBatchSerde::event);
     }
 
     /** One {@code TraceEvent}'s fields. */
     private static void event(TraceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
             throws IOException {
         out.writeEnum(EVENT_KIND, kind(e.kind()).getNumber()); // never 0: every kind has a number
-        int name = strings.index(e.name());
-        if (name != 0) {
-            out.writeUInt32(EVENT_NAME, name);
-        }
+        WireWriter.uint32(out, EVENT_NAME, strings.index(e.name()));
         if (startDelta != 0) {
             out.writeSInt64(EVENT_START_DELTA, startDelta);
         }

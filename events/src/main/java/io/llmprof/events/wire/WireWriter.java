@@ -5,7 +5,9 @@ import com.google.protobuf.WireFormat;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.function.ToLongFunction;
 
 /**
  * Writes protobuf messages field by field with protobuf's {@link CodedOutputStream}, without building the generated
@@ -22,6 +24,9 @@ final class WireWriter {
 
     /** Scratch space per thread for one top-level message. */
     private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[4096]);
+
+    /** Scratch space per thread for a batch's events, written before the string table they fill. */
+    private static final ThreadLocal<byte[]> EVENTS = ThreadLocal.withInitial(() -> new byte[64 * 1024]);
 
     /** Scratch space per thread for one nested message. */
     private static final ThreadLocal<byte[]> NESTED = ThreadLocal.withInitial(() -> new byte[1024]);
@@ -53,6 +58,44 @@ final class WireWriter {
                 throw new UncheckedIOException(e); // an array encoder throws nothing else
             }
         }
+    }
+
+    /** Writes one event of a batch, its strings indexed in {@code strings}. */
+    interface EventWriter<E> {
+        void write(E event, long startDelta, StringTable strings, CodedOutputStream out) throws IOException;
+    }
+
+    /**
+     * A batch message after pprof's layout: {@code header}'s fields, then every string its events refer to as field
+     * {@code tableField}, then each event as a nested message of field {@code eventsField}, with its start minus the
+     * previous event's. The table is only complete once the events are written, but precedes them on the wire (as the
+     * generated message writes fields in number order): the events go to scratch space first and are copied after it.
+     */
+    static <B, E> byte[] batch(
+            B batch,
+            Encoder<B> header,
+            int tableField,
+            int eventsField,
+            List<E> events,
+            ToLongFunction<E> startNs,
+            EventWriter<E> event) {
+        StringTable strings = new StringTable();
+        byte[] written = encode(EVENTS, events, (list, out) -> {
+            long previousStart = 0;
+            for (E e : list) {
+                long start = startNs.applyAsLong(e);
+                long delta = start - previousStart;
+                previousStart = start;
+                nested(out, eventsField, e, (ev, o) -> event.write(ev, delta, strings, o));
+            }
+        });
+        return encode(batch, (b, out) -> {
+            header.write(b, out);
+            for (String s : strings.strings()) {
+                out.writeString(tableField, s);
+            }
+            out.writeRawBytes(written);
+        });
     }
 
     /** A nested message as field {@code field}: written to scratch space first, for its length, then copied in. */
@@ -94,6 +137,12 @@ final class WireWriter {
     static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
         if (!value.isEmpty()) {
             out.writeString(field, value);
+        }
+    }
+
+    static void uint32(CodedOutputStream out, int field, int value) throws IOException {
+        if (value != 0) {
+            out.writeUInt32(field, value);
         }
     }
 
