@@ -9,9 +9,9 @@ import io.llmprof.events.TraceEvent;
 import io.llmprof.events.wire.ProtoTraceBatchSerde;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -29,19 +29,25 @@ import java.util.stream.Stream;
  * Lets a file's lanes out interleaved by start time, each lane exactly as the reader emitted it. A Kineto file is
  * written host-first, so a reader emits a rank's whole host lane before its first kernel; shipped that way, the
  * streams app holds every marker and host interval until the GPU lane catches up (state values of hundreds of KB
- * rewritten per record). This sink spools each (rank, lane)'s events in the order and with the indexes it received
- * them, then, when the read is over ({@link #finish}), merges the lanes by the start of their next event (ties: host
- * lanes first, then lanes in order of first event) and passes them on, then every {@code endOfTrace} in the order
- * received. A lane's sequence and indexes are untouched (a late event stays where the reader put it), so what the
- * streams app de-duplicates and resumes by is the same as without this sink.
+ * rewritten per record). This sink queues each (rank, lane)'s events in the order and with the indexes it received
+ * them, and passes a rank's events on merged by the start of each lane's next event (ties: the host event first) as
+ * soon as that is decided: once the rank has both a host and a GPU lane, the earlier of the two lanes' next events
+ * goes on whenever both lanes have one queued. So a host-first file starts going out at its first kernel, not when
+ * it has been read (a Kineto file with CUDA graph launches has 1 % of its bytes before the first kernel; one with
+ * eager launches about two thirds). The rest goes at {@link #finish}: every lane merged the same way, the ranks
+ * interleaved by time (ties: host lanes first, then lanes in order of first event), then every {@code endOfTrace}
+ * in the order received. Each rank's sequence is the one a merge of its whole lanes gives, and a lane's sequence
+ * and indexes are untouched (a late event stays where the reader put it), so what the streams app de-duplicates and
+ * resumes by is the same as without this sink.
  *
- * <p>Memory is bounded whatever the file size: per lane, up to {@value #CHUNK} events (or about {@value
+ * <p>Memory is bounded whatever the file size: per lane, up to {@value #CHUNK} queued events (or about {@value
  * #CHUNK_BYTES} bytes) are held, then written to a spool file in a temp directory (length-prefixed protobuf {@code
- * TraceBatch} chunks, as the offline sort spills them); the merge holds one decoded chunk per lane. A lane that never
- * fills a chunk never touches the disk. The directory is created at the first spill and deleted by {@link #close}
- * (also on failure) or, if the JVM exits first, by a shutdown hook.
+ * TraceBatch} chunks, as the offline sort spills them), which the merge reads back a chunk at a time while it is
+ * still being written. A lane that never queues a chunk never touches the disk. The directory is created at the
+ * first spill and deleted by {@link #close} (also on failure) or, if the JVM exits first, by a shutdown hook.
  *
- * <p>Problems pass through at once. Not thread-safe: the reading thread drives it.
+ * <p>Problems pass through at once. Not thread-safe: the reading thread drives it, and its {@link #event} calls pass
+ * events on to the sink.
  */
 public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     /** Events per spooled chunk. */
@@ -56,12 +62,14 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     private final Path parent;
     private final ReadProgress progress;
     private final List<Spool> lanes = new ArrayList<>();
-    private final Map<String, Spool> byKey = new HashMap<>();
+    private final Map<String, Rank> ranks = new HashMap<>();
     private final List<Spool> ends = new ArrayList<>();
     private Spool last;
     private Path dir;
     private Thread cleanupOnExit;
     private boolean finished;
+    private long received;
+    private long passed;
 
     /**
      * @param parent where the spool directory is created when a lane spills; null = the system temp directory
@@ -81,6 +89,8 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             last = s;
         }
         s.add(index, event);
+        received++;
+        s.owner.passOnDecided();
     }
 
     @Override
@@ -102,50 +112,45 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     public long held() {
         long n = 0;
         for (Spool s : lanes) {
-            n += s.tail.size();
+            n += s.held();
         }
         return n;
     }
 
-    /** Passes every lane on, interleaved by start time, then the ends of trace. Call once, when the read is over. */
+    /** Events passed on so far. */
+    public long passedOn() {
+        return passed;
+    }
+
+    /** Passes every event still queued on, interleaved by start time, then the ends of trace. Call once, when the read is over. */
     public void finish() {
         if (finished) {
             throw new IllegalStateException("already finished");
         }
         finished = true;
-        long total = 0;
-        PriorityQueue<Cursor> heads = new PriorityQueue<>(
-                Comparator.comparingLong((Cursor c) -> c.current.startNs()).thenComparingInt(c -> c.spool.order));
-        List<Cursor> open = new ArrayList<>();
-        try {
-            List<Spool> ordered = new ArrayList<>(lanes);
-            // Ties between lanes: host first (a launch starts before its kernel), then first seen.
-            ordered.sort(Comparator.comparing((Spool s) -> s.lane != Lane.HOST).thenComparingInt(s -> s.seen));
-            for (int i = 0; i < ordered.size(); i++) {
-                Spool s = ordered.get(i);
-                s.order = i;
-                total += s.count;
-                Cursor c = s.cursor();
-                open.add(c);
-                if (c.advance()) {
-                    heads.add(c);
-                }
+        List<Spool> ordered = new ArrayList<>(lanes);
+        // Ties between lanes: host first (a launch starts before its kernel), then first seen.
+        ordered.sort(Comparator.comparing((Spool s) -> s.lane != Lane.HOST).thenComparingInt(s -> s.seen));
+        PriorityQueue<Spool> heads = new PriorityQueue<>(
+                Comparator.comparingLong((Spool s) -> s.peek().startNs()).thenComparingInt(s -> s.order));
+        for (int i = 0; i < ordered.size(); i++) {
+            Spool s = ordered.get(i);
+            s.order = i;
+            if (s.peek() != null) {
+                heads.add(s);
             }
-            long passed = 0;
-            while (!heads.isEmpty()) {
-                Cursor c = heads.poll();
-                out.event(c.spool.rank, c.spool.lane, c.index, c.current);
-                if (++passed % CHUNK == 0) {
-                    progress.passedOn(passed, total);
-                }
-                if (c.advance()) {
-                    heads.add(c);
-                }
-            }
-            progress.passedOn(passed, total);
-        } finally {
-            open.forEach(Cursor::close);
         }
+        while (!heads.isEmpty()) {
+            Spool s = heads.poll();
+            s.passOn();
+            if (passed % CHUNK == 0) {
+                progress.passedOn(passed, received);
+            }
+            if (s.peek() != null) {
+                heads.add(s);
+            }
+        }
+        progress.passedOn(passed, received);
         for (Spool s : ends) {
             out.endOfTrace(s.rank, s.lane);
         }
@@ -155,7 +160,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     @Override
     public void close() {
         for (Spool s : lanes) {
-            s.closeWriter();
+            s.closeFiles();
         }
         deleteDir();
         if (cleanupOnExit != null) {
@@ -183,11 +188,18 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     }
 
     private Spool spool(String rank, Lane lane) {
-        return byKey.computeIfAbsent(rank + '\u0000' + lane.name(), k -> {
-            Spool s = new Spool(rank, lane, lanes.size());
+        Rank r = ranks.computeIfAbsent(rank, Rank::new);
+        Spool s = lane == Lane.HOST ? r.host : r.gpu;
+        if (s == null) {
+            s = new Spool(r, lane, lanes.size());
             lanes.add(s);
-            return s;
-        });
+            if (lane == Lane.HOST) {
+                r.host = s;
+            } else {
+                r.gpu = s;
+            }
+        }
+        return s;
     }
 
     private Path dir() throws IOException {
@@ -214,21 +226,74 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         return dir;
     }
 
-    /** One (rank, lane): its spooled chunks, then the events held. */
+    /** One rank's two lanes. */
+    private static final class Rank {
+        final String rank;
+        Spool host;
+        Spool gpu;
+
+        Rank(String rank) {
+            this.rank = rank;
+        }
+
+        /**
+         * Passes on what the merge of the two lanes has decided: while both have an event queued, the earlier
+         * (ties: the host's). Until the rank has both lanes nothing is decided: the other lane may start earlier.
+         */
+        void passOnDecided() {
+            if (host == null || gpu == null) {
+                return;
+            }
+            while (true) {
+                TraceEvent h = host.peek();
+                if (h == null) {
+                    return;
+                }
+                TraceEvent g = gpu.peek();
+                if (g == null) {
+                    return;
+                }
+                (g.startNs() < h.startNs() ? gpu : host).passOn();
+            }
+        }
+    }
+
+    private static int chars(TraceEvent event) {
+        return event.name().length()
+                + (event.inputDims() == null ? 0 : event.inputDims().length());
+    }
+
+    /**
+     * One (rank, lane)'s queue: its spooled chunks (on disk, read back one decoded chunk at a time), then the events
+     * held in memory.
+     */
     private final class Spool {
+        final Rank owner;
         final String rank;
         final Lane lane;
         final int seen;
         int order;
         long firstIndex = -1;
         long count;
-        final List<TraceEvent> tail = new ArrayList<>();
+        long passedOn;
+        /** Queued events in memory: {@code tail[tailHead..]}; those before were passed on. */
+        final ArrayList<TraceEvent> tail = new ArrayList<>();
+
+        int tailHead;
         long tailChars;
         Path file;
         DataOutputStream writer;
+        DataInputStream reader;
+        int chunksWritten;
+        int chunksRead;
+        /** The chunk read back last, passed on up to {@code chunkPos}. */
+        List<TraceEvent> chunk = List.of();
 
-        Spool(String rank, Lane lane, int seen) {
-            this.rank = rank;
+        int chunkPos;
+
+        Spool(Rank owner, Lane lane, int seen) {
+            this.owner = owner;
+            this.rank = owner.rank;
             this.lane = lane;
             this.seen = seen;
         }
@@ -244,122 +309,103 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             }
             tail.add(event);
             count++;
-            tailChars += event.name().length()
-                    + (event.inputDims() == null ? 0 : event.inputDims().length());
-            if (tail.size() >= CHUNK || tailChars >= CHUNK_BYTES) {
+            tailChars += chars(event);
+            if (tail.size() - tailHead >= CHUNK || tailChars >= CHUNK_BYTES) {
                 spill();
             }
         }
 
+        long held() {
+            return tail.size() - tailHead + chunk.size() - chunkPos;
+        }
+
+        /** The next queued event, or null when none is queued now. */
+        TraceEvent peek() {
+            if (chunkPos < chunk.size()) {
+                return chunk.get(chunkPos);
+            }
+            while (chunksRead < chunksWritten) {
+                readChunk();
+                if (!chunk.isEmpty()) {
+                    return chunk.get(0);
+                }
+            }
+            return tailHead < tail.size() ? tail.get(tailHead) : null;
+        }
+
+        /** Passes the event {@link #peek} gave on. */
+        void passOn() {
+            TraceEvent e;
+            if (chunkPos < chunk.size()) {
+                e = chunk.get(chunkPos++);
+                if (chunkPos == chunk.size()) {
+                    chunk = List.of();
+                    chunkPos = 0;
+                }
+            } else {
+                e = tail.get(tailHead++);
+                tailChars -= chars(e);
+                if (tailHead == tail.size()) {
+                    tail.clear();
+                    tailHead = 0;
+                    tailChars = 0;
+                } else if (tailHead >= CHUNK) {
+                    tail.subList(0, tailHead).clear(); // a lane that is never emptied: keep the list bounded
+                    tailHead = 0;
+                }
+            }
+            long index = firstIndex + passedOn++;
+            passed++;
+            out.event(rank, lane, index, e);
+        }
+
+        /** Writes the events queued in memory as one chunk, flushed so that {@link #peek} can read it back. */
         private void spill() {
             try {
                 if (writer == null) {
                     file = Files.createTempFile(dir(), "lane-", ".pb");
                     writer = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16));
                 }
-                byte[] bytes = SERDE.encode(new TraceBatch("-", "-", "-", lane, "-", 0, tail, false));
+                List<TraceEvent> queued = tailHead == 0 ? tail : tail.subList(tailHead, tail.size());
+                byte[] bytes = SERDE.encode(new TraceBatch("-", "-", "-", lane, "-", 0, queued, false));
                 writer.writeInt(bytes.length);
                 writer.write(bytes);
+                writer.flush();
+                chunksWritten++;
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot spool events to " + dir + ": " + e.getMessage(), e);
             }
             tail.clear();
+            tailHead = 0;
             tailChars = 0;
         }
 
-        void closeWriter() {
-            if (writer != null) {
-                try {
-                    writer.close();
-                } catch (IOException e) {
-                    // the file is deleted with the directory
+        private void readChunk() {
+            try {
+                if (reader == null) {
+                    reader = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16));
                 }
-                writer = null;
+                int length = reader.readInt();
+                chunk = SERDE.decode(reader.readNBytes(length)).events();
+                chunkPos = 0;
+                chunksRead++;
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read spooled events " + file + ": " + e, e);
             }
         }
 
-        Cursor cursor() {
-            if (writer != null) {
-                try {
-                    writer.close();
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot spool events to " + dir + ": " + e.getMessage(), e);
-                }
-                writer = null;
-            }
-            return new Cursor(this);
-        }
-    }
-
-    /** Reads a lane back: its file's chunks, then its tail. */
-    private static final class Cursor {
-        final Spool spool;
-        private DataInputStream in;
-        private List<TraceEvent> chunk = List.of();
-        private int next;
-        private boolean tailDone;
-        long index;
-        TraceEvent current;
-
-        Cursor(Spool spool) {
-            this.spool = spool;
-            this.index = spool.firstIndex - 1;
-            if (spool.file != null) {
-                try {
-                    in = new DataInputStream(new BufferedInputStream(Files.newInputStream(spool.file), 1 << 16));
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read spooled events " + spool.file + ": " + e, e);
-                }
-            }
-        }
-
-        boolean advance() {
-            while (next == chunk.size()) {
-                if (!nextChunk()) {
-                    current = null;
-                    return false;
-                }
-            }
-            current = chunk.get(next++);
-            index++;
-            return true;
-        }
-
-        private boolean nextChunk() {
-            next = 0;
-            if (in != null) {
-                try {
-                    int length;
+        void closeFiles() {
+            for (Closeable c : new Closeable[] {writer, reader}) {
+                if (c != null) {
                     try {
-                        length = in.readInt();
-                    } catch (EOFException end) {
-                        close();
-                        return nextChunk();
+                        c.close();
+                    } catch (IOException e) {
+                        // the file is deleted with the directory
                     }
-                    chunk = SERDE.decode(in.readNBytes(length)).events();
-                    return true;
-                } catch (IOException e) {
-                    throw new UncheckedIOException("cannot read spooled events " + spool.file + ": " + e, e);
                 }
             }
-            if (!tailDone) {
-                tailDone = true;
-                chunk = spool.tail;
-                return true;
-            }
-            chunk = List.of();
-            return false;
-        }
-
-        void close() {
-            if (in != null) {
-                try {
-                    in.close();
-                } catch (IOException e) {
-                    // the file is deleted with the directory
-                }
-                in = null;
-            }
+            writer = null;
+            reader = null;
         }
     }
 }

@@ -51,9 +51,10 @@ final class Progress {
     }
 
     /**
-     * One file's listener. Without interleaving, the file is done as it is read. With it, sending only starts once the
-     * file is read, so reading fills the first half of the file's share of the bar and passing its events on the
-     * second: the bar does not wait at 100 % through a paced replay.
+     * One file's listener. Without interleaving, the file is done as it is read. With it, reading fills the first half
+     * of the file's share of the bar and passing on the events still queued when the read is over the second (a
+     * host-first file with eager launches has a third of its events left then): the bar does not wait at 100 %
+     * through a paced replay.
      */
     ReadProgress file(long size, boolean interleaved) {
         return new ReadProgress() {

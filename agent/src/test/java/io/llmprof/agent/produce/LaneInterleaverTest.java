@@ -13,7 +13,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -64,12 +67,20 @@ class LaneInterleaverTest {
             lanes.event("0", Lane.HOST, 0, host(10));
             lanes.event("0", Lane.HOST, 1, host(20));
             lanes.event("0", Lane.HOST, 2, host(30));
+            assertThat(out.calls)
+                    .as("nothing before the GPU lane starts: a kernel may come first")
+                    .isEmpty();
             lanes.event("0", Lane.GPU, 0, kernel(15));
+            assertThat(out.calls)
+                    .as("passed on as soon as decided, before the read is over")
+                    .containsExactly("0/HOST#0@10", "0/GPU#0@15");
             lanes.event("0", Lane.GPU, 1, kernel(20)); // a tie with a host event: the host event goes first
             lanes.event("0", Lane.GPU, 2, kernel(35));
+            assertThat(out.calls)
+                    .as("the last kernel waits: the host lane may go on")
+                    .hasSize(5);
             lanes.endOfTrace("0", Lane.HOST);
             lanes.endOfTrace("0", Lane.GPU);
-            assertThat(out.calls).as("nothing before the read is over").isEmpty();
             lanes.finish();
         }
         assertThat(out.calls)
@@ -82,6 +93,153 @@ class LaneInterleaverTest {
                         "0/GPU#2@35",
                         "end 0/HOST",
                         "end 0/GPU");
+    }
+
+    @Test
+    void aRankWithOneLaneWaitsForTheEndOfTheRead() {
+        Recorder out = new Recorder();
+        try (LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE)) {
+            lanes.event("0", Lane.HOST, 0, host(10));
+            lanes.event("1", Lane.GPU, 0, kernel(5));
+            lanes.event("1", Lane.GPU, 1, kernel(40));
+            lanes.event("0", Lane.HOST, 1, host(20));
+            assertThat(out.calls)
+                    .as("each rank lacks a lane: its kernels or host events may be earlier")
+                    .isEmpty();
+            lanes.endOfTrace("0", Lane.HOST);
+            lanes.endOfTrace("1", Lane.GPU);
+            lanes.finish();
+        }
+        assertThat(out.calls)
+                .as("at the end, the ranks interleaved by time too")
+                .containsExactly("1/GPU#0@5", "0/HOST#0@10", "0/HOST#1@20", "1/GPU#1@40", "end 0/HOST", "end 1/GPU");
+    }
+
+    /**
+     * Random ranks, lane lengths, late events and arrival orders (a rank's host lane first, or blocks of either lane,
+     * some longer than a chunk so that a lane spills and is read back while it is still written): each rank's events
+     * come out with their indexes in the order a merge of its whole lanes gives, and memory stays bounded.
+     */
+    @Test
+    void eachRanksOrderIsTheMergeOfItsWholeLanesWhateverTheArrivalOrder() {
+        int spilled = 0;
+        for (long seed = 1; seed <= 8; seed++) {
+            Random rnd = new Random(seed);
+            int ranks = 1 + rnd.nextInt(3);
+            List<List<TraceEvent>> lanesIn = new ArrayList<>(); // rank r: 2r host, 2r+1 GPU
+            for (int r = 0; r < ranks; r++) {
+                for (Lane lane : new Lane[] {Lane.HOST, Lane.GPU}) {
+                    int n = rnd.nextInt(4) == 0 ? rnd.nextInt(5) : rnd.nextInt(3 * LaneInterleaver.CHUNK);
+                    List<TraceEvent> events = new ArrayList<>();
+                    long t = rnd.nextInt(100);
+                    for (int i = 0; i < n; i++) {
+                        t += rnd.nextInt(5);
+                        long start = rnd.nextInt(300) == 0 ? Math.max(0, t - rnd.nextInt(2000)) : t; // late
+                        String name = r + "." + lane + "." + i;
+                        events.add(
+                                lane == Lane.HOST
+                                        ? new TraceEvent(
+                                                TraceEvent.Kind.CPU_OP, name, start, 1, null, null, null, 3L, null)
+                                        : TraceEvent.kernel(name, start, 1, 0, 7));
+                    }
+                    lanesIn.add(events);
+                }
+            }
+            Map<String, List<String>> byRank = new HashMap<>();
+            List<String> ends = new ArrayList<>();
+            OrderedSink sink = new OrderedSink() {
+                @Override
+                public void event(String rank, Lane lane, long index, TraceEvent event) {
+                    byRank.computeIfAbsent(rank, k -> new ArrayList<>()).add(lane + "#" + index + " " + event.name());
+                }
+
+                @Override
+                public void endOfTrace(String rank, Lane lane) {
+                    ends.add(rank + "/" + lane);
+                }
+            };
+            boolean hostFirst = rnd.nextBoolean();
+            Path spool = null;
+            try (LaneInterleaver lanes = new LaneInterleaver(sink, dir, ReadProgress.NONE)) {
+                int[] next = new int[lanesIn.size()];
+                while (true) {
+                    List<Integer> open = new ArrayList<>();
+                    for (int l = 0; l < lanesIn.size(); l++) {
+                        if (next[l] < lanesIn.get(l).size()
+                                && !(hostFirst
+                                        && l % 2 == 1
+                                        && next[l - 1] < lanesIn.get(l - 1).size())) {
+                            open.add(l);
+                        }
+                    }
+                    if (open.isEmpty()) {
+                        break;
+                    }
+                    int l = open.get(rnd.nextInt(open.size()));
+                    int block = 1 + rnd.nextInt(rnd.nextBoolean() ? 8 : 2 * LaneInterleaver.CHUNK);
+                    for (int k = 0; k < block && next[l] < lanesIn.get(l).size(); k++) {
+                        lanes.event(
+                                String.valueOf(l / 2),
+                                l % 2 == 0 ? Lane.HOST : Lane.GPU,
+                                next[l],
+                                lanesIn.get(l).get(next[l]));
+                        next[l]++;
+                        assertThat(lanes.held()).isLessThanOrEqualTo(2L * LaneInterleaver.CHUNK * lanesIn.size());
+                    }
+                    spool = spool == null ? lanes.spoolDir() : spool;
+                }
+                for (int l = 0; l < lanesIn.size(); l++) {
+                    lanes.endOfTrace(String.valueOf(l / 2), l % 2 == 0 ? Lane.HOST : Lane.GPU);
+                }
+                lanes.finish();
+            }
+            spilled += spool == null ? 0 : 1;
+            assertThat(spool == null || !Files.exists(spool)).isTrue();
+            for (int r = 0; r < ranks; r++) {
+                List<TraceEvent> h = lanesIn.get(2 * r);
+                List<TraceEvent> g = lanesIn.get(2 * r + 1);
+                List<String> expected = new ArrayList<>();
+                int i = 0;
+                int j = 0;
+                while (i < h.size() || j < g.size()) {
+                    if (i < h.size()
+                            && (j == g.size() || h.get(i).startNs() <= g.get(j).startNs())) {
+                        expected.add("HOST#" + i + " " + h.get(i++).name());
+                    } else {
+                        expected.add("GPU#" + j + " " + g.get(j++).name());
+                    }
+                }
+                assertThat(byRank.getOrDefault(String.valueOf(r), List.of()))
+                        .as("seed %d, rank %d", seed, r)
+                        .isEqualTo(expected);
+            }
+            assertThat(ends).hasSize(2 * ranks);
+        }
+        assertThat(spilled).as("some runs spilled and read back their spools").isGreaterThan(2);
+    }
+
+    @Test
+    void aLaneThatIsNeverEmptiedStaysBoundedInMemory() {
+        Recorder out = new Recorder();
+        int n = 3 * LaneInterleaver.CHUNK;
+        try (LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE)) {
+            // The GPU lane arrives one event ahead of the host lane, so one kernel is always queued behind the rest.
+            lanes.event("0", Lane.GPU, 0, kernel(1));
+            for (int i = 0; i < n; i++) {
+                lanes.event("0", Lane.GPU, i + 1, kernel(2L * i + 3));
+                lanes.event("0", Lane.HOST, i, host(2L * i));
+                assertThat(lanes.held()).isLessThanOrEqualTo(2);
+            }
+            assertThat(lanes.spoolDir()).as("nothing spilled").isNull();
+            lanes.endOfTrace("0", Lane.HOST);
+            lanes.endOfTrace("0", Lane.GPU);
+            lanes.finish();
+        }
+        assertThat(out.events).hasSize(2 * n + 1);
+        for (int i = 0; i < 2 * n; i++) {
+            assertThat(out.events.get(i).startNs()).isEqualTo(i);
+        }
+        assertThat(out.events.get(2 * n).startNs()).isEqualTo(2L * n + 1);
     }
 
     @Test
@@ -133,14 +291,21 @@ class LaneInterleaverTest {
                 lanes.event("0", Lane.HOST, i, host(2L * i));
                 assertThat(lanes.held()).isLessThanOrEqualTo(LaneInterleaver.CHUNK);
             }
+            assertThat(lanes.passedOn()).isZero();
             for (int i = 0; i < n; i++) {
                 lanes.event("0", Lane.GPU, i, kernel(2L * i + 1));
                 assertThat(lanes.held()).isLessThanOrEqualTo(2L * LaneInterleaver.CHUNK);
+                assertThat(lanes.passedOn())
+                        .as("each kernel lets the host event before it go, read back from the spool, and itself unless"
+                                + " the host lane is used up (a later host event may come)")
+                        .isEqualTo(i == n - 1 ? 2L * i + 1 : 2L * i + 2);
             }
             spool = lanes.spoolDir();
             assertThat(spool).isNotNull().startsWith(dir);
             try (Stream<Path> files = Files.list(spool)) {
-                assertThat(files.count()).as("one spool file per lane").isEqualTo(2);
+                assertThat(files.count())
+                        .as("the host lane's spool; the GPU lane went on as it came")
+                        .isEqualTo(1);
             }
             lanes.endOfTrace("0", Lane.HOST);
             lanes.endOfTrace("0", Lane.GPU);
