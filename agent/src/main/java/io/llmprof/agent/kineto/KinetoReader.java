@@ -56,6 +56,9 @@ import org.slf4j.LoggerFactory;
  * reliably inside broken JSON).
  */
 public final class KinetoReader {
+    /** File entries between two looks for quiet lanes ({@link ReaderOptions#releaseQuietLanes()}), at most. */
+    static final int QUIET_CHECK_EVERY = 4096;
+
     private static final Logger LOG = LoggerFactory.getLogger(KinetoReader.class);
 
     private static final JsonFactory FACTORY = JsonFactory.builder()
@@ -204,6 +207,7 @@ public final class KinetoReader {
         private LaneSequencer host;
         private LaneSequencer primaryGpu;
         private final Map<Integer, LaneSequencer> otherGpus = new TreeMap<>();
+        private long nextQuietCheck;
 
         // Counts.
         private long eventsRead;
@@ -473,6 +477,10 @@ public final class KinetoReader {
         /** One entry read by either walk: checked, turned into an event and sequenced (or counted). */
         @Override
         public void event(EventFields f, long ordinal) {
+            if (options.releaseQuietLanes() && ordinal >= nextQuietCheck) {
+                nextQuietCheck = ordinal + Math.max(1, Math.min(QUIET_CHECK_EVERY, options.reorderWindow() / 4));
+                releaseQuietLanes(ordinal);
+            }
             if (!f.phSeen || f.cat == CAT_UNSEEN) {
                 skipped++;
                 return;
@@ -731,6 +739,21 @@ public final class KinetoReader {
         }
 
         // ---- ordering and rank identity
+
+        /** Lets out what a lane holds once the file has gone a reorder window past its last event. */
+        private void releaseQuietLanes(long ordinal) {
+            releaseIfQuiet(host, ordinal);
+            releaseIfQuiet(primaryGpu, ordinal);
+            for (LaneSequencer other : otherGpus.values()) {
+                releaseIfQuiet(other, ordinal);
+            }
+        }
+
+        private void releaseIfQuiet(LaneSequencer lane, long ordinal) {
+            if (lane != null && lane.buffered() > 0 && ordinal - lane.lastOrdinal() >= options.reorderWindow()) {
+                lane.release();
+            }
+        }
 
         private LaneSequencer hostSequencer() {
             if (host == null) {

@@ -16,9 +16,13 @@ import java.util.Objects;
  * @param abortOnLate the read stops with {@link io.llmprof.agent.sequence.LaneSequencer.LateEvent} at the first
  *     event beyond the reorder window, so that an offline analysis can start again sorted at once
  * @param interleaveLanes each lane as the reader emits it, but the lanes of a file let out interleaved by start time
- *     once it is read, through a spool on disk ({@link io.llmprof.agent.produce.LaneInterleaver}): what {@code agent
+ *     as soon as that order is decided, through a spool on disk for the lane that runs ahead ({@link
+ *     io.llmprof.agent.produce.LaneInterleaver}): what {@code agent
  *     replay} and {@code watch} ship. Applied by {@link io.llmprof.agent.produce.TraceReaders#read} (the format
  *     readers refuse it); no effect with a {@code spillDir}, whose lanes come out interleaved anyway
+ * @param releaseQuietLanes a lane that has had no event for {@code reorderWindow} file entries lets out what it
+ *     holds at once (see {@link io.llmprof.agent.sequence.LaneSequencer#release}); an event of it that comes later
+ *     and earlier than those is then late, counted and reported as any; no effect with a {@code spillDir}
  */
 public record ReaderOptions(
         int reorderWindow,
@@ -26,7 +30,8 @@ public record ReaderOptions(
         ReadProgress progress,
         Path spillDir,
         boolean abortOnLate,
-        boolean interleaveLanes) {
+        boolean interleaveLanes,
+        boolean releaseQuietLanes) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -41,7 +46,7 @@ public record ReaderOptions(
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null, false, false);
+        this(reorderWindow, maxProblemsKept, progress, null, false, false, false);
     }
 
     public static ReaderOptions defaults() {
@@ -49,21 +54,25 @@ public record ReaderOptions(
     }
 
     public ReaderOptions withReorderWindow(int window) {
-        return new ReaderOptions(window, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes);
+        return new ReaderOptions(
+                window, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, releaseQuietLanes);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate, interleaveLanes);
+        return new ReaderOptions(
+                reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate, interleaveLanes, releaseQuietLanes);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes);
+        return new ReaderOptions(
+                reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes, releaseQuietLanes);
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
     public ReaderOptions withAbortOnLate() {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, true, interleaveLanes);
+        return new ReaderOptions(
+                reorderWindow, maxProblemsKept, progress, spillDir, true, interleaveLanes, releaseQuietLanes);
     }
 
     /**
@@ -71,6 +80,18 @@ public record ReaderOptions(
      * (false).
      */
     public ReaderOptions withInterleavedLanes(boolean interleave) {
-        return new ReaderOptions(reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleave);
+        return new ReaderOptions(
+                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleave, releaseQuietLanes);
+    }
+
+    /**
+     * Quiet lanes released (true): what a lane holds for its reorder window is let out, in order, once the file has
+     * gone {@code reorderWindow} entries past the lane's last event. Set by {@link
+     * io.llmprof.agent.produce.TraceReaders#read} for interleaved lanes, so that a sparse host lane does not hold its
+     * rank's merge until the end of the file.
+     */
+    public ReaderOptions withQuietLanesReleased(boolean release) {
+        return new ReaderOptions(
+                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, release);
     }
 }

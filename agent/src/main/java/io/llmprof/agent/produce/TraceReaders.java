@@ -27,7 +27,8 @@ public final class TraceReaders {
 
     /**
      * Reads a file to the sink. With {@link ReaderOptions#interleaveLanes()} (and no spill directory) the lanes reach
-     * the sink interleaved by start time once the whole file is read ({@link LaneInterleaver}); problems as found.
+     * the sink interleaved by start time, from a rank's first event in its second lane on ({@link LaneInterleaver});
+     * problems as found.
      */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
         ReaderOptions asRead = options.withInterleavedLanes(false);
@@ -35,7 +36,9 @@ public final class TraceReaders {
             return readAsIs(file, asRead, sink);
         }
         try (LaneInterleaver lanes = new LaneInterleaver(sink, null, options.progress())) {
-            ReadSummary summary = readAsIs(file, asRead, lanes);
+            // A lane that went quiet (the host lane of a host-first file, once its kernels come) lets its reorder
+            // buffer out, so that the merge can start before the end of the file.
+            ReadSummary summary = readAsIs(file, asRead.withQuietLanesReleased(true), lanes);
             lanes.finish();
             return summary;
         }

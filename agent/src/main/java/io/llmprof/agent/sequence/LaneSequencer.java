@@ -53,6 +53,7 @@ public final class LaneSequencer {
     private long nextIndex;
     private long outOfOrder;
     private long lastEmittedStart = Long.MIN_VALUE;
+    private long lastOrdinal = -1;
     private boolean finished;
     private final SpillSort spill;
     private boolean abortOnLate;
@@ -98,6 +99,7 @@ public final class LaneSequencer {
         if (finished) {
             throw new IllegalStateException("sequencer already finished");
         }
+        lastOrdinal = ordinal;
         if (spill != null) {
             spill.offer(event, ordinal);
             return;
@@ -173,6 +175,25 @@ public final class LaneSequencer {
             return e;
         }
         return pollTop();
+    }
+
+    /**
+     * Emits everything buffered now, in order, and goes on accepting events (one earlier than those is then late).
+     * For a lane that has gone quiet in its file: a sparse lane (a host lane of CUDA graph launches) would otherwise
+     * wait for the end of the file, and hold the merge of its rank's lanes with it. No effect with a spill directory.
+     */
+    public void release() {
+        if (spill != null || finished) {
+            return;
+        }
+        while (size + runSize > 0) {
+            emit(pollSmallest());
+        }
+    }
+
+    /** The ordinal of the last event offered, -1 before the first. */
+    public long lastOrdinal() {
+        return lastOrdinal;
     }
 
     /** Emits everything still buffered, in order. Later offers are refused. */

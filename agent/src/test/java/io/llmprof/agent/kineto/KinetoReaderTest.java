@@ -370,4 +370,55 @@ class KinetoReaderTest {
         assertThat(sink.problems).hasSize(30);
         assertThat(List.copyOf(sink.names("0", Lane.GPU))).containsExactly("ok");
     }
+
+    /**
+     * A host-first file whose host lane is shorter than the reorder window: read as it is, the host lane waits for the
+     * end of the file; with quiet lanes released it comes out once the file is a window past it, before most kernels.
+     * Each lane's events, order and indexes are the same either way.
+     */
+    @Test
+    void aQuietLaneIsReleasedBeforeTheEndWithTheSameLanes() throws IOException {
+        int window = 64;
+        int hostEvents = 40;
+        int kernels = 1_000;
+        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
+        for (int i = 0; i < hostEvents; i++) {
+            // a little out of order within the window: the host lane is still sorted
+            long ts = 1000 + 10L * i + (i % 2 == 0 ? 15 : 0);
+            json.append(i == 0 ? "" : ",").append(Fixtures.cpuOp("op" + i, Long.toString(ts), "1", i, "[[1]]"));
+        }
+        for (int i = 0; i < kernels; i++) {
+            json.append(",").append(Fixtures.kernel("k" + i, Long.toString(1003 + i), "1", i));
+        }
+        Path file = Fixtures.write(dir, "rank0.json", json.append("]}").toString());
+
+        RecordingSink asIs = new RecordingSink();
+        ReadSummary plain = KinetoReader.read(file, ReaderOptions.defaults().withReorderWindow(window), asIs);
+        RecordingSink released = new RecordingSink();
+        ReadSummary quiet = KinetoReader.read(
+                file, ReaderOptions.defaults().withReorderWindow(window).withQuietLanesReleased(true), released);
+
+        assertThat(firstHostAt(asIs))
+                .as("as it is: after every kernel the window let out")
+                .isEqualTo(kernels - window);
+        assertThat(firstHostAt(released))
+                .as("released: once the file is a window past the host lane")
+                .isBetween(1, window);
+        for (Lane lane : Lane.values()) {
+            assertThat(released.lane("0", lane)).isEqualTo(asIs.lane("0", lane)).isNotEmpty();
+        }
+        assertThat(released.names("0", Lane.HOST)).first().isEqualTo("op1");
+        assertThat(quiet.eventsRead()).isEqualTo(plain.eventsRead());
+        assertThat(released.problems).isEmpty();
+    }
+
+    /** GPU events delivered before the first host event. */
+    private static int firstHostAt(RecordingSink sink) {
+        for (int i = 0; i < sink.events.size(); i++) {
+            if (sink.events.get(i).lane() == Lane.HOST) {
+                return i;
+            }
+        }
+        return -1;
+    }
 }

@@ -67,6 +67,25 @@ class LaneSequencerTest {
     }
 
     @Test
+    void releaseLetsOutWhatIsHeldInOrderAndGoesOn() {
+        LaneSequencer s = sequencer(10);
+        s.offer(at("c", 30), 0);
+        s.offer(at("a", 10), 1);
+        assertThat(s.lastOrdinal()).isEqualTo(1);
+        s.release();
+        assertThat(out).containsExactly("a", "c");
+        assertThat(s.buffered()).isZero();
+
+        s.offer(at("d", 40), 7);
+        s.offer(at("b", 20), 8); // earlier than c, already out: late
+        s.offer(at("e", 50), 9);
+        s.finish();
+        assertThat(out).containsExactly("a", "c", "b", "d", "e");
+        assertThat(indexes).containsExactly(0L, 1L, 2L, 3L, 4L);
+        assertThat(s.outOfOrder()).isEqualTo(1);
+    }
+
+    @Test
     void sortsAnyPermutationThatFitsTheWindow() {
         Random random = new Random(42);
         List<Long> starts = new ArrayList<>();
