@@ -24,8 +24,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).",
-            "Each file's host and GPU lanes go interleaved by start time: spooled to a temp directory while the file is"
-                    + " read, sent once it is (--host-first: the file's own order).",
+            "Each file's host and GPU lanes go interleaved by start time: the lane that runs ahead in the file is spooled"
+                    + " to a temp directory, and sending starts once both lanes have begun (--host-first: the file's"
+                    + " own order).",
             "A broker outage is waited out (see --give-up-after). What Kafka acknowledged is kept in a checkpoint, so"
                     + " running the same command again resumes each file where Kafka stopped acknowledging, without"
                     + " re-sending or re-pacing what it has (docs/runbook.md \"Kafka outage\")."

@@ -40,8 +40,9 @@ final class ShippingOptions {
     @Option(
             names = "--host-first",
             description = "Ship each file's lanes as the file holds them (all host events, then the GPU's), not"
-                    + " interleaved by time. Interleaving spools the lanes to a temp directory and starts sending once"
-                    + " the file is read; the streams app then holds far less state. The results are the same.")
+                    + " interleaved by time. Interleaving spools the lane that runs ahead to a temp directory and starts"
+                    + " sending once both lanes have begun (at the first kernel of a host-first file); the streams"
+                    + " app then holds far less state. The results are the same.")
     boolean hostFirst;
 
     @Option(
