@@ -107,8 +107,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
 
     @Option(
             names = "--timeout",
-            defaultValue = "PT10M",
-            description = "Deadline of each part. ISO-8601. Default: ${DEFAULT-VALUE}.")
+            defaultValue = "10m",
+            converter = io.llmprof.streams.cli.DurationConverter.class,
+            description = "Deadline of each part: 90s, 10m, 500ms or ISO-8601 (PT10M). Default: ${DEFAULT-VALUE}.")
     Duration timeout;
 
     @Option(

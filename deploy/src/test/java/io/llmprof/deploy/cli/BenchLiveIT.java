@@ -32,7 +32,7 @@ class BenchLiveIT {
                         "--probes",
                         "3",
                         "--timeout",
-                        "PT2M",
+                        "2m",
                         "--work-dir",
                         dir.toString());
 
