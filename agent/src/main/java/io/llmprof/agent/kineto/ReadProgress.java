@@ -8,8 +8,8 @@ public interface ReadProgress {
     void inputBytes(long consumedSoFar);
 
     /**
-     * With {@link ReaderOptions#interleaveLanes()}, after the file was read: how many of its {@code total} events the
-     * lanes' merge has passed on so far (every few thousand events and at the end).
+     * With {@link ReaderOptions#interleaveLanes()}: how many of the {@code total} events read so far the lanes' merge
+     * has passed on (every few thousand events passed on, and at the end, when {@code total} is the file's).
      */
     default void passedOn(long passedOn, long total) {}
 }

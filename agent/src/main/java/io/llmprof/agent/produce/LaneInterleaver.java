@@ -73,7 +73,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
 
     /**
      * @param parent where the spool directory is created when a lane spills; null = the system temp directory
-     * @param progress told during {@link #finish} how many events were passed on ({@link ReadProgress#passedOn})
+     * @param progress told how many of the events received so far were passed on ({@link ReadProgress#passedOn})
      */
     public LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress) {
         this.out = Objects.requireNonNull(out, "out");
@@ -143,9 +143,6 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         while (!heads.isEmpty()) {
             Spool s = heads.poll();
             s.passOn();
-            if (passed % CHUNK == 0) {
-                progress.passedOn(passed, received);
-            }
             if (s.peek() != null) {
                 heads.add(s);
             }
@@ -357,6 +354,9 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             long index = firstIndex + passedOn++;
             passed++;
             out.event(rank, lane, index, e);
+            if (passed % CHUNK == 0) {
+                progress.passedOn(passed, received);
+            }
         }
 
         /** Writes the events queued in memory as one chunk, flushed so that {@link #peek} can read it back. */

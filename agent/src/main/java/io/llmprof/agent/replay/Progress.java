@@ -23,7 +23,7 @@ final class Progress {
     /** Input bytes read (the MB/s). */
     final AtomicLong bytes = new AtomicLong();
 
-    /** Of {@code totalBytes}, how much is done (the bar): bytes read, or with interleaved lanes half read, half sent. */
+    /** Of {@code totalBytes}, how much is done (the bar): bytes read, with interleaved lanes in the share sent. */
     final AtomicLong done = new AtomicLong();
 
     final AtomicLong events = new AtomicLong();
@@ -51,30 +51,32 @@ final class Progress {
     }
 
     /**
-     * One file's listener. Without interleaving, the file is done as it is read. With it, reading fills the first half
-     * of the file's share of the bar and passing on the events still queued when the read is over the second (a
-     * host-first file with eager launches has a third of its events left then): the bar does not wait at 100 %
-     * through a paced replay.
+     * One file's listener. Without interleaving, the file is done as it is read. With it, the events read are not all
+     * sent yet (the lane that runs ahead waits for the other), so the bytes read count in the share of the events read
+     * that were passed on: the bar follows what was sent, through a paced replay too, and reaches the file's end when
+     * the last queued event goes.
      */
     ReadProgress file(long size, boolean interleaved) {
         return new ReadProgress() {
             private long read;
             private long fileDone;
+            private double sentShare = interleaved ? 0 : 1;
 
             @Override
             public void inputBytes(long consumed) {
                 bytes.addAndGet(consumed - read);
                 read = consumed;
-                doneUpTo(interleaved ? Math.min(consumed, size) / 2 : consumed);
+                update();
             }
 
             @Override
             public void passedOn(long passedOn, long total) {
-                long half = size / 2;
-                doneUpTo(half + (total <= 0 ? size - half : (long) ((size - half) * ((double) passedOn / total))));
+                sentShare = total <= 0 ? 1 : Math.min(1, (double) passedOn / total);
+                update();
             }
 
-            private void doneUpTo(long value) {
+            private void update() {
+                long value = (long) (Math.min(read, size) * sentShare);
                 if (value > fileDone) {
                     done.addAndGet(value - fileDone);
                     fileDone = value;
