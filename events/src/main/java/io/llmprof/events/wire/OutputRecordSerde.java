@@ -6,6 +6,7 @@ import static io.llmprof.events.wire.WireWriter.optional;
 import static io.llmprof.events.wire.WireWriter.string;
 import static io.llmprof.events.wire.WireWriter.stringLongMap;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.llmprof.events.Json;
@@ -26,6 +27,8 @@ import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.kafka.common.errors.SerializationException;
+import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
@@ -34,12 +37,21 @@ import java.util.List;
  * numbers from the generated classes); decoding parses with the generated classes. A value that starts with {@code
  * '{'} is a JSON record written before this format (still on a topic after an upgrade) and is read as JSON, so
  * nothing already accepted becomes unreadable.
+ *
+ * <p>A value may also be a <em>pack</em>: the byte {@link #PACK}, then several messages, each length-delimited as
+ * protobuf writes a nested message. The streams app writes service batches, forwards and request states so (one
+ * record per input batch and topic instead of one per output): Kafka Streams, the producer and the broker spend
+ * their per-record cost once per pack. {@link #decodeAll} reads all three forms; {@link #deserializer()} refuses a
+ * pack with a message that says so.
  */
 public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** Parses a message and maps it to the record. */
     private interface Decoder<T> {
         T decode(byte[] bytes) throws InvalidProtocolBufferException;
     }
+
+    /** First byte of a pack: as a tag it is field number 0, which no message has; and it is not {@code '{'}. */
+    public static final byte PACK = 0;
 
     private final WireWriter.Encoder<T> encoder;
     private final Decoder<T> decoder;
@@ -92,8 +104,85 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         return WireWriter.encode(record, encoder);
     }
 
+    /** Whether the value is a pack of messages ({@link #PACK}). */
+    public static boolean isPack(byte[] value) {
+        return value != null && value.length > 0 && value[0] == PACK;
+    }
+
+    /** Bytes {@code message} (one {@link #encode}d record) takes in a pack. */
+    public static int packedSize(byte[] message) {
+        return CodedOutputStream.computeUInt32SizeNoTag(message.length) + message.length;
+    }
+
+    /** Encoded records ({@link #encode}) as one pack, in their order. */
+    public static byte[] pack(List<byte[]> messages) {
+        int size = 1;
+        for (byte[] m : messages) {
+            size += packedSize(m);
+        }
+        byte[] out = new byte[size];
+        out[0] = PACK;
+        CodedOutputStream o = CodedOutputStream.newInstance(out, 1, size - 1);
+        try {
+            for (byte[] m : messages) {
+                o.writeUInt32NoTag(m.length);
+                o.writeRawBytes(m);
+            }
+            o.checkNoSpaceLeft();
+        } catch (IOException e) {
+            throw new IllegalStateException("pack size miscounted", e);
+        }
+        return out;
+    }
+
+    /**
+     * The records of one value: each of a pack's, or the one record of a message or a JSON value.
+     *
+     * @throws InvalidProtocolBufferException when the bytes are not a pack, a message or JSON of this type
+     * @throws IllegalArgumentException when a message breaks the record's rules
+     */
+    public List<T> decodeAll(byte[] bytes) throws InvalidProtocolBufferException {
+        if (!isPack(bytes)) {
+            return List.of(decode(bytes));
+        }
+        CodedInputStream in = CodedInputStream.newInstance(bytes, 1, bytes.length - 1);
+        List<T> out = new ArrayList<>();
+        try {
+            while (!in.isAtEnd()) {
+                byte[] message = in.readByteArray();
+                if (isPack(message)) {
+                    throw new InvalidProtocolBufferException("a pack inside a pack, record " + out.size());
+                }
+                out.add(decode(message));
+            }
+        } catch (InvalidProtocolBufferException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new InvalidProtocolBufferException(e);
+        }
+        return out;
+    }
+
+    /** The records of each value ({@link #decodeAll}); a value that does not read fails as {@link #deserializer()}. */
+    public Deserializer<List<T>> listDeserializer() {
+        return (topic, data) -> {
+            if (data == null) {
+                return null;
+            }
+            try {
+                return decodeAll(data);
+            } catch (InvalidProtocolBufferException | RuntimeException e) {
+                throw new SerializationException(
+                        "cannot read " + type().getSimpleName() + " from " + topic + ": " + e.getMessage(), e);
+            }
+        };
+    }
+
     @Override
     public T decode(byte[] bytes) throws InvalidProtocolBufferException {
+        if (isPack(bytes)) {
+            throw new IllegalArgumentException("a pack of records: read it with decodeAll");
+        }
         // A message never starts with '{': as a tag it is field 15 with the group wire type, which proto3 never writes.
         if (bytes.length > 0 && bytes[0] == '{') {
             try {

@@ -84,6 +84,9 @@ public final class RecordJson {
     public static JsonNode value(Topic<?, ?> topic, byte[] value) {
         Serde<?> serde = topic.valueSerde();
         try {
+            if (serde instanceof OutputRecordSerde<?> output && OutputRecordSerde.isPack(value)) {
+                return Json.mapper().valueToTree(output.listDeserializer().deserialize(topic.name(), value));
+            }
             if (serde instanceof ProtoSerde<?> proto) {
                 return Json.mapper().valueToTree(proto.deserializer().deserialize(topic.name(), value));
             }

@@ -92,6 +92,63 @@ class OutputRecordSerdeTest {
         }
     }
 
+    /** Packs of 0 to 40 random records, single messages and JSON values: each reads back as its records, in order. */
+    @Test
+    void packs_read_back_as_their_records_in_order() throws Exception {
+        Random random = new Random(1128);
+        for (Topic<?, ?> topic : protobufOutputs()) {
+            @SuppressWarnings("unchecked")
+            OutputRecordSerde<Object> serde = (OutputRecordSerde<Object>) topic.valueSerde();
+            for (int n = 0; n < 200; n++) {
+                List<Object> records = new ArrayList<>();
+                List<byte[]> messages = new ArrayList<>();
+                int size = n == 0 ? 0 : random.nextInt(41);
+                while (records.size() < size) {
+                    Object record = RandomRecords.record(serde.type(), random, false);
+                    if (record == null || record.toString().contains("\ud800")) {
+                        continue;
+                    }
+                    records.add(record);
+                    messages.add(serde.encode(record));
+                }
+                byte[] pack = OutputRecordSerde.pack(messages);
+                assertThat(OutputRecordSerde.isPack(pack)).isTrue();
+                assertThat(pack.length)
+                        .isEqualTo(1
+                                + messages.stream()
+                                        .mapToInt(OutputRecordSerde::packedSize)
+                                        .sum());
+                assertThat(serde.listDeserializer().deserialize(topic.name(), pack))
+                        .as(topic.name())
+                        .isEqualTo(records);
+                if (!records.isEmpty()) {
+                    Object one = records.get(0);
+                    assertThat(serde.decodeAll(serde.encode(one))).containsExactly(one);
+                    assertThat(serde.decodeAll(Json.mapper().writeValueAsBytes(one)))
+                            .containsExactly(one);
+                }
+            }
+        }
+    }
+
+    @Test
+    void a_bad_pack_fails_naming_type_and_topic_and_the_one_record_reader_refuses_packs() throws Exception {
+        OutputRecordSerde<BatchRecord> serde = (OutputRecordSerde<BatchRecord>) Topics.SERVICE_BATCHES.valueSerde();
+        BatchRecord r = (BatchRecord) RandomRecords.record(BatchRecord.class, new Random(3), false);
+        byte[] pack = OutputRecordSerde.pack(List.of(serde.encode(r), serde.encode(r)));
+        assertThatThrownBy(() -> serde.listDeserializer()
+                        .deserialize("llmprof.service-batches", java.util.Arrays.copyOf(pack, pack.length - 1)))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageStartingWith("cannot read BatchRecord from llmprof.service-batches");
+        assertThatThrownBy(() -> serde.deserializer().deserialize("llmprof.service-batches", pack))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("a pack of records: read it with decodeAll");
+        byte[] nested = OutputRecordSerde.pack(List.of(pack));
+        assertThatThrownBy(() -> serde.listDeserializer().deserialize("llmprof.service-batches", nested))
+                .isInstanceOf(SerializationException.class)
+                .hasMessageContaining("a pack inside a pack");
+    }
+
     /** Protobuf writes UTF-8: a lone surrogate becomes '?', as it already does on the input topics. */
     @Test
     void a_lone_surrogate_becomes_a_question_mark() throws Exception {

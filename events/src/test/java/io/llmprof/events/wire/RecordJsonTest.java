@@ -115,6 +115,52 @@ class RecordJsonTest {
     }
 
     @Test
+    void a_pack_prints_as_an_array_of_its_records() throws Exception {
+        OutputRecordSerde<BatchRecord> serde = (OutputRecordSerde<BatchRecord>) Topics.SERVICE_BATCHES.valueSerde();
+        BatchRecord a = new BatchRecord(
+                "job",
+                "i0",
+                "modelExec",
+                BatchRecord.EXECUTE,
+                7L,
+                null,
+                10,
+                5,
+                "decode",
+                2,
+                0,
+                2,
+                2L,
+                null,
+                0.5,
+                List.of("r1", "r2"));
+        BatchRecord b = new BatchRecord(
+                "job",
+                "i0",
+                "modelExec",
+                BatchRecord.EXECUTE,
+                8L,
+                null,
+                11,
+                6,
+                "decode",
+                1,
+                0,
+                1,
+                1L,
+                null,
+                0.25,
+                List.of("r3"));
+        byte[] pack = OutputRecordSerde.pack(List.of(serde.encode(a), serde.encode(b)));
+        JsonNode value = Json.mapper()
+                .readTree(RecordJson.line(record(Topics.SERVICE_BATCHES.name(), "job/i0", pack)))
+                .get("value");
+        assertThat(value.toString())
+                .isEqualTo("[" + Json.mapper().writeValueAsString(a) + ","
+                        + Json.mapper().writeValueAsString(b) + "]");
+    }
+
+    @Test
     void a_json_topic_prints_its_json_as_is() throws Exception {
         Anomaly anomaly = new Anomaly("llama", "0", AnomalyKind.UNPROCESSABLE_RECORD, "bad", "here");
         byte[] bytes = Topics.ANOMALIES.valueSerde().serializer().serialize("t", anomaly);
