@@ -27,6 +27,7 @@ import io.llmprof.events.service.MoeRecord;
 import io.llmprof.events.service.PdRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
+import io.llmprof.events.wire.OutputRecordSerde;
 import java.nio.charset.StandardCharsets;
 import java.util.AbstractMap;
 import java.util.ArrayList;
@@ -162,17 +163,21 @@ public final class FeedHandler {
                 service.addRequest(r);
                 meters.serviceRequest(r);
             } else if (topic.equals(Topics.SERVICE_BATCHES.name())) {
-                BatchRecord b = read(serviceBatches, record);
-                applied = b;
-                requireInstance(b.job(), b.instance());
-                service.addBatch(b);
-                meters.serviceBatch(b);
+                List<BatchRecord> all = readAll(serviceBatches, record);
+                all.forEach(b -> requireInstance(b.job(), b.instance()));
+                applied = all;
+                for (BatchRecord b : all) {
+                    service.addBatch(b);
+                    meters.serviceBatch(b);
+                }
             } else if (topic.equals(Topics.SERVICE_FORWARDS.name())) {
-                ForwardRecord f = read(serviceForwards, record);
-                applied = f;
-                requireInstance(f.job(), f.instance());
-                service.addForward(f);
-                meters.serviceForward(f);
+                List<ForwardRecord> all = readAll(serviceForwards, record);
+                all.forEach(f -> requireInstance(f.job(), f.instance()));
+                applied = all;
+                for (ForwardRecord f : all) {
+                    service.addForward(f);
+                    meters.serviceForward(f);
+                }
             } else if (topic.equals(Topics.SERVICE_KVCACHE.name())) {
                 KvCacheRecord k = read(serviceKv, record);
                 applied = k;
@@ -183,11 +188,13 @@ public final class FeedHandler {
                         k.instance(),
                         service.kvUsage(k.job(), k.instance()).orElse(null));
             } else if (topic.equals(Topics.SERVICE_STATES.name())) {
-                RequestStateRecord s = read(serviceStates, record);
-                applied = s;
-                requireInstance(s.job(), s.instance());
-                service.addState(s);
-                meters.serviceStates(s);
+                List<RequestStateRecord> all = readAll(serviceStates, record);
+                all.forEach(s -> requireInstance(s.job(), s.instance()));
+                applied = all;
+                for (RequestStateRecord s : all) {
+                    service.addState(s);
+                    meters.serviceStates(s);
+                }
             } else if (topic.equals(Topics.SERVICE_PD.name())) {
                 PdRecord p = read(servicePd, record);
                 applied = p;
@@ -246,7 +253,11 @@ public final class FeedHandler {
             skip(record, e.toString(), e);
             return false;
         }
-        notify(topic, applied);
+        if (applied instanceof List<?> pack) {
+            pack.forEach(r -> notify(topic, r)); // a pack: each of its records, as if each had come alone
+        } else {
+            notify(topic, applied);
+        }
         return true;
     }
 
@@ -347,6 +358,14 @@ public final class FeedHandler {
         }
     }
 
+    /** The records of a value that may be a pack ({@link OutputRecordSerde#decodeAll}); checked before any is applied. */
+    private static <T> List<T> readAll(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
+        if (record.value() == null) {
+            throw new SerializationException("empty value (tombstone); the dashboard expects a record");
+        }
+        return reader.readAll(record);
+    }
+
     private static <T> T read(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
         T value = reader.read(record);
         if (value == null) {
@@ -362,12 +381,14 @@ public final class FeedHandler {
     static final class TopicReader<T> {
         private final Deserializer<T> deserializer;
         private final FlatRecordReader<T> flat;
+        private final Deserializer<List<T>> all;
 
         TopicReader(Topic<?, T> topic) {
             this.deserializer = topic.valueSerde().deserializer();
             this.flat = topic.valueSerde() instanceof JsonSerde<T> json
                     ? FlatRecordReader.of(json.type()).orElse(null)
                     : null;
+            this.all = topic.valueSerde() instanceof OutputRecordSerde<T> output ? output.listDeserializer() : null;
         }
 
         /** Whether values are read field by field, not by data binding (for tests). */
@@ -384,6 +405,15 @@ public final class FeedHandler {
                 }
             }
             return deserializer.deserialize(record.topic(), record.headers(), record.value());
+        }
+
+        /** Each record of a value: those of a pack, or the one value {@link #read} gives. */
+        List<T> readAll(ConsumerRecord<byte[], byte[]> record) {
+            if (all != null) {
+                return all.deserialize(record.topic(), record.headers(), record.value());
+            }
+            T value = read(record);
+            return value == null ? List.of() : List.of(value);
         }
     }
 

@@ -135,6 +135,81 @@ class FeedHandlerTest {
                 .count();
     }
 
+    private static io.llmprof.events.service.BatchRecord batch(String instance, long startNs) {
+        return new io.llmprof.events.service.BatchRecord(
+                "job",
+                instance,
+                "modelExec",
+                io.llmprof.events.service.BatchRecord.EXECUTE,
+                7L,
+                null,
+                startNs,
+                5,
+                "decode",
+                2,
+                0,
+                2,
+                2L,
+                null,
+                0.5,
+                java.util.List.of("r1", "r2"));
+    }
+
+    private static ConsumerRecord<byte[], byte[]> pack(io.llmprof.events.service.BatchRecord... records) {
+        var serde = (io.llmprof.events.wire.OutputRecordSerde<io.llmprof.events.service.BatchRecord>)
+                Topics.SERVICE_BATCHES.valueSerde();
+        java.util.List<byte[]> messages = new java.util.ArrayList<>();
+        for (var r : records) {
+            messages.add(serde.encode(r));
+        }
+        return new ConsumerRecord<>(
+                Topics.SERVICE_BATCHES.name(),
+                0,
+                0L,
+                "job/i0".getBytes(StandardCharsets.UTF_8),
+                io.llmprof.events.wire.OutputRecordSerde.pack(messages));
+    }
+
+    /** A pack applies each of its records and tells the live hub of each; one record alone still reads. */
+    @Test
+    void appliesEveryRecordOfAPack() {
+        var service = new io.llmprof.dashboard.store.ServiceStore(io.llmprof.dashboard.store.ServiceLimits.defaults());
+        java.util.List<Object> told = new java.util.ArrayList<>();
+        FeedHandler h = new FeedHandler(
+                store,
+                new io.llmprof.dashboard.store.HostStore(8, io.llmprof.dashboard.store.HostStore.DEFAULT_MAX_JOBS),
+                service,
+                new io.llmprof.dashboard.store.QualityStore(),
+                new DashboardMeters(registry, 8),
+                (topic, value) -> told.add(value));
+
+        assertThat(h.handle(pack(batch("i0", 1), batch("i0", 2), batch("i0", 3))))
+                .isTrue();
+        assertThat(h.handle(record(Topics.SERVICE_BATCHES, batch("i0", 4)))).isTrue();
+
+        assertThat(service.batches(io.llmprof.dashboard.store.ServiceStore.Filter.ALL, 100))
+                .extracting(io.llmprof.events.service.BatchRecord::startNs)
+                .containsExactlyInAnyOrder(1L, 2L, 3L, 4L);
+        assertThat(told).hasSize(4).allSatisfy(v -> assertThat(v)
+                .isInstanceOf(io.llmprof.events.service.BatchRecord.class));
+    }
+
+    /** A pack with one record the dashboard refuses is skipped whole: none of its records is applied. */
+    @Test
+    void skipsAPackWithABadRecordWhole() {
+        var service = new io.llmprof.dashboard.store.ServiceStore(io.llmprof.dashboard.store.ServiceLimits.defaults());
+        FeedHandler h = new FeedHandler(
+                store,
+                new io.llmprof.dashboard.store.HostStore(8, io.llmprof.dashboard.store.HostStore.DEFAULT_MAX_JOBS),
+                service,
+                new DashboardMeters(registry, 8));
+
+        assertThat(h.handle(pack(batch("i0", 1), batch(null, 2)))).isFalse();
+
+        assertThat(service.batches(io.llmprof.dashboard.store.ServiceStore.Filter.ALL, 100))
+                .isEmpty();
+    }
+
     static <V> ConsumerRecord<byte[], byte[]> record(Topic<String, V> topic, V value) {
         return record(topic, value, 0);
     }

@@ -318,10 +318,10 @@ public final class TopologyFactory {
                 Topics.SERVICE_EVENTS.name());
         topology.addProcessor(SERVICE, supplier, SERVICE_SOURCE);
         sink(topology, SERVICE_REQUESTS_SINK, Topics.SERVICE_REQUESTS);
-        sink(topology, SERVICE_BATCHES_SINK, Topics.SERVICE_BATCHES);
-        sink(topology, SERVICE_FORWARDS_SINK, Topics.SERVICE_FORWARDS);
+        packSink(topology, SERVICE_BATCHES_SINK, Topics.SERVICE_BATCHES);
+        packSink(topology, SERVICE_FORWARDS_SINK, Topics.SERVICE_FORWARDS);
         sink(topology, SERVICE_KVCACHE_SINK, Topics.SERVICE_KVCACHE);
-        sink(topology, SERVICE_STATES_SINK, Topics.SERVICE_STATES);
+        packSink(topology, SERVICE_STATES_SINK, Topics.SERVICE_STATES);
         sink(topology, SERVICE_PD_SINK, Topics.SERVICE_PD);
         sink(topology, SERVICE_COORDINATOR_SINK, Topics.SERVICE_COORDINATOR);
         sink(topology, SERVICE_EP_BALANCE_SINK, Topics.SERVICE_EP_BALANCE);
@@ -339,6 +339,16 @@ public final class TopologyFactory {
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of(
                         TopicConfig.MAX_MESSAGE_BYTES_CONFIG, String.valueOf(StreamsAppConfig.MAX_RECORD_BYTES)));
+    }
+
+    /** A sink of packs of {@code topic}'s records, already encoded by the service processor. */
+    private static void packSink(Topology topology, String name, Topic<String, ?> topic) {
+        topology.addSink(
+                name,
+                topic.name(),
+                topic.keySerde().serializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                SERVICE);
     }
 
     private static <V> void sink(Topology topology, String name, Topic<String, V> topic) {

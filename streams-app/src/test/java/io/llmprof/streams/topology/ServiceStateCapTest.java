@@ -98,11 +98,8 @@ class ServiceStateCapTest {
                     Topics.SERVICE_EP_BALANCE,
                     Topics.SERVICE_MOE)) {
                 @SuppressWarnings("unchecked")
-                TestOutputTopic<String, Object> o =
-                        (TestOutputTopic<String, Object>) (TestOutputTopic<String, ?>) driver.createOutputTopic(
-                                t.name(),
-                                new StringDeserializer(),
-                                t.valueSerde().deserializer());
+                TestOutputTopic<String, Object> o = (TestOutputTopic<String, Object>) (TestOutputTopic<String, ?>)
+                        driver.createOutputTopic(t.name(), new StringDeserializer(), OutputValues.deserializer(t));
                 others.add(o);
             }
         }
