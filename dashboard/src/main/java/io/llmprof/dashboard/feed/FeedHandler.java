@@ -163,21 +163,15 @@ public final class FeedHandler {
                 service.addRequest(r);
                 meters.serviceRequest(r);
             } else if (topic.equals(Topics.SERVICE_BATCHES.name())) {
-                List<BatchRecord> all = readAll(serviceBatches, record);
-                all.forEach(b -> requireInstance(b.job(), b.instance()));
-                applied = all;
-                for (BatchRecord b : all) {
+                applied = applyAll(serviceBatches, record, b -> requireInstance(b.job(), b.instance()), b -> {
                     service.addBatch(b);
                     meters.serviceBatch(b);
-                }
+                });
             } else if (topic.equals(Topics.SERVICE_FORWARDS.name())) {
-                List<ForwardRecord> all = readAll(serviceForwards, record);
-                all.forEach(f -> requireInstance(f.job(), f.instance()));
-                applied = all;
-                for (ForwardRecord f : all) {
+                applied = applyAll(serviceForwards, record, f -> requireInstance(f.job(), f.instance()), f -> {
                     service.addForward(f);
                     meters.serviceForward(f);
-                }
+                });
             } else if (topic.equals(Topics.SERVICE_KVCACHE.name())) {
                 KvCacheRecord k = read(serviceKv, record);
                 applied = k;
@@ -188,13 +182,10 @@ public final class FeedHandler {
                         k.instance(),
                         service.kvUsage(k.job(), k.instance()).orElse(null));
             } else if (topic.equals(Topics.SERVICE_STATES.name())) {
-                List<RequestStateRecord> all = readAll(serviceStates, record);
-                all.forEach(s -> requireInstance(s.job(), s.instance()));
-                applied = all;
-                for (RequestStateRecord s : all) {
+                applied = applyAll(serviceStates, record, s -> requireInstance(s.job(), s.instance()), s -> {
                     service.addState(s);
                     meters.serviceStates(s);
-                }
+                });
             } else if (topic.equals(Topics.SERVICE_PD.name())) {
                 PdRecord p = read(servicePd, record);
                 applied = p;
@@ -358,12 +349,22 @@ public final class FeedHandler {
         }
     }
 
-    /** The records of a value that may be a pack ({@link OutputRecordSerde#decodeAll}); checked before any is applied. */
-    private static <T> List<T> readAll(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
+    /**
+     * Applies the records of a value that may be a pack ({@link OutputRecordSerde#decodeAll}): every one is checked
+     * before any is applied, so a pack with a bad record is skipped whole.
+     */
+    private static <T> List<T> applyAll(
+            TopicReader<T> reader,
+            ConsumerRecord<byte[], byte[]> record,
+            java.util.function.Consumer<T> check,
+            java.util.function.Consumer<T> apply) {
         if (record.value() == null) {
             throw new SerializationException("empty value (tombstone); the dashboard expects a record");
         }
-        return reader.readAll(record);
+        List<T> all = reader.readAll(record);
+        all.forEach(check);
+        all.forEach(apply);
+        return all;
     }
 
     private static <T> T read(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
