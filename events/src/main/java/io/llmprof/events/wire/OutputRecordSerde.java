@@ -27,7 +27,6 @@ import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
@@ -172,8 +171,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
             try {
                 return decodeAll(data);
             } catch (InvalidProtocolBufferException | RuntimeException e) {
-                throw new SerializationException(
-                        "cannot read " + type().getSimpleName() + " from " + topic + ": " + e.getMessage(), e);
+                throw cannotRead(topic, e);
             }
         };
     }

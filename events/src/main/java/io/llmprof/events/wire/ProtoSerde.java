@@ -48,9 +48,14 @@ public abstract sealed class ProtoSerde<T> implements Serde<T>
             try {
                 return decode(data);
             } catch (InvalidProtocolBufferException | RuntimeException e) {
-                throw new SerializationException(
-                        "cannot read " + type.getSimpleName() + " from " + topic + ": " + e.getMessage(), e);
+                throw cannotRead(topic, e);
             }
         };
+    }
+
+    /** Why a value of {@code topic} did not read, naming the type and the topic. */
+    SerializationException cannotRead(String topic, Exception cause) {
+        return new SerializationException(
+                "cannot read " + type.getSimpleName() + " from " + topic + ": " + cause.getMessage(), cause);
     }
 }

@@ -85,23 +85,7 @@ class RecordJsonTest {
     /** A protobuf service output prints as the JSON the record had as JSON; one written as JSON before, the same. */
     @Test
     void a_protobuf_service_batch_record_prints_as_the_json_it_had_before() throws Exception {
-        BatchRecord batch = new BatchRecord(
-                "job",
-                "i0",
-                "modelExec",
-                BatchRecord.EXECUTE,
-                7L,
-                null,
-                10,
-                5,
-                "decode",
-                2,
-                0,
-                2,
-                2L,
-                null,
-                0.5,
-                List.of("r1", "r2"));
+        BatchRecord batch = batch(7L, List.of("r1", "r2"));
         byte[] proto = Topics.SERVICE_BATCHES.valueSerde().serializer().serialize("t", batch);
         byte[] json = Json.mapper().writeValueAsBytes(batch);
         assertThat(proto[0]).isNotEqualTo((byte) '{');
@@ -114,15 +98,13 @@ class RecordJsonTest {
         }
     }
 
-    @Test
-    void a_pack_prints_as_an_array_of_its_records() throws Exception {
-        OutputRecordSerde<BatchRecord> serde = (OutputRecordSerde<BatchRecord>) Topics.SERVICE_BATCHES.valueSerde();
-        BatchRecord a = new BatchRecord(
+    private static BatchRecord batch(long pid, List<String> rids) {
+        return new BatchRecord(
                 "job",
                 "i0",
                 "modelExec",
                 BatchRecord.EXECUTE,
-                7L,
+                pid,
                 null,
                 10,
                 5,
@@ -133,24 +115,14 @@ class RecordJsonTest {
                 2L,
                 null,
                 0.5,
-                List.of("r1", "r2"));
-        BatchRecord b = new BatchRecord(
-                "job",
-                "i0",
-                "modelExec",
-                BatchRecord.EXECUTE,
-                8L,
-                null,
-                11,
-                6,
-                "decode",
-                1,
-                0,
-                1,
-                1L,
-                null,
-                0.25,
-                List.of("r3"));
+                rids);
+    }
+
+    @Test
+    void a_pack_prints_as_an_array_of_its_records() throws Exception {
+        OutputRecordSerde<BatchRecord> serde = (OutputRecordSerde<BatchRecord>) Topics.SERVICE_BATCHES.valueSerde();
+        BatchRecord a = batch(7L, List.of("r1", "r2"));
+        BatchRecord b = batch(8L, List.of("r3"));
         byte[] pack = OutputRecordSerde.pack(List.of(serde.encode(a), serde.encode(b)));
         JsonNode value = Json.mapper()
                 .readTree(RecordJson.line(record(Topics.SERVICE_BATCHES.name(), "job/i0", pack)))
