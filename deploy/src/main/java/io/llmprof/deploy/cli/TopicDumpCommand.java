@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
         description = {
             "Print a topic's records as JSON lines: {topic, partition, offset, timestamp, key, headers, value}.",
             "Protobuf topics (llmprof.trace-events, llmprof.service-events, llmprof.layers, llmprof.service-requests,",
-            "-batches, -forwards and -request-states) are decoded to the JSON of their records;",
+            "-batches, -forwards and -request-states) are decoded to the JSON of their records (on the last three a record",
+            "is a pack of them: its value prints as a JSON array);",
             "JSON topics print as they are; dead letters show their headers and bytes (JSON, text or base64).",
             "With --from-beginning or --offset the dump stops at the end offsets taken at start (unless --follow);",
             "without them it prints new records until --max or Ctrl-C."
