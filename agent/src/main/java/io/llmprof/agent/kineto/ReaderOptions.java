@@ -22,7 +22,8 @@ import java.util.Objects;
  *     readers refuse it); no effect with a {@code spillDir}, whose lanes come out interleaved anyway
  * @param releaseQuietLanes a lane that has had no event for {@code reorderWindow} file entries lets out what it
  *     holds at once (see {@link io.llmprof.agent.sequence.LaneSequencer#release}); an event of it that comes later
- *     and earlier than those is then late, counted and reported as any; no effect with a {@code spillDir}
+ *     and earlier than those is then late, counted and reported as any; no effect with a {@code spillDir}. Read by
+ *     the Kineto reader only: an Nsight export's lanes already come merged by start time (one ordered query each)
  */
 public record ReaderOptions(
         int reorderWindow,
