@@ -7,24 +7,28 @@ import java.util.Arrays;
  * Deduplicates the strings a trace repeats thousands of times (kernel names, Input Dims) without building a
  * String for a hit. Fixed size, direct-mapped: a miss overwrites the slot, so memory stays bounded.
  */
-final class StringCache {
+public final class StringCache {
     private static final int MAX_CACHED_LENGTH = 4096;
     private final String[] slots;
     /** The ASCII bytes of slots filled by {@link #get(byte[], int, int)}, compared without decoding. */
     private final byte[][] bytes;
+    /** The chars of slots filled by {@link #get(char[], int, int)}: an array compare, not a charAt per char. */
+    private final char[][] chars;
 
     private final int mask;
 
-    StringCache(int sizePowerOfTwo) {
+    public StringCache(int sizePowerOfTwo) {
         if (Integer.bitCount(sizePowerOfTwo) != 1) {
             throw new IllegalArgumentException("size must be a power of two: " + sizePowerOfTwo);
         }
         slots = new String[sizePowerOfTwo];
         bytes = new byte[sizePowerOfTwo][];
+        chars = new char[sizePowerOfTwo][];
         mask = sizePowerOfTwo - 1;
     }
 
-    String get(char[] buf, int off, int len) {
+    /** The string of {@code len} chars of {@code buf} from {@code off}: the cached one when it is there. */
+    public String get(char[] buf, int off, int len) {
         if (len > MAX_CACHED_LENGTH) {
             return new String(buf, off, len);
         }
@@ -34,11 +38,14 @@ final class StringCache {
         }
         int slot = (h ^ (h >>> 16)) & mask;
         String s = slots[slot];
-        if (s != null && s.length() == len && s.hashCode() == h && sameChars(s, buf, off, len)) {
+        char[] c = chars[slot];
+        if (s != null && c != null && c.length == len && Arrays.equals(c, 0, len, buf, off, off + len)) {
             return s;
         }
-        s = new String(buf, off, len);
+        c = Arrays.copyOfRange(buf, off, off + len);
+        s = new String(c);
         slots[slot] = s;
+        chars[slot] = c;
         bytes[slot] = null;
         return s;
     }
@@ -65,6 +72,7 @@ final class StringCache {
         s = new String(b, StandardCharsets.ISO_8859_1);
         slots[slot] = s;
         bytes[slot] = b;
+        chars[slot] = null;
         return s;
     }
 
@@ -77,14 +85,5 @@ final class StringCache {
         }
         text.getChars(0, len, scratch, 0);
         return get(scratch, 0, len);
-    }
-
-    private static boolean sameChars(String s, char[] buf, int off, int len) {
-        for (int i = 0; i < len; i++) {
-            if (s.charAt(i) != buf[off + i]) {
-                return false;
-            }
-        }
-        return true;
     }
 }

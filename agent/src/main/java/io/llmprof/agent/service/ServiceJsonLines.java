@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.StringCache;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
 import io.llmprof.events.service.ServiceAttributes;
@@ -119,6 +120,8 @@ public final class ServiceJsonLines {
         final StringBuilder line = new StringBuilder();
         /** A line that spanned reads, copied out of {@link #line} to be read. */
         char[] scratch = new char[1024];
+        /** The fast path, with the strings lines repeat (keys, names, request ids) built once. */
+        final StreamedLine streamedLine = new StreamedLine(new StringCache(1024));
 
         boolean tooLong;
         long lineNo;
@@ -198,7 +201,7 @@ public final class ServiceJsonLines {
                         () -> "not a JSON object (it" + " must start with '{')");
                 return;
             }
-            ServiceEvent streamed = StreamedLine.read(src, off, len);
+            ServiceEvent streamed = streamedLine.read(src, off, len);
             String text = streamed == null ? new String(src, off, len).strip() : null;
             try {
                 events.accept(streamed != null ? streamed : parseTree(text));

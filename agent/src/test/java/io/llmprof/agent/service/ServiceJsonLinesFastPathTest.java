@@ -230,4 +230,132 @@ class ServiceJsonLinesFastPathTest {
         }
         assertThat(streamed).as("lines the streamed reader took").isGreaterThan(1_000);
     }
+    /**
+     * Numbers as Jackson reads them: integers at a long's limits and beyond, fractions of up to 15 digits (read
+     * without a string) and longer ones, exponents, negative zero, and the tokens JSON does not allow.
+     */
+    @Test
+    void numbersAreReadAsTheTreeReadsThem() {
+        List<String> values = new ArrayList<>(List.of(
+                "0",
+                "-0",
+                "0.0",
+                "-0.0",
+                "1",
+                "-1",
+                "0.1",
+                "0.3",
+                "-2.5",
+                "123456789012345",
+                "1234567890.12345",
+                "0.000000000000001",
+                "1234567890.123456",
+                "0.1234567890123456789",
+                "9007199254740993",
+                "9223372036854775807",
+                "-9223372036854775808",
+                "9223372036854775808",
+                "-9223372036854775809",
+                "1e3",
+                "1E-3",
+                "2.5e+10",
+                "1e400",
+                "-1e-400",
+                "00",
+                "01",
+                "-",
+                "+1",
+                ".5",
+                "1.",
+                "1.e3",
+                "1e",
+                "0x10",
+                "NaN",
+                "1" + "0".repeat(StreamedLine.MAX_NUMBER_CHARS),
+                "0." + "1".repeat(50)));
+        Random random = new Random(11L);
+        for (int k = 0; k < 3_000; k++) {
+            StringBuilder b = new StringBuilder(random.nextBoolean() ? "-" : "");
+            b.append(random.nextInt(10) == 0 ? "0" : Integer.toString(1 + random.nextInt(999_999)));
+            if (random.nextInt(4) > 0) {
+                b.append('.');
+                for (int d = 1 + random.nextInt(17); d > 0; d--) {
+                    b.append((char) ('0' + random.nextInt(10)));
+                }
+            }
+            if (random.nextInt(5) == 0) {
+                b.append(random.nextBoolean() ? 'e' : 'E').append(random.nextInt(40) - 20);
+            }
+            values.add(b.toString());
+        }
+        int streamed = 0;
+        for (String value : values) {
+            for (String line : List.of(
+                    "{\"ts_ns\":" + value + ",\"name\":\"a\"}",
+                    "{\"ts_ns\":1,\"name\":\"a\",\"x=\":" + value + ",\"y+\":" + value + "}",
+                    "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"iter\":" + value + "}]}")) {
+                Object tree = tree(line);
+                ServiceEvent fast = StreamedLine.read(line);
+                if (fast != null) {
+                    streamed++;
+                    assertThat(fast).as(line).isEqualTo(tree);
+                }
+                assertThat(parse(line)).as(line).isEqualTo(tree);
+            }
+        }
+        assertThat(streamed).as("lines the streamed reader took").isGreaterThan(3_000);
+    }
+
+    /** Strings with escapes, non-ASCII text, control characters and white space between tokens, as the tree. */
+    @Test
+    void stringsAndSpacesAreReadAsTheTreeReadsThem() {
+        String[] pieces = {
+            "a",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\n",
+            "\\r",
+            "\\t",
+            "\\u00e9",
+            "\\uD83D\\uDE00",
+            "\\u12",
+            "\\x",
+            "\u00e9",
+            "\u4e2d",
+            "\t",
+            "\u0001",
+            " ",
+            "=",
+            "+",
+            "1"
+        };
+        String[] spaces = {"", " ", "\t", "\r", "  ", "\u000b", "\u00a0"};
+        Random random = new Random(12L);
+        int streamed = 0;
+        for (int k = 0; k < 5_000; k++) {
+            String sp = spaces[random.nextInt(spaces.length)];
+            String line = sp + "{" + sp + "\"ts_ns\"" + sp + ":" + sp + "1" + sp + "," + sp + "\"name\":\""
+                    + text(random, pieces) + "\"," + sp + "\"" + text(random, pieces) + "\":\"" + text(random, pieces)
+                    + "\"," + "\"rid\":[" + sp + "\"" + text(random, pieces) + "\"" + sp + "]" + sp + "}" + sp;
+            Object tree = tree(line);
+            ServiceEvent fast = StreamedLine.read(line);
+            if (fast != null) {
+                streamed++;
+                assertThat(fast).as(line).isEqualTo(tree);
+            }
+            assertThat(parse(line)).as(line).isEqualTo(tree);
+        }
+        assertThat(streamed).as("lines the streamed reader took").isGreaterThan(500);
+    }
+
+    private static String text(Random random, String[] pieces) {
+        StringBuilder b = new StringBuilder();
+        for (int n = 1 + random.nextInt(3); n > 0; n--) {
+            b.append(pieces[random.nextInt(pieces.length)]);
+        }
+        return b.toString();
+    }
 }

@@ -52,18 +52,26 @@ public record ServiceAttributes(
      * reader that streams them (one rule for both).
      */
     public static final class Builder {
-        private final List<RequestRef> requests = new ArrayList<>();
-        private final Map<String, Double> metrics = new LinkedHashMap<>();
-        private final Map<String, Double> deltas = new LinkedHashMap<>();
-        private final Map<String, String> labels = new LinkedHashMap<>();
+        // Made on first use: most events have requests and one metric at most (fewer objects per event read).
+        private List<RequestRef> requests;
+        private Map<String, Double> metrics;
+        private Map<String, Double> deltas;
+        private Map<String, String> labels;
 
         /** The requests of a {@link #RID_KEYS} attribute. */
         public void requests(List<RequestRef> refs) {
-            requests.addAll(refs);
+            if (requests == null) {
+                requests = new ArrayList<>(refs);
+            } else {
+                requests.addAll(refs);
+            }
         }
 
         /** One request of a {@link #RID_KEYS} attribute. */
         public void request(RequestRef ref) {
+            if (requests == null) {
+                requests = new ArrayList<>();
+            }
             requests.add(ref);
         }
 
@@ -73,30 +81,64 @@ public record ServiceAttributes(
          */
         public void value(String key, Double number, String text) {
             if (key.length() > 1 && key.endsWith("=") && number != null) {
-                metrics.put(key.substring(0, key.length() - 1), number);
+                metrics().put(key.substring(0, key.length() - 1), number);
             } else if (key.length() > 1 && key.startsWith("=") && number != null) {
-                metrics.put(key.substring(1), number); // tx_data_df.csv's spelling: =QueueSize
+                metrics().put(key.substring(1), number); // tx_data_df.csv's spelling: =QueueSize
             } else if (key.length() > 1 && key.endsWith("+") && number != null) {
-                deltas.put(key.substring(0, key.length() - 1), number);
+                deltas().put(key.substring(0, key.length() - 1), number);
             } else if (key.length() > 1 && key.startsWith("+") && number != null) {
-                deltas.put(key.substring(1), number); // +WAITING
+                deltas().put(key.substring(1), number); // +WAITING
             } else {
+                if (labels == null) {
+                    labels = new LinkedHashMap<>();
+                }
                 labels.put(key, text);
             }
         }
 
+        private Map<String, Double> metrics() {
+            if (metrics == null) {
+                metrics = new LinkedHashMap<>();
+            }
+            return metrics;
+        }
+
+        private Map<String, Double> deltas() {
+            if (deltas == null) {
+                deltas = new LinkedHashMap<>();
+            }
+            return deltas;
+        }
+
         public ServiceAttributes build() {
-            return new ServiceAttributes(requests, metrics, deltas, labels);
+            return new ServiceAttributes(
+                    requests == null ? List.of() : requests,
+                    metrics == null ? Map.of() : metrics,
+                    deltas == null ? Map.of() : deltas,
+                    labels == null ? Map.of() : labels);
         }
     }
 
     /** The numeric reading of text, as {@link #of} reads a text attribute: the stripped text as a double, or null. */
     public static Double number(String text) {
+        String t = text.strip();
+        int k = 0;
+        while (k < t.length() && t.charAt(k) <= ' ') {
+            k++; // Double.valueOf trims these too
+        }
+        if (k == t.length() || !mayStartNumber(t.charAt(k))) {
+            return null; // most labels: no exception thrown and caught for them
+        }
         try {
-            return Double.valueOf(text.strip());
+            return Double.valueOf(t);
         } catch (NumberFormatException e) {
             return null;
         }
+    }
+
+    /** Whether {@code c} can start what {@link Double#valueOf(String)} reads (NaN and Infinity included). */
+    private static boolean mayStartNumber(char c) {
+        return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'N' || c == 'I';
     }
 
     /**

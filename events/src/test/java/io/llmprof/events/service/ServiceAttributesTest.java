@@ -46,4 +46,56 @@ class ServiceAttributesTest {
         assertThat(of("null").requests()).isEmpty();
         assertThat(of("[1]").labels()).isEmpty();
     }
+    /** The early refusal of text that cannot be a number gives what Double.valueOf of the stripped text gives. */
+    @Test
+    void numericTextIsReadAsDoubleValueOfReadsIt() {
+        String[] texts = {
+            "1",
+            " 2.5 ",
+            "-3",
+            "+4",
+            ".5",
+            "-.5e2",
+            "1e3",
+            "1d",
+            "2F",
+            "0x1p3",
+            "NaN",
+            "-Infinity",
+            "Infinity",
+            "\u00001.5",
+            "\u0001",
+            "\t7\n",
+            "\u2003 8 \u2003",
+            "",
+            " ",
+            "many",
+            "n/a",
+            "nan",
+            "inf",
+            "1,5",
+            "1 2",
+            "Decode",
+            "I",
+            "N",
+            "-",
+            "+",
+            ".",
+            "e3",
+            "\u0000",
+            "\u00a0 9"
+        };
+        int numbers = 0;
+        for (String text : texts) {
+            Double expected;
+            try {
+                expected = Double.valueOf(text.strip());
+            } catch (NumberFormatException e) {
+                expected = null;
+            }
+            assertThat(ServiceAttributes.number(text)).as("'%s'", text).isEqualTo(expected);
+            numbers += expected != null ? 1 : 0;
+        }
+        assertThat(numbers).as("texts that are numbers").isGreaterThan(10);
+    }
 }
