@@ -24,6 +24,12 @@ public final class PipelinedRead {
 
     private PipelinedRead() {}
 
+    /** What reads a file to a sink on the reading thread: {@link KinetoReader#read}, or a reader wrapping it. */
+    @FunctionalInterface
+    public interface Source {
+        ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException;
+    }
+
     /**
      * Reads one trace file to the sink, which runs on the calling thread.
      *
@@ -31,9 +37,16 @@ public final class PipelinedRead {
      *     thread is interrupted (the reading thread is then stopped)
      */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        return read(file, options, sink, KinetoReader::read);
+    }
+
+    /** As {@link #read(Path, ReaderOptions, OrderedSink)}, with {@code source} reading the file. */
+    public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink, Source source)
+            throws IOException {
         Objects.requireNonNull(sink, "sink");
+        Objects.requireNonNull(source, "source");
         HandOff handOff = new HandOff();
-        Thread reader = new Thread(() -> handOff.run(file, options), "kineto-reader");
+        Thread reader = new Thread(() -> handOff.run(file, options, source), "kineto-reader");
         reader.setDaemon(true);
         reader.start();
         boolean done = false;
@@ -113,9 +126,9 @@ public final class PipelinedRead {
             }
         }
 
-        void run(Path file, ReaderOptions options) {
+        void run(Path file, ReaderOptions options, Source source) {
             try {
-                summary = KinetoReader.read(file, options, this);
+                summary = source.read(file, options, this);
             } catch (IOException | RuntimeException | Error e) {
                 failure = e;
             } finally {

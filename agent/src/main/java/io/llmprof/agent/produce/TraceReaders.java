@@ -31,14 +31,28 @@ public final class TraceReaders {
      * problems as found.
      */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        // A lane that went quiet (the host lane of a host-first file, once its kernels come) lets its reorder
+        // buffer out, so that the merge can start before the end of the file.
+        return read(file, options, sink, true);
+    }
+
+    /**
+     * As {@link #read(Path, ReaderOptions, OrderedSink)} for an offline analysis: with interleaved lanes, no lane
+     * lets its reorder buffer out early ({@link ReaderOptions#releaseQuietLanes()}), so an event the file has out of
+     * order is either put in its place or found late, never passed on late without notice.
+     */
+    public static ReadSummary readExact(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        return read(file, options, sink, false);
+    }
+
+    private static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink, boolean releaseQuietLanes)
+            throws IOException {
         ReaderOptions asRead = options.withInterleavedLanes(false);
         if (!options.interleaveLanes() || options.spillDir() != null) {
             return readAsIs(file, asRead, sink);
         }
         try (LaneInterleaver lanes = new LaneInterleaver(sink, null, options.progress())) {
-            // A lane that went quiet (the host lane of a host-first file, once its kernels come) lets its reorder
-            // buffer out, so that the merge can start before the end of the file.
-            ReadSummary summary = readAsIs(file, asRead.withQuietLanesReleased(true), lanes);
+            ReadSummary summary = readAsIs(file, asRead.withQuietLanesReleased(releaseQuietLanes), lanes);
             lanes.finish();
             return summary;
         }

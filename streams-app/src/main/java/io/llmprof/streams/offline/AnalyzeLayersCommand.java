@@ -7,6 +7,7 @@ import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.kineto.TraceMetadata;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.CrossRankPass;
@@ -168,7 +169,10 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 run.file(trace);
                 ReadSummary summary;
                 try {
-                    summary = PipelinedRead.read(trace, options, run);
+                    // The lanes interleaved by time: a host-first file (as Kineto writes large ones) loses no
+                    // launch, so it is read once instead of stopped and read again sorted on disk.
+                    summary =
+                            PipelinedRead.read(trace, options.withInterleavedLanes(true), run, TraceReaders::readExact);
                 } catch (NoSuchFileException e) {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;

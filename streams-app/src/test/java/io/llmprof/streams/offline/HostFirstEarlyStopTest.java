@@ -3,12 +3,15 @@ package io.llmprof.streams.offline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.synth.SynthResult;
 import io.llmprof.agent.synth.SynthSpec;
 import io.llmprof.agent.synth.SynthTrace;
+import io.llmprof.agent.synth.TraceLayout;
+import io.llmprof.events.Json;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.boundary.PassSegmenter;
@@ -51,6 +54,44 @@ class HostFirstEarlyStopTest {
         // the host lane comes first: it stops after the 16,384 launches the context holds and a kernel or so
         assertThat(delivered[0]).isLessThan(total[0] / 2);
         order.close();
+    }
+
+    /**
+     * `analyze layers` reads the lanes interleaved by time, so the same host-first file loses no launch and is read
+     * once, with the results of the sorted reading (here: of the same run written with the runtime calls among the
+     * GPU records, which is read sorted because its host lane is out of order beyond the reorder window).
+     */
+    @Test
+    void analyzeLayersReadsAHostFirstFileOnceWithTheSortedReadingsResults() throws Exception {
+        Path config = SharedData.file("model-configs/Qwen--Qwen3-8B_config.json");
+        // 170 passes: more than 65,536 cpu_ops, so the runtime calls among the GPU records are beyond the reorder
+        // window (about 440 cpu_ops and annotations per pass)
+        SynthSpec.Builder spec = SynthSpec.builder(config).passes(170).ranks(1).seed(3);
+        Path hostFirst = SynthTrace.write(spec.build(), tmp.resolve("host-first"))
+                .files()
+                .get(0);
+        Path sorted = SynthTrace.write(spec.layout(TraceLayout.KINETO).build(), tmp.resolve("kineto"))
+                .files()
+                .get(0);
+
+        JsonNode once = layers(hostFirst, config);
+        JsonNode twice = layers(sorted, config);
+        assertThat(once.get("notices"))
+                .extracting(JsonNode::asText)
+                .containsExactly("profile generic chosen from Qwen--Qwen3-8B_config.json");
+        assertThat(twice.get("notices"))
+                .extracting(JsonNode::asText)
+                .anyMatch(n -> n.contains("read again with every lane sorted on disk"));
+        assertThat(once.get("ranks").get(0).get("passes")).hasSize(170);
+        assertThat(once.get("ranks")).isEqualTo(twice.get("ranks"));
+        assertThat(once.get("cross_rank")).isEqualTo(twice.get("cross_rank"));
+    }
+
+    private static JsonNode layers(Path trace, Path config) throws Exception {
+        AnalyzeLayersCommandTest.Out o = AnalyzeLayersCommandTest.analyze(
+                "layers", "--trace", trace.toString(), "--config", config.toString(), "--format", "json");
+        assertThat(o.code()).as(o.err()).isZero();
+        return Json.mapper().readTree(o.out());
     }
 
     private static OrderedSink counting(long[] count, RankSegmenters segmenters) {
