@@ -39,9 +39,13 @@ public final class TraceReaders {
     /**
      * As {@link #read(Path, ReaderOptions, OrderedSink)} for an offline analysis: with interleaved lanes, no lane
      * lets its reorder buffer out early ({@link ReaderOptions#releaseQuietLanes()}), so an event the file has out of
-     * order is either put in its place or found late, never passed on late without notice.
+     * order is either put in its place or found late, never passed on late without notice. An Nsight export is read
+     * as it is: its reader already lets the lanes out merged by start.
      */
     public static ReadSummary readExact(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        if (NsysReader.isSqlite(file)) {
+            return readAsIs(file, options.withInterleavedLanes(false), sink);
+        }
         return read(file, options, sink, false);
     }
 

@@ -1,9 +1,9 @@
 package io.llmprof.streams.offline;
 
-import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceBatch;
@@ -112,7 +112,8 @@ final class PassIndex {
         if (order != null) {
             segmenters.onLaunchLost(order::sortedOnLostLaunch);
         }
-        index.summary = KinetoReader.read(trace, options, new OrderedSink() {
+        // The lanes interleaved by time, as `analyze layers` reads them: a host-first file loses no launch.
+        index.summary = TraceReaders.readExact(trace, options.withInterleavedLanes(true), new OrderedSink() {
             @Override
             public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
                 if (i == 0) {
