@@ -95,11 +95,7 @@ final class StreamedLine {
             throw DECLINE; // no ts_ns, no name
         }
         do {
-            ws();
-            String key = string();
-            ws();
-            expect(':');
-            ws();
+            String key = key();
             if (!firstTime(key)) {
                 throw DECLINE;
             }
@@ -227,11 +223,7 @@ final class StreamedLine {
             throw DECLINE; // no rid
         }
         do {
-            ws();
-            String key = string();
-            ws();
-            expect(':');
-            ws();
+            String key = key();
             switch (key) {
                 case "rid" -> {
                     if (rid != null) {
@@ -322,6 +314,16 @@ final class StreamedLine {
             }
             i++;
         }
+    }
+
+    /** A member's key and its colon, with the white space around them. */
+    private String key() {
+        ws();
+        String key = string();
+        ws();
+        expect(':');
+        ws();
+        return key;
     }
 
     /** Skips a {@code null} and says so; false at any other value. */

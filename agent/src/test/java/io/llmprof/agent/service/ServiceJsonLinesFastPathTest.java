@@ -38,6 +38,20 @@ class ServiceJsonLinesFastPathTest {
         }
     }
 
+    /**
+     * Checks that {@code line} gives the tree's event or message through {@link ServiceJsonLines#parse}, and the
+     * tree's event from the streamed reader when that reads it; 1 when it did, else 0.
+     */
+    private static int sameAsTheTree(String line) {
+        Object tree = tree(line);
+        ServiceEvent fast = StreamedLine.read(line);
+        if (fast != null) {
+            assertThat(fast).as(line).isEqualTo(tree);
+        }
+        assertThat(parse(line)).as(line).isEqualTo(tree);
+        return fast != null ? 1 : 0;
+    }
+
     @Test
     void everyLineOfASynthRunIsStreamedAndReadAsTheTreeReadsIt() throws Exception {
         // With MoE layers and KV cache events too: every kind of line the synth writes.
@@ -103,12 +117,7 @@ class ServiceJsonLinesFastPathTest {
                 "{}",
                 "{\"name\":\"a\"}");
         for (String line : lines) {
-            Object tree = tree(line);
-            ServiceEvent streamed = StreamedLine.read(line);
-            if (streamed != null) {
-                assertThat(streamed).as(line).isEqualTo(tree);
-            }
-            assertThat(parse(line)).as(line).isEqualTo(tree);
+            sameAsTheTree(line);
         }
         // The plain shapes among them are streamed: the test would not notice a reader that always declines.
         assertThat(StreamedLine.read(lines.get(18))).isNotNull();
@@ -220,13 +229,7 @@ class ServiceJsonLinesFastPathTest {
             }
             java.util.Collections.shuffle(parts, random);
             String line = "{" + String.join(",", parts) + "}";
-            Object tree = tree(line);
-            ServiceEvent fast = StreamedLine.read(line);
-            if (fast != null) {
-                streamed++;
-                assertThat(fast).as(line).isEqualTo(tree);
-            }
-            assertThat(parse(line)).as(line).isEqualTo(tree);
+            streamed += sameAsTheTree(line);
         }
         assertThat(streamed).as("lines the streamed reader took").isGreaterThan(1_000);
     }
@@ -294,13 +297,7 @@ class ServiceJsonLinesFastPathTest {
                     "{\"ts_ns\":" + value + ",\"name\":\"a\"}",
                     "{\"ts_ns\":1,\"name\":\"a\",\"x=\":" + value + ",\"y+\":" + value + "}",
                     "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"iter\":" + value + "}]}")) {
-                Object tree = tree(line);
-                ServiceEvent fast = StreamedLine.read(line);
-                if (fast != null) {
-                    streamed++;
-                    assertThat(fast).as(line).isEqualTo(tree);
-                }
-                assertThat(parse(line)).as(line).isEqualTo(tree);
+                streamed += sameAsTheTree(line);
             }
         }
         assertThat(streamed).as("lines the streamed reader took").isGreaterThan(3_000);
@@ -340,13 +337,7 @@ class ServiceJsonLinesFastPathTest {
             String line = sp + "{" + sp + "\"ts_ns\"" + sp + ":" + sp + "1" + sp + "," + sp + "\"name\":\""
                     + text(random, pieces) + "\"," + sp + "\"" + text(random, pieces) + "\":\"" + text(random, pieces)
                     + "\"," + "\"rid\":[" + sp + "\"" + text(random, pieces) + "\"" + sp + "]" + sp + "}" + sp;
-            Object tree = tree(line);
-            ServiceEvent fast = StreamedLine.read(line);
-            if (fast != null) {
-                streamed++;
-                assertThat(fast).as(line).isEqualTo(tree);
-            }
-            assertThat(parse(line)).as(line).isEqualTo(tree);
+            streamed += sameAsTheTree(line);
         }
         assertThat(streamed).as("lines the streamed reader took").isGreaterThan(500);
     }
