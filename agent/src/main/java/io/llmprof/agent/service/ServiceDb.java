@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.llmprof.agent.kineto.InputProblem;
+import io.llmprof.agent.kineto.StringCache;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.Json;
 import io.llmprof.events.service.ServiceAttributes;
@@ -58,6 +59,9 @@ public final class ServiceDb implements EventCursor {
     private final Connection connection;
     private final Layout layout;
     private final Map<String, String> meta;
+    /** Reads the rows' attribute objects of the common shapes, with the strings they repeat built once. */
+    private final StreamedLine streamed = new StreamedLine(new StringCache(1024));
+
     private final Map<String, String> continuations;
     private final Statement statement;
     private final ResultSet rows;
@@ -165,13 +169,16 @@ public final class ServiceDb implements EventCursor {
         if (dur != null && dur < 0) {
             return problem(AnomalyKind.NEGATIVE_DURATION, id, "negative duration " + dur + " ns", args);
         }
-        ObjectNode attributes = attributes(args);
-        if (attributes == null) {
-            return problem(AnomalyKind.INVALID_JSON, id, "args is not a JSON object", args);
-        }
-        String name = rows.getString(5);
-        String domain = rows.getString(6);
-        return event(attributes, name, domain, ts, dur, pid(rows.getObject(8)), text(rows.getObject(9)));
+        ServiceEvent e = event(
+                streamed,
+                args,
+                rows.getString(5),
+                rows.getString(6),
+                ts,
+                dur,
+                pid(rows.getObject(8)),
+                text(rows.getObject(9)));
+        return e != null ? e : problem(AnomalyKind.INVALID_JSON, id, "args is not a JSON object", args);
     }
 
     /** Columns by position, in the order of {@link #mstxQuery}. */
@@ -192,18 +199,43 @@ public final class ServiceDb implements EventCursor {
         if (dur != null && dur < 0) {
             return problem(AnomalyKind.NEGATIVE_DURATION, id, "negative duration " + dur + " ns", full);
         }
-        ObjectNode attributes = attributes(mstxJson(full));
-        if (attributes == null) {
-            return problem(AnomalyKind.INVALID_JSON, id, "message is not a JSON object", full);
-        }
-        return event(attributes, null, null, ts, dur, pid(rows.getObject(6)), text(rows.getObject(7)));
+        ServiceEvent e =
+                event(streamed, mstxJson(full), null, null, ts, dur, pid(rows.getObject(6)), text(rows.getObject(7)));
+        return e != null ? e : problem(AnomalyKind.INVALID_JSON, id, "message is not a JSON object", full);
     }
 
     /** A continuation row is part of another row's message: not an event, not a problem. */
     private static final ServiceEvent SKIPPED_CONTINUATION =
             new ServiceEvent("", "span continuation", 0, null, null, null, null, null, null, null);
 
-    private ServiceEvent event(
+    /**
+     * The event of a row whose attributes are the JSON object {@code json} ({@code name} and {@code domain}: the
+     * row's columns, or null; empty ones are taken from the object), or null when {@code json} is no JSON object.
+     * {@code streamed}, when not null, reads the common shapes without the tree (the same event).
+     */
+    static ServiceEvent event(
+            StreamedLine streamed, String json, String name, String domain, long ts, Long dur, Long pid, String tid) {
+        StreamedLine.RowAttributes fast =
+                streamed == null || json == null || json.isBlank() ? null : streamed.attributes(json);
+        if (fast != null) {
+            ServiceAttributes a = fast.attributes();
+            return new ServiceEvent(
+                    domain == null || domain.isEmpty() ? Objects.requireNonNullElse(fast.domain(), "") : domain,
+                    name == null || name.isEmpty() ? Objects.requireNonNullElse(fast.name(), "") : name,
+                    ts,
+                    dur,
+                    pid,
+                    tid,
+                    a.requests(),
+                    a.metrics(),
+                    a.deltas(),
+                    a.labels());
+        }
+        ObjectNode attributes = attributes(json);
+        return attributes == null ? null : event(attributes, name, domain, ts, dur, pid, tid);
+    }
+
+    private static ServiceEvent event(
             ObjectNode attributes, String name, String domain, long ts, Long dur, Long pid, String tid) {
         JsonNode n = attributes.remove("name");
         JsonNode d = attributes.remove("domain");

@@ -143,6 +143,54 @@ final class StreamedLine {
         return new ServiceEvent(domain, name, ts, dur, pid, tid, a.requests(), a.metrics(), a.deltas(), a.labels());
     }
 
+    /**
+     * A database row's attribute object (msServiceProfiler's {@code args} or an mstx message as JSON): its {@code
+     * name} and {@code domain} (null when absent or null) and the other keys as attributes, as {@code ServiceDb}
+     * reads them through the tree; null when the tree must read it (the same rules as for a line).
+     */
+    record RowAttributes(String name, String domain, ServiceAttributes attributes) {}
+
+    /** The attributes of {@code json} (see {@link RowAttributes}), or null. */
+    RowAttributes attributes(String json) {
+        s = json.toCharArray();
+        i = 0;
+        end = s.length;
+        keyCount = 0;
+        try {
+            ws();
+            expect('{');
+            String name = null;
+            String domain = null;
+            ServiceAttributes.Builder attributes = new ServiceAttributes.Builder();
+            ws();
+            if (peek() == '}') {
+                i++;
+            } else {
+                do {
+                    String key = key();
+                    if (!firstTime(key)) {
+                        throw DECLINE;
+                    }
+                    switch (key) {
+                        case "name" -> name = isNull() ? null : string();
+                        case "domain" -> domain = isNull() ? null : string();
+                        default -> attribute(key, attributes);
+                    }
+                    ws();
+                } while (comma('}'));
+            }
+            ws();
+            if (i != end) {
+                throw DECLINE;
+            }
+            return new RowAttributes(name, domain, attributes.build());
+        } catch (RuntimeException e) {
+            return null; // Decline, or a value a conversion refused: the tree reads it
+        } finally {
+            s = null;
+        }
+    }
+
     private void attribute(String key, ServiceAttributes.Builder out) {
         if (isNull()) {
             return; // as the tree: a null attribute is no attribute

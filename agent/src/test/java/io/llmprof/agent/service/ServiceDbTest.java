@@ -163,4 +163,55 @@ class ServiceDbTest {
         assertThat(ServiceReaders.defaultInstance(dir.resolve("x/events.jsonl")))
                 .isEqualTo("events");
     }
+    /**
+     * A row's attribute object read by the streamed reader gives the tree's event; whatever it declines goes to the
+     * tree, and a text that is no JSON object is no event either way. Random objects put together from plain and odd
+     * members, with the row's name and domain columns empty or not.
+     */
+    @Test
+    void rowAttributesAreReadAsTheTreeReadsThem() {
+        String[] members = {
+            "\"name\":\"httpReq\"",
+            "\"name\":null",
+            "\"name\":5",
+            "\"domain\":\"Request\"",
+            "\"domain\":{\"a\":1}",
+            "\"rid\":\"9\"",
+            "\"rid\":[{\"rid\":\"1\",\"iter\":0,\"type\":\"decode\"},\"2\"]",
+            "\"rid\":7",
+            "\"QueueSize=\":5",
+            "\"WAITING+\":-1.5",
+            "\"=recvTokenSize\":\" 4 \"",
+            "\"scope#dp\":\"0\"",
+            "\"batchType\":\"Decode\"",
+            "\"batchSize\":8",
+            "\"flag=\":true",
+            "\"none\":null",
+            "\"obj\":{\"a\":[1]}",
+            "\"text\":\"caf\\u00e9\\n\"",
+            "\"ts_ns\":12"
+        };
+        java.util.Random random = new java.util.Random(5L);
+        int streamed = 0;
+        for (int k = 0; k < 5_000; k++) {
+            List<String> parts = new ArrayList<>();
+            for (int m = random.nextInt(6); m > 0; m--) {
+                parts.add(members[random.nextInt(members.length)]);
+            }
+            String json = "{" + String.join(",", parts) + "}" + (random.nextInt(20) == 0 ? " trailing" : "");
+            if (random.nextInt(25) == 0) {
+                json = random.nextBoolean() ? "" : "not json";
+            }
+            String name = random.nextBoolean() ? "BatchSchedule" : random.nextBoolean() ? "" : null;
+            String domain = random.nextBoolean() ? "Schedule" : null;
+            ServiceEvent tree = ServiceDb.event(null, json, name, domain, 10L, 5L, 3L, "t");
+            StreamedLine reader = new StreamedLine(null);
+            ServiceEvent fast = ServiceDb.event(reader, json, name, domain, 10L, 5L, 3L, "t");
+            assertThat(fast).as(json).isEqualTo(tree);
+            if (!json.isBlank() && reader.attributes(json) != null) {
+                streamed++;
+            }
+        }
+        assertThat(streamed).as("objects the streamed reader took").isGreaterThan(1_000);
+    }
 }
