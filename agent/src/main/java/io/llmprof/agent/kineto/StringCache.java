@@ -9,6 +9,9 @@ import java.util.Arrays;
  */
 public final class StringCache {
     private static final int MAX_CACHED_LENGTH = 4096;
+    /** Longer strings are built each time, never cached: with the slot count, this bounds the memory. */
+    private final int maxCachedLength;
+
     private final String[] slots;
     /** The ASCII bytes of slots filled by {@link #get(byte[], int, int)}, compared without decoding. */
     private final byte[][] bytes;
@@ -18,6 +21,12 @@ public final class StringCache {
     private final int mask;
 
     public StringCache(int sizePowerOfTwo) {
+        this(sizePowerOfTwo, MAX_CACHED_LENGTH);
+    }
+
+    /** A cache of {@code sizePowerOfTwo} slots for strings of at most {@code maxCachedLength} chars. */
+    public StringCache(int sizePowerOfTwo, int maxCachedLength) {
+        this.maxCachedLength = maxCachedLength;
         if (Integer.bitCount(sizePowerOfTwo) != 1) {
             throw new IllegalArgumentException("size must be a power of two: " + sizePowerOfTwo);
         }
@@ -29,7 +38,7 @@ public final class StringCache {
 
     /** The string of {@code len} chars of {@code buf} from {@code off}: the cached one when it is there. */
     public String get(char[] buf, int off, int len) {
-        if (len > MAX_CACHED_LENGTH) {
+        if (len > maxCachedLength) {
             return new String(buf, off, len);
         }
         int h = 0;
@@ -55,7 +64,7 @@ public final class StringCache {
      * chars would have.
      */
     String get(byte[] buf, int off, int len) {
-        if (len > MAX_CACHED_LENGTH) {
+        if (len > maxCachedLength) {
             return new String(buf, off, len, StandardCharsets.ISO_8859_1);
         }
         int h = 0;

@@ -60,7 +60,7 @@ public final class ServiceDb implements EventCursor {
     private final Layout layout;
     private final Map<String, String> meta;
     /** Reads the rows' attribute objects of the common shapes, with the strings they repeat built once. */
-    private final StreamedLine streamed = new StreamedLine(new StringCache(1024));
+    private final StreamedLine streamed = new StreamedLine(new StringCache(1024, StreamedLine.MAX_CACHED_CHARS));
 
     private final Map<String, String> continuations;
     private final Statement statement;

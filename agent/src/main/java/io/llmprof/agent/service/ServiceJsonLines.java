@@ -121,7 +121,7 @@ public final class ServiceJsonLines {
         /** A line that spanned reads, copied out of {@link #line} to be read. */
         char[] scratch = new char[1024];
         /** The fast path, with the strings lines repeat (keys, names, request ids) built once. */
-        final StreamedLine streamedLine = new StreamedLine(new StringCache(1024));
+        final StreamedLine streamedLine = new StreamedLine(new StringCache(1024, StreamedLine.MAX_CACHED_CHARS));
 
         boolean tooLong;
         long lineNo;

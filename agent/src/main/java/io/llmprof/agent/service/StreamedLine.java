@@ -22,6 +22,12 @@ import io.llmprof.events.service.ServiceEvent;
 final class StreamedLine {
     /** More keys than this in one object: the tree reads it (the duplicate check is a linear scan). */
     private static final int MAX_KEYS = 32;
+    /**
+     * Strings of a service event worth caching are short (keys, names, request ids): a longer one is built each
+     * time, so a cache of 1,024 slots holds well under a megabyte whatever the input (an ingest request has one).
+     */
+    static final int MAX_CACHED_CHARS = 256;
+
     /** A longer number token: the tree (which applies Jackson's limits on numbers). */
     static final int MAX_NUMBER_CHARS = 40;
     /** Powers of ten a double holds exactly: a decimal of at most 15 digits divided by one is correctly rounded. */

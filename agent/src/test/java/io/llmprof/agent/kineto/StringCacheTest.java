@@ -33,4 +33,13 @@ class StringCacheTest {
         }
         assertThat(hits).as("repeated strings served from the cache").isGreaterThan(15_000);
     }
+
+    @Test
+    void stringsLongerThanTheLimitAreBuiltEachTime() {
+        StringCache cache = new StringCache(4, 8);
+        char[] nine = "123456789".toCharArray();
+        char[] eight = "12345678".toCharArray();
+        assertThat(cache.get(nine, 0, 9)).isEqualTo("123456789").isNotSameAs(cache.get(nine, 0, 9));
+        assertThat(cache.get(eight, 0, 8)).isEqualTo("12345678").isSameAs(cache.get(eight, 0, 8));
+    }
 }
