@@ -215,38 +215,40 @@ public final class ServiceDb implements EventCursor {
      */
     static ServiceEvent event(
             StreamedLine streamed, String json, String name, String domain, long ts, Long dur, Long pid, String tid) {
-        StreamedLine.RowAttributes fast =
+        StreamedLine.RowAttributes row =
                 streamed == null || json == null || json.isBlank() ? null : streamed.attributes(json);
-        if (fast != null) {
-            ServiceAttributes a = fast.attributes();
-            return new ServiceEvent(
-                    domain == null || domain.isEmpty() ? Objects.requireNonNullElse(fast.domain(), "") : domain,
-                    name == null || name.isEmpty() ? Objects.requireNonNullElse(fast.name(), "") : name,
-                    ts,
-                    dur,
-                    pid,
-                    tid,
-                    a.requests(),
-                    a.metrics(),
-                    a.deltas(),
-                    a.labels());
+        if (row == null) {
+            row = treeAttributes(json);
+            if (row == null) {
+                return null;
+            }
         }
-        ObjectNode attributes = attributes(json);
-        return attributes == null ? null : event(attributes, name, domain, ts, dur, pid, tid);
+        ServiceAttributes a = row.attributes();
+        return new ServiceEvent(
+                domain == null || domain.isEmpty() ? Objects.requireNonNullElse(row.domain(), "") : domain,
+                name == null || name.isEmpty() ? Objects.requireNonNullElse(row.name(), "") : name,
+                ts,
+                dur,
+                pid,
+                tid,
+                a.requests(),
+                a.metrics(),
+                a.deltas(),
+                a.labels());
     }
 
-    private static ServiceEvent event(
-            ObjectNode attributes, String name, String domain, long ts, Long dur, Long pid, String tid) {
+    /** {@code json} read through Jackson's tree, every shape it takes: as the streamed reader reads it, or null. */
+    private static StreamedLine.RowAttributes treeAttributes(String json) {
+        ObjectNode attributes = attributes(json);
+        if (attributes == null) {
+            return null;
+        }
         JsonNode n = attributes.remove("name");
         JsonNode d = attributes.remove("domain");
-        if (name == null || name.isEmpty()) {
-            name = n == null || n.isNull() ? "" : n.asText();
-        }
-        if (domain == null || domain.isEmpty()) {
-            domain = d == null || d.isNull() ? "" : d.asText();
-        }
-        ServiceAttributes a = ServiceAttributes.of(attributes);
-        return new ServiceEvent(domain, name, ts, dur, pid, tid, a.requests(), a.metrics(), a.deltas(), a.labels());
+        return new StreamedLine.RowAttributes(
+                n == null || n.isNull() ? null : n.asText(),
+                d == null || d.isNull() ? null : d.asText(),
+                ServiceAttributes.of(attributes));
     }
 
     /** mstx text to JSON text: {@code ^} is {@code "}; a message without braces is a field list (trailing comma). */
