@@ -359,7 +359,7 @@ public final class FeedHandler {
             java.util.function.Consumer<T> check,
             java.util.function.Consumer<T> apply) {
         if (record.value() == null) {
-            throw new SerializationException("empty value (tombstone); the dashboard expects a record");
+            throw tombstone();
         }
         List<T> all = reader.readAll(record);
         all.forEach(check);
@@ -370,9 +370,13 @@ public final class FeedHandler {
     private static <T> T read(TopicReader<T> reader, ConsumerRecord<byte[], byte[]> record) {
         T value = reader.read(record);
         if (value == null) {
-            throw new SerializationException("empty value (tombstone); the dashboard expects a record");
+            throw tombstone();
         }
         return value;
+    }
+
+    private static SerializationException tombstone() {
+        return new SerializationException("empty value (tombstone); the dashboard expects a record");
     }
 
     /**
