@@ -706,10 +706,11 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     }
 
     /**
-     * Outputs of one record or expiry, forwarded only once the store holds the state after them. Batches, forwards and request states, by far the most records (0.8,
-     * 0.4 and 0.2 per input event), go as packs ({@link OutputRecordSerde#pack}) of up to {@value #PACK_BYTES} bytes:
-     * one record per topic per call instead of one per output, so Kafka Streams, the producer and the broker pay their
-     * per-record cost once per pack. Their sinks write the bytes as they are.
+     * Outputs of one record or expiry, forwarded only once the store holds the state after them. Batches, forwards
+     * and request states, by far the most records (0.8, 0.4 and 0.2 per input event), go as packs ({@link
+     * OutputRecordSerde#pack}) of up to {@value #PACK_BYTES} bytes: one record per topic per call instead of one per
+     * output, so Kafka Streams, the producer and the broker pay their per-record cost once per pack. Their sinks
+     * write the bytes as they are.
      */
     private final class Buffer implements ServiceSink {
         private final List<Object[]> items = new ArrayList<>();
