@@ -122,10 +122,10 @@ class AgentReplayKillIT {
                     .pollInterval(Duration.ofMillis(200))
                     .until(() -> view.passesSeen() == (long) RANKS * PASSES);
             for (JsonNode doc : offline) {
-                view.assertLayersMatch(doc, "rkill", PASSES);
+                view.awaitLayersMatch(doc, "rkill", PASSES);
             }
             for (Path f : synth.files()) {
-                view.assertHostMatches(PipelineHarness.analyze("host", f, null), "rkill");
+                view.awaitHostMatches(PipelineHarness.analyze("host", f, null), "rkill");
             }
             for (JsonNode k : view.get("/api/anomalies?job=rkill").get("by_kind")) {
                 assertThat(k.get("severity").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("DATA_LOSS");

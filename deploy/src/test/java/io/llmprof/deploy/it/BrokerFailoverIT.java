@@ -181,11 +181,10 @@ class BrokerFailoverIT {
                         .pollInterval(Duration.ofMillis(200))
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (JsonNode doc : offline) {
-                    new DashboardView(dashboard).assertLayersMatch(doc, "failover", PASSES);
+                    new DashboardView(dashboard).awaitLayersMatch(doc, "failover", PASSES);
                 }
                 for (Path f : synth.files()) {
-                    new DashboardView(dashboard)
-                            .assertHostMatches(PipelineHarness.analyze("host", f, null), "failover");
+                    new DashboardView(dashboard).awaitHostMatches(PipelineHarness.analyze("host", f, null), "failover");
                 }
                 JsonNode anomalies = new DashboardView(dashboard).get("/api/anomalies?job=failover");
                 for (JsonNode k : anomalies.get("by_kind")) {

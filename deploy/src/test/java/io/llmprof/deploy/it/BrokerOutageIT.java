@@ -312,7 +312,7 @@ class BrokerOutageIT {
             }
         }
         for (Path f : synth.files()) {
-            new DashboardView(s.dashboard).assertHostMatches(PipelineHarness.analyze("host", f, null), JOB);
+            new DashboardView(s.dashboard).awaitHostMatches(PipelineHarness.analyze("host", f, null), JOB);
         }
         String metrics = s.registry.scrape();
         assertThat(PipelineHarness.sum(metrics, "llmprof_trace_events_missing_total"))

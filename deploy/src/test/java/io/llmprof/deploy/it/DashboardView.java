@@ -1,6 +1,7 @@
 package io.llmprof.deploy.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.dashboard.DashboardServer;
@@ -12,6 +13,13 @@ final class DashboardView {
     /** One client for every view: a view is made wherever a test reads (cheap), the client once. */
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    /**
+     * How long a view may trail the passes it already shows: passes, layers, host steps and verdicts come from
+     * different topics, which the dashboard's feed reads at its own pace, so when every pass is counted a rank's
+     * layers or host steps can still be on their way (on a loaded 2-core box, seconds).
+     */
+    static final Duration CATCH_UP = Duration.ofSeconds(60);
 
     private final String url;
 
@@ -32,8 +40,24 @@ final class DashboardView {
         return total;
     }
 
-    /** Every pass of an offline `analyze layers` document is in the API, field for field, with its layers. */
-    void assertLayersMatch(JsonNode offline, String job, int passes) {
+    /**
+     * Every pass of an offline `analyze layers` document is in the API, field for field, with its layers, within
+     * {@link #CATCH_UP}; past it the last mismatch fails the test.
+     */
+    void awaitLayersMatch(JsonNode offline, String job, int passes) {
+        await().atMost(CATCH_UP)
+                .pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> assertLayersMatch(offline, job, passes));
+    }
+
+    /** The host view matches an offline `analyze host` document (see {@link #assertHostMatches}) within {@link #CATCH_UP}. */
+    void awaitHostMatches(JsonNode offline, String job) {
+        await().atMost(CATCH_UP)
+                .pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> assertHostMatches(offline, job));
+    }
+
+    private void assertLayersMatch(JsonNode offline, String job, int passes) {
         for (JsonNode rank : offline.get("ranks")) {
             String r = rank.get("rank").asText();
             JsonNode expected = rank.get("passes");
@@ -50,7 +74,7 @@ final class DashboardView {
      * metrics, what crossed and both verdicts. The streams app's rolling window must hold every step (the default
      * 128, or {@code --host-rolling-steps}) for its verdict to be the whole run's.
      */
-    void assertHostMatches(JsonNode offline, String job) {
+    private void assertHostMatches(JsonNode offline, String job) {
         for (JsonNode rank : offline.get("ranks")) {
             String r = rank.get("rank").asText();
             JsonNode live = get("/api/ranks/" + r + "/host?job=" + job + "&steps=1");

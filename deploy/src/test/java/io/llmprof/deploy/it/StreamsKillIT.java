@@ -106,8 +106,8 @@ class StreamsKillIT {
                         .pollInterval(Duration.ofMillis(200))
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) RANKS * PASSES);
                 for (int r = 0; r < RANKS; r++) {
-                    new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", PASSES);
-                    new DashboardView(dashboard).assertHostMatches(offlineHost.get(r), "kill");
+                    new DashboardView(dashboard).awaitLayersMatch(offlineLayers.get(r), "kill", PASSES);
+                    new DashboardView(dashboard).awaitHostMatches(offlineHost.get(r), "kill");
                 }
                 String log = read(log2);
                 assertThat(log.lines().filter(l -> l.contains("ERROR")).toList())
@@ -198,8 +198,8 @@ class StreamsKillIT {
                         .pollInterval(Duration.ofMillis(200))
                         .until(() -> new DashboardView(dashboard).passesSeen() == (long) ranks * passes);
                 for (int r = 0; r < ranks; r++) {
-                    new DashboardView(dashboard).assertLayersMatch(offlineLayers.get(r), "kill", passes);
-                    new DashboardView(dashboard).assertHostMatches(offlineHost.get(r), "kill");
+                    new DashboardView(dashboard).awaitLayersMatch(offlineLayers.get(r), "kill", passes);
+                    new DashboardView(dashboard).awaitHostMatches(offlineHost.get(r), "kill");
                 }
                 assertThat(read(survivorLog).lines().filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
                         .isEmpty();
