@@ -18,7 +18,6 @@ import java.math.RoundingMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.zip.GZIPInputStream;
@@ -193,9 +192,7 @@ public final class ChromeTraceReader {
                 buffer.accept(counter(cat, n, tsNs, pid, tid, attributes));
                 return;
             }
-            ServiceAttributes a = ServiceAttributes.of(attributes);
-            buffer.accept(
-                    new ServiceEvent(cat, n, tsNs, durNs, pid, tid, a.requests(), a.metrics(), a.deltas(), a.labels()));
+            buffer.accept(ServiceAttributes.of(attributes).event(cat, n, tsNs, durNs, pid, tid));
         }
 
         /** A counter's numeric args are metrics under their own names (no {@code =} needed). */
@@ -208,9 +205,7 @@ public final class ChromeTraceReader {
                         !key.endsWith("=") && !key.startsWith("=") && !key.endsWith("+") && !key.startsWith("+");
                 converted.set(f.getValue().isNumber() && plain ? key + "=" : key, f.getValue());
             }
-            ServiceAttributes a = ServiceAttributes.of(converted);
-            Map<String, Double> metrics = new LinkedHashMap<>(a.metrics());
-            return new ServiceEvent(cat, name, ts, null, pid, tid, a.requests(), metrics, a.deltas(), a.labels());
+            return ServiceAttributes.of(converted).event(cat, name, ts, null, pid, tid);
         }
 
         private static JsonNode skip(JsonParser p) throws IOException {

@@ -223,18 +223,14 @@ public final class ServiceDb implements EventCursor {
                 return null;
             }
         }
-        ServiceAttributes a = row.attributes();
-        return new ServiceEvent(
-                domain == null || domain.isEmpty() ? Objects.requireNonNullElse(row.domain(), "") : domain,
-                name == null || name.isEmpty() ? Objects.requireNonNullElse(row.name(), "") : name,
-                ts,
-                dur,
-                pid,
-                tid,
-                a.requests(),
-                a.metrics(),
-                a.deltas(),
-                a.labels());
+        return row.attributes()
+                .event(
+                        domain == null || domain.isEmpty() ? Objects.requireNonNullElse(row.domain(), "") : domain,
+                        name == null || name.isEmpty() ? Objects.requireNonNullElse(row.name(), "") : name,
+                        ts,
+                        dur,
+                        pid,
+                        tid);
     }
 
     /** {@code json} read through Jackson's tree, every shape it takes: as the streamed reader reads it, or null. */

@@ -295,20 +295,16 @@ public final class ServiceJsonLines {
                 attributes.set(f.getKey(), f.getValue());
             }
         }
-        ServiceAttributes a = ServiceAttributes.of(attributes);
         JsonNode domain = n.get("domain");
         JsonNode tid = n.get("tid");
-        return new ServiceEvent(
-                domain == null || domain.isNull() ? "" : domain.asText(),
-                name.asText(),
-                ts,
-                dur,
-                optionalLong(n, "pid"),
-                tid == null || tid.isNull() ? null : tid.asText(),
-                a.requests(),
-                a.metrics(),
-                a.deltas(),
-                a.labels());
+        return ServiceAttributes.of(attributes)
+                .event(
+                        domain == null || domain.isNull() ? "" : domain.asText(),
+                        name.asText(),
+                        ts,
+                        dur,
+                        optionalLong(n, "pid"),
+                        tid == null || tid.isNull() ? null : tid.asText());
     }
 
     /** The line for an event (no newline); {@link #parse} reads it back equal. */

@@ -145,8 +145,7 @@ final class StreamedLine {
         if (i != end || !hasTs || name == null) {
             throw DECLINE;
         }
-        ServiceAttributes a = attributes.build();
-        return new ServiceEvent(domain, name, ts, dur, pid, tid, a.requests(), a.metrics(), a.deltas(), a.labels());
+        return attributes.build().event(domain, name, ts, dur, pid, tid);
     }
 
     /**

@@ -47,6 +47,11 @@ public record ServiceAttributes(
         return b.build();
     }
 
+    /** The event these attributes belong to: every reader's one way of making a {@link ServiceEvent} from them. */
+    public ServiceEvent event(String domain, String name, long startNs, Long durNs, Long pid, String tid) {
+        return new ServiceEvent(domain, name, startNs, durNs, pid, tid, requests, metrics, deltas, labels);
+    }
+
     /**
      * The attributes of one event, added in document order: what {@link #of} does with an object's fields, for a
      * reader that streams them (one rule for both).
