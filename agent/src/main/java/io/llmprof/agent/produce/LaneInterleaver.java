@@ -3,15 +3,15 @@ package io.llmprof.agent.produce;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReadProgress;
-import io.llmprof.events.TraceBatch;
+import io.llmprof.agent.sequence.SpoolChunks;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
-import io.llmprof.events.wire.ProtoTraceBatchSerde;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -55,8 +55,6 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
 
     /** A chunk is also written once its events' names and dims pass this many characters (huge names). */
     static final int CHUNK_BYTES = 1 << 20;
-
-    private static final ProtoTraceBatchSerde SERDE = new ProtoTraceBatchSerde();
 
     private final OrderedSink out;
     private final Path parent;
@@ -367,9 +365,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                     writer = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16));
                 }
                 List<TraceEvent> queued = tailHead == 0 ? tail : tail.subList(tailHead, tail.size());
-                byte[] bytes = SERDE.encode(new TraceBatch("-", "-", "-", lane, "-", 0, queued, false));
-                writer.writeInt(bytes.length);
-                writer.write(bytes);
+                SpoolChunks.write(writer, lane, queued);
                 writer.flush();
                 chunksWritten++;
             } catch (IOException e) {
@@ -385,8 +381,10 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                 if (reader == null) {
                     reader = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16));
                 }
-                int length = reader.readInt();
-                chunk = SERDE.decode(reader.readNBytes(length)).events();
+                chunk = SpoolChunks.read(reader);
+                if (chunk == null) {
+                    throw new EOFException("no chunk left");
+                }
                 chunkPos = 0;
                 chunksRead++;
             } catch (IOException e) {

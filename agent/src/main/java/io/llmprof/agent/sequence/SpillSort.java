@@ -2,12 +2,10 @@ package io.llmprof.agent.sequence;
 
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
-import io.llmprof.events.wire.ProtoTraceBatchSerde;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -21,8 +19,7 @@ import java.util.PriorityQueue;
 /**
  * Exact start-time order of one (rank, lane) whatever the order of the file, in bounded memory: an external merge
  * sort. Up to {@code window} events are held; when full they are sorted and written to a run file in {@code dir}
- * (length-prefixed protobuf {@code TraceBatch} chunks of the wire format, so every field the live path carries
- * survives); at {@link #finish} the runs and what is held are merged and emitted. A file within one window never
+ * ({@link SpoolChunks}, so every field the live path carries survives); at {@link #finish} the runs and what is held are merged and emitted. A file within one window never
  * touches the disk. Memory: the window plus one decoded chunk per run. Run files are deleted by {@link #finish} and
  * {@link #close}.
  *
@@ -33,7 +30,6 @@ final class SpillSort implements AutoCloseable {
     /** Events per chunk of a run file. */
     static final int CHUNK = 512;
 
-    private static final ProtoTraceBatchSerde SERDE = new ProtoTraceBatchSerde();
     private static final Comparator<Held> ORDER =
             Comparator.comparingLong((Held h) -> h.event.startNs()).thenComparingLong(h -> h.ordinal);
 
@@ -92,10 +88,7 @@ final class SpillSort implements AutoCloseable {
                     for (int i = from; i < to; i++) {
                         chunk.add(held[i].event);
                     }
-                    byte[] bytes =
-                            SERDE.encode(new TraceBatch("-", "-", "-", TraceBatch.Lane.GPU, "-", 0, chunk, false));
-                    o.writeInt(bytes.length);
-                    o.write(bytes);
+                    SpoolChunks.write(o, TraceBatch.Lane.GPU, chunk);
                 }
             }
         } catch (IOException e) {
@@ -229,14 +222,11 @@ final class SpillSort implements AutoCloseable {
         boolean advance() {
             if (next == chunk.size()) {
                 try {
-                    int length;
-                    try {
-                        length = in.readInt();
-                    } catch (EOFException end) {
+                    List<TraceEvent> read = SpoolChunks.read(in);
+                    if (read == null) {
                         return false;
                     }
-                    byte[] bytes = in.readNBytes(length);
-                    chunk = SERDE.decode(bytes).events();
+                    chunk = read;
                     next = 0;
                 } catch (IOException e) {
                     throw new UncheckedIOException("cannot read a spilled run: " + e.getMessage(), e);
