@@ -9,6 +9,8 @@ import static io.llmprof.events.wire.WireWriter.stringLongMap;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UnknownFieldSet;
+import com.google.protobuf.WireFormat;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
@@ -26,14 +28,18 @@ import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
  * {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
- * numbers from the generated classes); decoding parses with the generated classes. A value that starts with {@code
+ * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder};
+ * layers, with their nested messages, through the generated parser). A value that starts with {@code
  * '{'} is a JSON record written before this format (still on a topic after an upgrade) and is read as JSON, so
  * nothing already accepted becomes unreadable.
  *
@@ -44,10 +50,19 @@ import org.apache.kafka.common.serialization.Deserializer;
  * pack with a message that says so.
  */
 public final class OutputRecordSerde<T> extends ProtoSerde<T> {
-    /** Parses a message and maps it to the record. */
+    /**
+     * Reads one message's fields up to the stream's limit (its end, or a pack member's length) and maps them to the
+     * record. The four service messages are read field by field, as their generated parsers read them (the same
+     * calls per field type; unknown fields and fields of another wire type skipped; the last value of a field wins);
+     * {@code OutputRecordSerdeTest} holds each to its generated parser on random and damaged bytes.
+     */
     private interface Decoder<T> {
-        T decode(byte[] bytes) throws InvalidProtocolBufferException;
+        T decode(CodedInputStream in) throws IOException;
     }
+
+    private static final int VARINT = WireFormat.WIRETYPE_VARINT;
+    private static final int FIXED64 = WireFormat.WIRETYPE_FIXED64;
+    private static final int LEN = WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
     /** First byte of a pack: as a tag it is field number 0, which no message has; and it is not {@code '{'}. */
     public static final byte PACK = 0;
@@ -64,33 +79,28 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** {@link LayerRecord} as {@code LayerOut}. */
     public static OutputRecordSerde<LayerRecord> layers() {
         return new OutputRecordSerde<>(
-                LayerRecord.class, OutputRecordSerde::write, bytes -> layer(LayerOut.parseFrom(bytes)));
+                LayerRecord.class, OutputRecordSerde::write, in -> layer(LayerOut.parseFrom(in)));
     }
 
     /** {@link RequestRecord} as {@code RequestOut}. */
     public static OutputRecordSerde<RequestRecord> requests() {
-        return new OutputRecordSerde<>(
-                RequestRecord.class, OutputRecordSerde::write, bytes -> request(RequestOut.parseFrom(bytes)));
+        return new OutputRecordSerde<>(RequestRecord.class, OutputRecordSerde::write, OutputRecordSerde::request);
     }
 
     /** {@link BatchRecord} as {@code BatchOut}. */
     public static OutputRecordSerde<BatchRecord> batches() {
-        return new OutputRecordSerde<>(
-                BatchRecord.class, OutputRecordSerde::write, bytes -> batch(BatchOut.parseFrom(bytes)));
+        return new OutputRecordSerde<>(BatchRecord.class, OutputRecordSerde::write, OutputRecordSerde::batch);
     }
 
     /** {@link ForwardRecord} as {@code ForwardOut}. */
     public static OutputRecordSerde<ForwardRecord> forwards() {
-        return new OutputRecordSerde<>(
-                ForwardRecord.class, OutputRecordSerde::write, bytes -> forward(ForwardOut.parseFrom(bytes)));
+        return new OutputRecordSerde<>(ForwardRecord.class, OutputRecordSerde::write, OutputRecordSerde::forward);
     }
 
     /** {@link RequestStateRecord} as {@code RequestStateOut}. */
     public static OutputRecordSerde<RequestStateRecord> requestStates() {
         return new OutputRecordSerde<>(
-                RequestStateRecord.class,
-                OutputRecordSerde::write,
-                bytes -> requestState(RequestStateOut.parseFrom(bytes)));
+                RequestStateRecord.class, OutputRecordSerde::write, OutputRecordSerde::requestState);
     }
 
     /**
@@ -148,11 +158,20 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         List<T> out = new ArrayList<>();
         try {
             while (!in.isAtEnd()) {
-                byte[] message = in.readByteArray();
-                if (isPack(message)) {
+                // each member read in place, within its length (no copy), unless it is JSON
+                int length = in.readRawVarint32();
+                int at = 1 + in.getTotalBytesRead();
+                int limit = in.pushLimit(length); // refuses a negative length or one past the end
+                byte first = length == 0 ? 1 : bytes[at];
+                if (first == PACK) {
                     throw new InvalidProtocolBufferException("a pack inside a pack, record " + out.size());
+                } else if (first == '{') {
+                    out.add(json(Arrays.copyOfRange(bytes, at, at + length)));
+                    in.skipRawBytes(length);
+                } else {
+                    out.add(read(in));
                 }
-                out.add(decode(message));
+                in.popLimit(limit);
             }
         } catch (InvalidProtocolBufferException e) {
             throw e;
@@ -183,13 +202,38 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
         // A message never starts with '{': as a tag it is field 15 with the group wire type, which proto3 never writes.
         if (bytes.length > 0 && bytes[0] == '{') {
-            try {
-                return Json.mapper().readValue(bytes, type());
-            } catch (IOException e) {
-                throw new IllegalArgumentException("a JSON value that is not a " + type().getSimpleName(), e);
-            }
+            return json(bytes);
         }
-        return decoder.decode(bytes);
+        try {
+            return read(CodedInputStream.newInstance(bytes));
+        } catch (InvalidProtocolBufferException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new InvalidProtocolBufferException(e);
+        }
+    }
+
+    private T json(byte[] bytes) {
+        try {
+            return Json.mapper().readValue(bytes, type());
+        } catch (IOException e) {
+            throw new IllegalArgumentException("a JSON value that is not a " + type().getSimpleName(), e);
+        }
+    }
+
+    /** One message up to the stream's limit; ending on an end-group tag fails, as parsing a whole array does. */
+    private T read(CodedInputStream in) throws IOException {
+        T record = decoder.decode(in);
+        in.checkLastTagWas(0);
+        return record;
+    }
+
+    /**
+     * An unknown field, or a known one of another wire type, read past as the generated parser reads it (into an
+     * unknown-field set: its varint rule is not {@link CodedInputStream#skipField}'s); false at an end-group tag.
+     */
+    private static boolean skip(CodedInputStream in, int tag) throws IOException {
+        return UnknownFieldSet.newBuilder().mergeFieldFrom(tag, in);
     }
 
     private static void write(LayerRecord r, CodedOutputStream out) throws IOException {
@@ -291,29 +335,66 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int64(out, RequestOut.LAST_EVENT_NS_FIELD_NUMBER, r.lastEventNs());
     }
 
-    static RequestRecord request(RequestOut p) {
+    static RequestRecord request(CodedInputStream in) throws IOException {
+        String job = null, instance = null, rid = null, status = null, finishReason = null, dpRank = null;
+        List<String> aliases = new ArrayList<>();
+        long arrivalNs = 0, queueWaitNs = 0, forwardSteps = 0, lastEventNs = 0;
+        int enqueues = 0;
+        Long firstTokenNs = null, endNs = null, ttftNs = null, e2eNs = null, inputTokens = null, outputTokens = null;
+        Long specAcceptedTokens = null;
+        Double tpotNs = null, cacheHitRate = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case RequestOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
+                case RequestOut.INSTANCE_FIELD_NUMBER << 3 | LEN -> instance = in.readStringRequireUtf8();
+                case RequestOut.RID_FIELD_NUMBER << 3 | LEN -> rid = in.readStringRequireUtf8();
+                case RequestOut.ALIASES_FIELD_NUMBER << 3 | LEN -> aliases.add(in.readStringRequireUtf8());
+                case RequestOut.STATUS_FIELD_NUMBER << 3 | LEN -> status = in.readStringRequireUtf8();
+                case RequestOut.FINISH_REASON_FIELD_NUMBER << 3 | LEN -> finishReason = in.readStringRequireUtf8();
+                case RequestOut.DP_RANK_FIELD_NUMBER << 3 | LEN -> dpRank = in.readStringRequireUtf8();
+                case RequestOut.ARRIVAL_NS_FIELD_NUMBER << 3 | VARINT -> arrivalNs = in.readInt64();
+                case RequestOut.FIRST_TOKEN_NS_FIELD_NUMBER << 3 | VARINT -> firstTokenNs = in.readInt64();
+                case RequestOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case RequestOut.TTFT_NS_FIELD_NUMBER << 3 | VARINT -> ttftNs = in.readInt64();
+                case RequestOut.TPOT_NS_FIELD_NUMBER << 3 | FIXED64 -> tpotNs = in.readDouble();
+                case RequestOut.E2E_NS_FIELD_NUMBER << 3 | VARINT -> e2eNs = in.readInt64();
+                case RequestOut.QUEUE_WAIT_NS_FIELD_NUMBER << 3 | VARINT -> queueWaitNs = in.readInt64();
+                case RequestOut.ENQUEUES_FIELD_NUMBER << 3 | VARINT -> enqueues = in.readInt32();
+                case RequestOut.INPUT_TOKENS_FIELD_NUMBER << 3 | VARINT -> inputTokens = in.readInt64();
+                case RequestOut.OUTPUT_TOKENS_FIELD_NUMBER << 3 | VARINT -> outputTokens = in.readInt64();
+                case RequestOut.FORWARD_STEPS_FIELD_NUMBER << 3 | VARINT -> forwardSteps = in.readInt64();
+                case RequestOut.SPEC_ACCEPTED_TOKENS_FIELD_NUMBER << 3 | VARINT -> specAcceptedTokens = in.readInt64();
+                case RequestOut.CACHE_HIT_RATE_FIELD_NUMBER << 3 | FIXED64 -> cacheHitRate = in.readDouble();
+                case RequestOut.LAST_EVENT_NS_FIELD_NUMBER << 3 | VARINT -> lastEventNs = in.readInt64();
+                default -> {
+                    if (!skip(in, tag)) {
+                        return null; // read() refuses the end-group tag
+                    }
+                }
+            }
+        }
         return new RequestRecord(
-                p.hasJob() ? p.getJob() : null,
-                p.hasInstance() ? p.getInstance() : null,
-                p.hasRid() ? p.getRid() : null,
-                p.getAliasesList(),
-                p.hasStatus() ? p.getStatus() : null,
-                p.hasFinishReason() ? p.getFinishReason() : null,
-                p.hasDpRank() ? p.getDpRank() : null,
-                p.getArrivalNs(),
-                p.hasFirstTokenNs() ? p.getFirstTokenNs() : null,
-                p.hasEndNs() ? p.getEndNs() : null,
-                p.hasTtftNs() ? p.getTtftNs() : null,
-                p.hasTpotNs() ? p.getTpotNs() : null,
-                p.hasE2ENs() ? p.getE2ENs() : null,
-                p.getQueueWaitNs(),
-                p.getEnqueues(),
-                p.hasInputTokens() ? p.getInputTokens() : null,
-                p.hasOutputTokens() ? p.getOutputTokens() : null,
-                p.getForwardSteps(),
-                p.hasSpecAcceptedTokens() ? p.getSpecAcceptedTokens() : null,
-                p.hasCacheHitRate() ? p.getCacheHitRate() : null,
-                p.getLastEventNs());
+                job,
+                instance,
+                rid,
+                aliases,
+                status,
+                finishReason,
+                dpRank,
+                arrivalNs,
+                firstTokenNs,
+                endNs,
+                ttftNs,
+                tpotNs,
+                e2eNs,
+                queueWaitNs,
+                enqueues,
+                inputTokens,
+                outputTokens,
+                forwardSteps,
+                specAcceptedTokens,
+                cacheHitRate,
+                lastEventNs);
     }
 
     private static void write(BatchRecord r, CodedOutputStream out) throws IOException {
@@ -337,24 +418,56 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
     }
 
-    static BatchRecord batch(BatchOut p) {
+    static BatchRecord batch(CodedInputStream in) throws IOException {
+        String job = null, instance = null, name = null, kind = null, dpRank = null, batchType = null;
+        Long pid = null, scheduledTokens = null, kvFreeBlocks = null;
+        long startNs = 0, durNs = 0;
+        int batchSize = 0;
+        Integer prefillCount = null, decodeCount = null;
+        Double kvUsage = null;
+        List<String> rids = new ArrayList<>();
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case BatchOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
+                case BatchOut.INSTANCE_FIELD_NUMBER << 3 | LEN -> instance = in.readStringRequireUtf8();
+                case BatchOut.NAME_FIELD_NUMBER << 3 | LEN -> name = in.readStringRequireUtf8();
+                case BatchOut.KIND_FIELD_NUMBER << 3 | LEN -> kind = in.readStringRequireUtf8();
+                case BatchOut.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                case BatchOut.DP_RANK_FIELD_NUMBER << 3 | LEN -> dpRank = in.readStringRequireUtf8();
+                case BatchOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case BatchOut.DUR_NS_FIELD_NUMBER << 3 | VARINT -> durNs = in.readInt64();
+                case BatchOut.BATCH_TYPE_FIELD_NUMBER << 3 | LEN -> batchType = in.readStringRequireUtf8();
+                case BatchOut.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
+                case BatchOut.PREFILL_COUNT_FIELD_NUMBER << 3 | VARINT -> prefillCount = in.readInt32();
+                case BatchOut.DECODE_COUNT_FIELD_NUMBER << 3 | VARINT -> decodeCount = in.readInt32();
+                case BatchOut.SCHEDULED_TOKENS_FIELD_NUMBER << 3 | VARINT -> scheduledTokens = in.readInt64();
+                case BatchOut.KV_FREE_BLOCKS_FIELD_NUMBER << 3 | VARINT -> kvFreeBlocks = in.readInt64();
+                case BatchOut.KV_USAGE_FIELD_NUMBER << 3 | FIXED64 -> kvUsage = in.readDouble();
+                case BatchOut.RIDS_FIELD_NUMBER << 3 | LEN -> rids.add(in.readStringRequireUtf8());
+                default -> {
+                    if (!skip(in, tag)) {
+                        return null; // read() refuses the end-group tag
+                    }
+                }
+            }
+        }
         return new BatchRecord(
-                p.hasJob() ? p.getJob() : null,
-                p.hasInstance() ? p.getInstance() : null,
-                p.hasName() ? p.getName() : null,
-                p.hasKind() ? p.getKind() : null,
-                p.hasPid() ? p.getPid() : null,
-                p.hasDpRank() ? p.getDpRank() : null,
-                p.getStartNs(),
-                p.getDurNs(),
-                p.hasBatchType() ? p.getBatchType() : null,
-                p.getBatchSize(),
-                p.hasPrefillCount() ? p.getPrefillCount() : null,
-                p.hasDecodeCount() ? p.getDecodeCount() : null,
-                p.hasScheduledTokens() ? p.getScheduledTokens() : null,
-                p.hasKvFreeBlocks() ? p.getKvFreeBlocks() : null,
-                p.hasKvUsage() ? p.getKvUsage() : null,
-                p.getRidsList());
+                job,
+                instance,
+                name,
+                kind,
+                pid,
+                dpRank,
+                startNs,
+                durNs,
+                batchType,
+                batchSize,
+                prefillCount,
+                decodeCount,
+                scheduledTokens,
+                kvFreeBlocks,
+                kvUsage,
+                rids);
     }
 
     private static void write(ForwardRecord r, CodedOutputStream out) throws IOException {
@@ -373,19 +486,34 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
     }
 
-    static ForwardRecord forward(ForwardOut p) {
+    static ForwardRecord forward(CodedInputStream in) throws IOException {
+        String job = null, instance = null, dpRank = null, batchType = null;
+        Long pid = null, bubbleNs = null;
+        long iteration = 0, startNs = 0, durNs = 0;
+        int batchSize = 0;
+        boolean spec = false;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case ForwardOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
+                case ForwardOut.INSTANCE_FIELD_NUMBER << 3 | LEN -> instance = in.readStringRequireUtf8();
+                case ForwardOut.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                case ForwardOut.DP_RANK_FIELD_NUMBER << 3 | LEN -> dpRank = in.readStringRequireUtf8();
+                case ForwardOut.ITERATION_FIELD_NUMBER << 3 | VARINT -> iteration = in.readInt64();
+                case ForwardOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case ForwardOut.DUR_NS_FIELD_NUMBER << 3 | VARINT -> durNs = in.readInt64();
+                case ForwardOut.BUBBLE_NS_FIELD_NUMBER << 3 | VARINT -> bubbleNs = in.readInt64();
+                case ForwardOut.BATCH_TYPE_FIELD_NUMBER << 3 | LEN -> batchType = in.readStringRequireUtf8();
+                case ForwardOut.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
+                case ForwardOut.SPEC_FIELD_NUMBER << 3 | VARINT -> spec = in.readBool();
+                default -> {
+                    if (!skip(in, tag)) {
+                        return null; // read() refuses the end-group tag
+                    }
+                }
+            }
+        }
         return new ForwardRecord(
-                p.hasJob() ? p.getJob() : null,
-                p.hasInstance() ? p.getInstance() : null,
-                p.hasPid() ? p.getPid() : null,
-                p.hasDpRank() ? p.getDpRank() : null,
-                p.getIteration(),
-                p.getStartNs(),
-                p.getDurNs(),
-                p.hasBubbleNs() ? p.getBubbleNs() : null,
-                p.hasBatchType() ? p.getBatchType() : null,
-                p.getBatchSize(),
-                p.getSpec());
+                job, instance, pid, dpRank, iteration, startNs, durNs, bubbleNs, batchType, batchSize, spec);
     }
 
     private static void write(RequestStateRecord r, CodedOutputStream out) throws IOException {
@@ -399,15 +527,50 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         optional(out, RequestStateOut.PID_FIELD_NUMBER, r.pid());
     }
 
-    static RequestStateRecord requestState(RequestStateOut p) {
-        return new RequestStateRecord(
-                p.hasJob() ? p.getJob() : null,
-                p.hasInstance() ? p.getInstance() : null,
-                p.getTimeNs(),
-                p.getWaiting(),
-                p.getRunning(),
-                p.getSwapped(),
-                p.getStatesMap(),
-                p.hasPid() ? p.getPid() : null);
+    static RequestStateRecord requestState(CodedInputStream in) throws IOException {
+        String job = null, instance = null;
+        long timeNs = 0, waiting = 0, running = 0, swapped = 0;
+        Map<String, Long> states = new LinkedHashMap<>();
+        Long pid = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case RequestStateOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
+                case RequestStateOut.INSTANCE_FIELD_NUMBER << 3 | LEN -> instance = in.readStringRequireUtf8();
+                case RequestStateOut.TIME_NS_FIELD_NUMBER << 3 | VARINT -> timeNs = in.readInt64();
+                case RequestStateOut.WAITING_FIELD_NUMBER << 3 | VARINT -> waiting = in.readInt64();
+                case RequestStateOut.RUNNING_FIELD_NUMBER << 3 | VARINT -> running = in.readInt64();
+                case RequestStateOut.SWAPPED_FIELD_NUMBER << 3 | VARINT -> swapped = in.readInt64();
+                case RequestStateOut.STATES_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, states);
+                case RequestStateOut.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                default -> {
+                    if (!skip(in, tag)) {
+                        return null; // read() refuses the end-group tag
+                    }
+                }
+            }
+        }
+        return new RequestStateRecord(job, instance, timeNs, waiting, running, swapped, states, pid);
+    }
+
+    /** One entry of a {@code map<string, int64>} (key = 1, value = 2; a missing one is "" or 0), put in {@code map}. */
+    private static void stringLongEntry(CodedInputStream in, Map<String, Long> map) throws IOException {
+        int limit = in.pushLimit(in.readRawVarint32());
+        String key = "";
+        long value = 0;
+        entry:
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case 1 << 3 | LEN -> key = in.readStringRequireUtf8();
+                case 2 << 3 | VARINT -> value = in.readInt64();
+                default -> {
+                    if (!in.skipField(tag)) { // as protobuf's map entry parser skips
+                        break entry; // refused below
+                    }
+                }
+            }
+        }
+        in.checkLastTagWas(0);
+        in.popLimit(limit);
+        map.put(key, value);
     }
 }

@@ -218,4 +218,162 @@ class OutputRecordSerdeTest {
                 .isInstanceOf(SerializationException.class)
                 .hasMessageContaining("BatchRecord");
     }
+
+    /**
+     * The service messages are read field by field (OutputRecordSerde's Decoder): on random records with unknown
+     * fields, known fields of another wire type and a second record's fields added, and on those bytes damaged (a byte set,
+     * cut short, bytes inserted), the hand reader gives what the generated parser gives, or both fail. Alone and as
+     * a pack member.
+     */
+    @Test
+    void the_field_readers_read_as_the_generated_parsers_do() throws Exception {
+        Random random = new Random(1129);
+        for (Topic<?, ?> topic : protobufOutputs()) {
+            @SuppressWarnings("unchecked")
+            OutputRecordSerde<Object> serde = (OutputRecordSerde<Object>) topic.valueSerde();
+            if (topic == Topics.LAYERS) {
+                continue; // read by its generated parser
+            }
+            int same = 0;
+            int bothFailed = 0;
+            for (int n = 0; n < 3_000; n++) {
+                Object record = RandomRecords.record(serde.type(), random, false);
+                if (record == null) {
+                    continue;
+                }
+                Object other = RandomRecords.record(serde.type(), random, false);
+                byte[] whole = withExtraFields(
+                        serde.encode(record), other == null ? new byte[0] : serde.encode(other), random);
+                byte[] bytes = n % 2 == 1 ? damaged(whole, random) : whole;
+                Object want = outcome(() -> generated(serde.type(), bytes));
+                Object got = outcome(() -> serde.decode(bytes));
+                assertThat(brief(got)).as("%s %s", topic.name(), brief(record)).isEqualTo(brief(want));
+                assertThat(got).isEqualTo(want);
+                Object inPack = outcome(() ->
+                        serde.decodeAll(OutputRecordSerde.pack(List.of(bytes))).get(0));
+                if (bytes.length > 0 && (bytes[0] == '{' || bytes[0] == OutputRecordSerde.PACK)) {
+                    continue; // read as JSON or refused as a pack, not as a message
+                }
+                assertThat(inPack)
+                        .as("%s %s in a pack", topic.name(), brief(record))
+                        .isEqualTo(want);
+                if (want instanceof Failed) {
+                    bothFailed++;
+                } else {
+                    same++;
+                }
+            }
+            assertThat(same).as(topic.name()).isGreaterThan(1_000);
+            assertThat(bothFailed).as(topic.name()).isGreaterThan(100);
+        }
+    }
+
+    /** A record's text with long runs of one character cut and control characters escaped, for a readable failure. */
+    private static String brief(Object record) {
+        StringBuilder b = new StringBuilder();
+        for (char c :
+                String.valueOf(record).replaceAll("(.)\\1{19,}", "$1$1$1...").toCharArray()) {
+            b.append(c < ' ' || Character.isSurrogate(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+        }
+        return b.toString();
+    }
+
+    /** A failed decoding, whatever the exception. */
+    private record Failed() {}
+
+    private interface Decoding {
+        Object run() throws Exception;
+    }
+
+    private static Object outcome(Decoding d) {
+        try {
+            return d.run();
+        } catch (Exception e) {
+            return new Failed();
+        }
+    }
+
+    /**
+     * The record the generated parser's message maps to: each field to the record component of its camel-case name;
+     * an optional field not set is null, a map field a map.
+     */
+    private static Object generated(Class<?> type, byte[] bytes) throws Exception {
+        Message m = PARSERS.get(type).parseFrom(bytes);
+        java.lang.reflect.RecordComponent[] components = type.getRecordComponents();
+        Object[] values = new Object[components.length];
+        Class<?>[] types = new Class<?>[components.length];
+        for (int i = 0; i < components.length; i++) {
+            types[i] = components[i].getType();
+            String name = components[i].getName();
+            com.google.protobuf.Descriptors.FieldDescriptor fd = m.getDescriptorForType().getFields().stream()
+                    .filter(f -> f.getJsonName().equals(name))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no field for " + type.getSimpleName() + "." + name));
+            if (fd.isMapField()) {
+                Map<Object, Object> map = new java.util.LinkedHashMap<>();
+                for (Object entry : (List<?>) m.getField(fd)) {
+                    Message e = (Message) entry;
+                    map.put(
+                            e.getField(e.getDescriptorForType().findFieldByNumber(1)),
+                            e.getField(e.getDescriptorForType().findFieldByNumber(2)));
+                }
+                values[i] = map;
+            } else if (fd.hasPresence() && !m.hasField(fd)) {
+                values[i] = null;
+            } else {
+                values[i] = m.getField(fd);
+            }
+        }
+        return type.getDeclaredConstructor(types).newInstance(values);
+    }
+
+    /**
+     * The message with unknown fields and known field numbers of another wire type mixed in, and sometimes a second
+     * message after it (protobuf merges: its fields win, repeated fields grow).
+     */
+    private static byte[] withExtraFields(byte[] message, byte[] second, Random random) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+        if (random.nextBoolean()) {
+            o.writeRawBytes(message);
+        }
+        for (int k = random.nextInt(4); k > 0; k--) {
+            int field = 1 + random.nextInt(24); // 1-21 are known in some message, the rest in none
+            switch (random.nextInt(5)) {
+                case 0 -> o.writeInt64(field, random.nextLong());
+                case 1 -> o.writeString(field, "x".repeat(random.nextInt(5)));
+                case 2 -> o.writeFixed64(field, random.nextLong());
+                case 3 -> o.writeFixed32(field, random.nextInt());
+                default -> o.writeDouble(field, random.nextDouble());
+            }
+        }
+        if (random.nextBoolean()) {
+            o.writeRawBytes(second);
+        }
+        o.flush();
+        return out.toByteArray();
+    }
+
+    private static byte[] damaged(byte[] bytes, Random random) {
+        if (bytes.length == 0) {
+            return new byte[] {(byte) random.nextInt(256)};
+        }
+        int at = random.nextInt(bytes.length);
+        return switch (random.nextInt(3)) {
+            case 0 -> {
+                byte[] b = bytes.clone();
+                b[at] = (byte) random.nextInt(256);
+                yield b;
+            }
+            case 1 -> java.util.Arrays.copyOf(bytes, at);
+            default -> {
+                byte[] b = new byte[bytes.length + 2];
+                System.arraycopy(bytes, 0, b, 0, at);
+                b[at] = (byte) random.nextInt(256);
+                b[at + 1] = (byte) random.nextInt(256);
+                System.arraycopy(bytes, at, b, at + 2, bytes.length - at);
+                yield b;
+            }
+        };
+    }
 }
