@@ -128,6 +128,15 @@ public final class BenchLiveCommand implements Callable<Integer> {
     int warmup;
 
     @Option(
+            names = "--rounds",
+            defaultValue = "1",
+            description = "Measured rounds after the warm-up, each another run and instance (a later round runs on a"
+                    + " JVM the earlier ones warmed). With more than one, each live figure is the round with the"
+                    + " median rate, followed by min, median and max over the rounds, and the latency load is a"
+                    + " fraction of the median. Default: ${DEFAULT-VALUE}.")
+    int rounds;
+
+    @Option(
             names = "--streams-property",
             paramLabel = "KEY=VALUE",
             description = "A Kafka Streams property for the streams app (e.g. commit.interval.ms=200), applied last;"
@@ -156,6 +165,10 @@ public final class BenchLiveCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (rounds < 1 || warmup < 0) {
+            throw new picocli.CommandLine.ParameterException(
+                    spec.commandLine(), "--rounds must be at least 1 and --warmup at least 0");
+        }
         PrintWriter out = spec.commandLine().getOut();
         Path dir =
                 workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("llmprof-bench-live-");
@@ -209,8 +222,15 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     // as the floors warm the agent, so that the figures below are not mostly compilation.
                     exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, WARMUP + i, null);
                 }
-                exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, "live", traceFigures);
+                List<List<Figure>> traceRounds = new ArrayList<>();
+                for (int r = 0; r < rounds; r++) {
+                    List<Figure> live = new ArrayList<>();
+                    exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, "live" + suffix(r), live);
+                    traceRounds.add(live);
+                }
+                traceFigures.addAll(medians(traceRounds));
                 printFigures(out, "traces", traceFigures, traceEvents);
+                printSpread(out, traceRounds);
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
@@ -218,9 +238,23 @@ public final class BenchLiveCommand implements Callable<Integer> {
                         exit |= liveService(
                                 out, registry, shipper, dir.resolve("svc"), service, dashboard, WARMUP + i, null);
                     }
-                    exit |= liveService(
-                            out, registry, shipper, dir.resolve("svc"), service, dashboard, SHIPPED, serviceFigures);
+                    List<List<Figure>> serviceRounds = new ArrayList<>();
+                    for (int r = 0; r < rounds; r++) {
+                        List<Figure> live = new ArrayList<>();
+                        exit |= liveService(
+                                out,
+                                registry,
+                                shipper,
+                                dir.resolve("svc"),
+                                service,
+                                dashboard,
+                                SHIPPED + suffix(r),
+                                live);
+                        serviceRounds.add(live);
+                    }
+                    serviceFigures.addAll(medians(serviceRounds));
                     printFigures(out, "service events", serviceFigures, service.events());
+                    printSpread(out, serviceRounds);
                     double max = serviceFigures.stream()
                             .filter(f -> f.what().startsWith("end to end"))
                             .mapToDouble(Figure::perSecond)
@@ -455,6 +489,50 @@ public final class BenchLiveCommand implements Callable<Integer> {
         }
         out.flush();
         return p.done() == probes ? 0 : 1;
+    }
+
+    /** The run or instance of measured round {@code r}: the first keeps the plain name. */
+    private static String suffix(int r) {
+        return r == 0 ? "" : "-" + (r + 1);
+    }
+
+    /**
+     * Per figure (the rounds list the same figures in the same order), the round whose rate is the median: the lower
+     * middle one for an even count.
+     */
+    static List<Figure> medians(List<List<Figure>> rounds) {
+        List<Figure> out = new ArrayList<>();
+        for (int i = 0; i < rounds.get(0).size(); i++) {
+            int at = i;
+            List<Figure> sorted = rounds.stream()
+                    .map(r -> r.get(at))
+                    .sorted(java.util.Comparator.comparingDouble(Figure::perSecond))
+                    .toList();
+            out.add(sorted.get((sorted.size() - 1) / 2));
+        }
+        return out;
+    }
+
+    /** With more than one round: each figure's min, median and max rate over the rounds. */
+    static void printSpread(PrintWriter out, List<List<Figure>> rounds) {
+        if (rounds.size() < 2) {
+            return;
+        }
+        out.printf(Locale.ROOT, "  over %d measured rounds (events/s):%n", rounds.size());
+        List<Figure> medians = medians(rounds);
+        for (int i = 0; i < medians.size(); i++) {
+            int at = i;
+            java.util.DoubleSummaryStatistics stats =
+                    rounds.stream().mapToDouble(r -> r.get(at).perSecond()).summaryStatistics();
+            out.printf(
+                    Locale.ROOT,
+                    "  %-46s min %,10.0f  median %,10.0f  max %,10.0f%n",
+                    medians.get(i).what(),
+                    stats.getMin(),
+                    medians.get(i).perSecond(),
+                    stats.getMax());
+        }
+        out.flush();
     }
 
     private static void printFigures(PrintWriter out, String what, List<Figure> figures, long events) {

@@ -77,4 +77,30 @@ class BenchLiveCommandTest {
 
         assertThat(BenchLiveCommand.sum(r, "llmprof.x")).isEqualTo(7);
     }
+
+    @Test
+    void overRoundsEachFigureIsTheMedianRoundWithMinAndMaxBeside() {
+        List<List<BenchLiveCommand.Figure>> rounds = List.of(
+                List.of(new BenchLiveCommand.Figure("a", 1_000, 1.0), new BenchLiveCommand.Figure("b", 10, 1.0)),
+                List.of(new BenchLiveCommand.Figure("a", 1_000, 4.0), new BenchLiveCommand.Figure("b", 10, 0.5)),
+                List.of(new BenchLiveCommand.Figure("a", 1_000, 2.0), new BenchLiveCommand.Figure("b", 10, 2.0)));
+
+        assertThat(BenchLiveCommand.medians(rounds))
+                .containsExactly(
+                        new BenchLiveCommand.Figure("a", 1_000, 2.0), new BenchLiveCommand.Figure("b", 10, 1.0));
+        // an even count takes the lower middle one
+        assertThat(BenchLiveCommand.medians(rounds.subList(0, 2)))
+                .containsExactly(
+                        new BenchLiveCommand.Figure("a", 1_000, 4.0), new BenchLiveCommand.Figure("b", 10, 1.0));
+
+        java.io.StringWriter text = new java.io.StringWriter();
+        BenchLiveCommand.printSpread(new java.io.PrintWriter(text), rounds);
+        assertThat(text.toString())
+                .contains("over 3 measured rounds")
+                .containsPattern("a +min +250 +median +500 +max +1,000")
+                .containsPattern("b +min +5 +median +10 +max +20");
+        java.io.StringWriter one = new java.io.StringWriter();
+        BenchLiveCommand.printSpread(new java.io.PrintWriter(one), rounds.subList(0, 1));
+        assertThat(one.toString()).isEmpty();
+    }
 }

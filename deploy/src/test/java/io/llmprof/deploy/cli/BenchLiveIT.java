@@ -31,6 +31,8 @@ class BenchLiveIT {
                         "60",
                         "--probes",
                         "3",
+                        "--rounds",
+                        "2",
                         "--timeout",
                         "2m",
                         "--work-dir",
@@ -50,6 +52,7 @@ class BenchLiveIT {
                         + " dashboard [0-9.]+ s")
                 .contains("service events (")
                 .contains("end to end: start -> every request in REST")
+                .containsPattern("over 2 measured rounds \\(events/s\\):\\R.*agent -> Kafka \\(acknowledged\\) +min")
                 .containsPattern("latency: HTTP ingest -> /metrics under a load of [0-9,]+ events/s .* 3 probes: p50");
     }
 }
