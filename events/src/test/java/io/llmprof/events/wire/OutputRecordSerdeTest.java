@@ -278,6 +278,32 @@ class OutputRecordSerdeTest {
         return b.toString();
     }
 
+    /**
+     * A hostile value (anyone who can write to a topic can send one): groups nested 100,000 deep in an unknown field,
+     * alone and in a pack, fail as unreadable bytes (protobuf's recursion limit), never with a stack overflow that
+     * would end the reading thread.
+     */
+    @Test
+    void deeply_nested_unknown_groups_fail_as_unreadable() throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+        for (int i = 0; i < 100_000; i++) {
+            o.writeTag(30, com.google.protobuf.WireFormat.WIRETYPE_START_GROUP);
+        }
+        o.flush();
+        byte[] nested = out.toByteArray();
+        for (Topic<?, ?> topic : protobufOutputs()) {
+            OutputRecordSerde<?> serde = (OutputRecordSerde<?>) topic.valueSerde();
+            assertThatThrownBy(() -> serde.deserializer().deserialize(topic.name(), nested))
+                    .as(topic.name())
+                    .isInstanceOf(SerializationException.class);
+            assertThatThrownBy(() ->
+                            serde.listDeserializer().deserialize(topic.name(), OutputRecordSerde.pack(List.of(nested))))
+                    .as(topic.name())
+                    .isInstanceOf(SerializationException.class);
+        }
+    }
+
     /** A failed decoding, whatever the exception. */
     private record Failed() {}
 
