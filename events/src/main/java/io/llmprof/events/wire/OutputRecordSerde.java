@@ -9,7 +9,6 @@ import static io.llmprof.events.wire.WireWriter.stringLongMap;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
-import com.google.protobuf.UnknownFieldSet;
 import com.google.protobuf.WireFormat;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
@@ -228,14 +227,6 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         return record;
     }
 
-    /**
-     * An unknown field, or a known one of another wire type, read past as the generated parser reads it (into an
-     * unknown-field set: its varint rule is not {@link CodedInputStream#skipField}'s); false at an end-group tag.
-     */
-    private static boolean skip(CodedInputStream in, int tag) throws IOException {
-        return UnknownFieldSet.newBuilder().mergeFieldFrom(tag, in);
-    }
-
     private static void write(LayerRecord r, CodedOutputStream out) throws IOException {
         string(out, LayerOut.JOB_FIELD_NUMBER, r.job());
         string(out, LayerOut.RUN_FIELD_NUMBER, r.run());
@@ -367,7 +358,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case RequestOut.CACHE_HIT_RATE_FIELD_NUMBER << 3 | FIXED64 -> cacheHitRate = in.readDouble();
                 case RequestOut.LAST_EVENT_NS_FIELD_NUMBER << 3 | VARINT -> lastEventNs = in.readInt64();
                 default -> {
-                    if (!skip(in, tag)) {
+                    if (!WireReader.skip(in, tag)) {
                         return null; // read() refuses the end-group tag
                     }
                 }
@@ -445,7 +436,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case BatchOut.KV_USAGE_FIELD_NUMBER << 3 | FIXED64 -> kvUsage = in.readDouble();
                 case BatchOut.RIDS_FIELD_NUMBER << 3 | LEN -> rids.add(in.readStringRequireUtf8());
                 default -> {
-                    if (!skip(in, tag)) {
+                    if (!WireReader.skip(in, tag)) {
                         return null; // read() refuses the end-group tag
                     }
                 }
@@ -506,7 +497,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case ForwardOut.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
                 case ForwardOut.SPEC_FIELD_NUMBER << 3 | VARINT -> spec = in.readBool();
                 default -> {
-                    if (!skip(in, tag)) {
+                    if (!WireReader.skip(in, tag)) {
                         return null; // read() refuses the end-group tag
                     }
                 }
@@ -543,7 +534,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case RequestStateOut.STATES_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, states);
                 case RequestStateOut.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
                 default -> {
-                    if (!skip(in, tag)) {
+                    if (!WireReader.skip(in, tag)) {
                         return null; // read() refuses the end-group tag
                     }
                 }
@@ -557,19 +548,13 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int limit = in.pushLimit(in.readRawVarint32());
         String key = "";
         long value = 0;
-        entry:
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
                 case 1 << 3 | LEN -> key = in.readStringRequireUtf8();
                 case 2 << 3 | VARINT -> value = in.readInt64();
-                default -> {
-                    if (!in.skipField(tag)) { // as protobuf's map entry parser skips
-                        break entry; // refused below
-                    }
-                }
+                default -> WireReader.skipInEntry(in, tag);
             }
         }
-        in.checkLastTagWas(0);
         in.popLimit(limit);
         map.put(key, value);
     }

@@ -176,7 +176,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                     eventAt[2 * events + 1] = length;
                     events++;
                 }
-                default -> skip(in, tag);
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         StringTable.check(strings);
@@ -194,13 +194,6 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
     private static final int VARINT = WireFormat.WIRETYPE_VARINT;
     private static final int FIXED64 = WireFormat.WIRETYPE_FIXED64;
     private static final int LENGTH = WireFormat.WIRETYPE_LENGTH_DELIMITED;
-
-    /** An unknown field (or a known one with another wire type) skipped; an end-group tag refused, as protobuf does. */
-    private static void skip(CodedInputStream in, int tag) throws IOException {
-        if (!in.skipField(tag)) {
-            throw new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
-        }
-    }
 
     private static ServiceEvent event(CodedInputStream in, List<String> strings, long previousStart)
             throws IOException {
@@ -230,7 +223,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 case 8 << 3 | LENGTH -> metrics = entry(in, metrics, true);
                 case 9 << 3 | LENGTH -> deltas = entry(in, deltas, true);
                 case 10 << 3 | LENGTH -> labels = entry(in, labels, false);
-                default -> skip(in, tag);
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         Map<String, Double> metricMap = new HashMap<>();
@@ -282,7 +275,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                     hasType = true;
                 }
                 case 5 << 3 | VARINT -> scheduledTokens = in.readInt64();
-                default -> skip(in, tag);
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         in.popLimit(limit);
@@ -312,7 +305,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
             } else if (!doubleValues && tag == (2 << 3 | VARINT)) {
                 i = in.readUInt32();
             } else {
-                skip(in, tag);
+                WireReader.skipInEntry(in, tag);
             }
         }
         in.popLimit(limit);

@@ -1,13 +1,16 @@
 package io.llmprof.events.wire;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.WireFormat;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.wire.proto.Kind;
 import io.llmprof.events.wire.proto.Lane;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** {@link TraceBatch} as the {@code TraceBatch} message of {@code llmprof_wire.proto}. */
@@ -76,37 +79,127 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
     private static final int EVENT_INPUT_DIMS = io.llmprof.events.wire.proto.TraceEvent.INPUT_DIMS_FIELD_NUMBER;
     private static final int EVENT_GRAPH_ID = io.llmprof.events.wire.proto.TraceEvent.GRAPH_ID_FIELD_NUMBER;
 
+    /**
+     * Read field by field with protobuf's {@link CodedInputStream}, as {@link ProtoServiceBatchSerde} reads its batch
+     * (the generated parser builds a message per event before the records are built from them): fields in any
+     * order, an unknown field or a known one with another wire type read past as the generated parser reads it, the
+     * last of a repeated singular field kept, strings checked as UTF-8, a truncated or malformed message refused.
+     * Since the string table may follow the events, events are read after the whole message. {@code
+     * TraceBatchReadTest} compares this with the generated parser on random and corrupted messages.
+     */
     @Override
     public TraceBatch decode(byte[] bytes) throws InvalidProtocolBufferException {
-        var b = io.llmprof.events.wire.proto.TraceBatch.parseFrom(bytes);
-        List<String> strings = b.getStringTableList();
-        StringTable.check(strings);
-        List<TraceEvent> events = new ArrayList<>(b.getEventsCount());
-        long start = 0;
-        for (var p : b.getEventsList()) {
-            start += p.getStartDelta();
-            events.add(new TraceEvent(
-                    kind(p.getKind()),
-                    StringTable.at(strings, p.getName(), "name"),
-                    start,
-                    p.getDur(),
-                    p.hasDevice() ? p.getDevice() : null,
-                    p.hasStream() ? p.getStream() : null,
-                    p.hasCorrelation() ? p.getCorrelation() : null,
-                    p.hasExternalId() ? p.getExternalId() : null,
-                    p.hasInputDims() ? StringTable.at(strings, p.getInputDims(), "input_dims") : null,
-                    p.hasGraphId() ? p.getGraphId() : null));
+        try {
+            return read(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new InvalidProtocolBufferException(e); // a stream over an array throws nothing else
         }
-        return new TraceBatch(
-                b.getJob(),
-                b.getRun(),
-                b.getRank(),
-                lane(b.getLane()),
-                b.getSource(),
-                b.getFirstIndex(),
-                events,
-                b.getEndOfTrace());
     }
+
+    private static TraceBatch read(byte[] bytes) throws IOException {
+        CodedInputStream in = CodedInputStream.newInstance(bytes);
+        String job = "";
+        String run = "";
+        String rank = "";
+        int lane = 0;
+        String source = "";
+        long firstIndex = 0;
+        boolean endOfTrace = false;
+        List<String> strings = new ArrayList<>();
+        int[] eventAt = new int[256]; // offset, length of each event message
+        int events = 0;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case BATCH_JOB << 3 | LENGTH -> job = in.readStringRequireUtf8();
+                case BATCH_RUN << 3 | LENGTH -> run = in.readStringRequireUtf8();
+                case BATCH_RANK << 3 | LENGTH -> rank = in.readStringRequireUtf8();
+                case BATCH_LANE << 3 | VARINT -> lane = in.readEnum();
+                case BATCH_SOURCE << 3 | LENGTH -> source = in.readStringRequireUtf8();
+                case BATCH_FIRST_INDEX << 3 | VARINT -> firstIndex = in.readInt64();
+                case BATCH_END_OF_TRACE << 3 | VARINT -> endOfTrace = in.readBool();
+                case BATCH_STRING_TABLE << 3 | LENGTH -> strings.add(in.readStringRequireUtf8());
+                case BATCH_EVENTS << 3 | LENGTH -> {
+                    int length = in.readRawVarint32();
+                    int offset = in.getTotalBytesRead();
+                    in.skipRawBytes(length); // refuses a negative or truncated length
+                    if (2 * events + 2 > eventAt.length) {
+                        eventAt = Arrays.copyOf(eventAt, eventAt.length * 2);
+                    }
+                    eventAt[2 * events] = offset;
+                    eventAt[2 * events + 1] = length;
+                    events++;
+                }
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        StringTable.check(strings);
+        List<TraceEvent> list = new ArrayList<>(events);
+        long start = 0;
+        for (int i = 0; i < events; i++) {
+            CodedInputStream event = CodedInputStream.newInstance(bytes, eventAt[2 * i], eventAt[2 * i + 1]);
+            event.setRecursionLimit(EVENT_RECURSION_LIMIT);
+            TraceEvent e = event(event, strings, start);
+            start = e.startNs();
+            list.add(e);
+        }
+        return new TraceBatch(job, run, rank, lane(Lane.forNumber(lane)), source, firstIndex, list, endOfTrace);
+    }
+
+    private static TraceEvent event(CodedInputStream in, List<String> strings, long previousStart) throws IOException {
+        int kind = 0;
+        int name = 0;
+        long startDelta = 0;
+        long dur = 0;
+        Integer device = null;
+        Long stream = null;
+        Long correlation = null;
+        Long externalId = null;
+        Integer inputDims = null;
+        Long graphId = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case EVENT_KIND << 3 | VARINT -> kind = in.readEnum();
+                case EVENT_NAME << 3 | VARINT -> name = in.readUInt32();
+                case EVENT_START_DELTA << 3 | VARINT -> startDelta = in.readSInt64();
+                case EVENT_DUR << 3 | VARINT -> dur = in.readInt64();
+                case EVENT_DEVICE << 3 | VARINT -> device = in.readInt32();
+                case EVENT_STREAM << 3 | VARINT -> stream = in.readInt64();
+                case EVENT_CORRELATION << 3 | VARINT -> correlation = in.readInt64();
+                case EVENT_EXTERNAL_ID << 3 | VARINT -> externalId = in.readInt64();
+                case EVENT_INPUT_DIMS << 3 | VARINT -> inputDims = in.readUInt32();
+                case EVENT_GRAPH_ID << 3 | VARINT -> graphId = in.readInt64();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new TraceEvent(
+                kind(Kind.forNumber(kind)),
+                StringTable.at(strings, name, "name"),
+                previousStart + startDelta,
+                dur,
+                device,
+                stream,
+                correlation,
+                externalId,
+                inputDims == null ? null : StringTable.at(strings, inputDims, "input_dims"),
+                graphId);
+    }
+
+    /** An event is a message inside the batch: one level of protobuf's default limit (100) is already taken. */
+    private static final int EVENT_RECURSION_LIMIT = 99;
+
+    private static final int VARINT = WireFormat.WIRETYPE_VARINT;
+    private static final int LENGTH = WireFormat.WIRETYPE_LENGTH_DELIMITED;
+    private static final int BATCH_JOB = io.llmprof.events.wire.proto.TraceBatch.JOB_FIELD_NUMBER;
+    private static final int BATCH_RUN = io.llmprof.events.wire.proto.TraceBatch.RUN_FIELD_NUMBER;
+    private static final int BATCH_RANK = io.llmprof.events.wire.proto.TraceBatch.RANK_FIELD_NUMBER;
+    private static final int BATCH_LANE = io.llmprof.events.wire.proto.TraceBatch.LANE_FIELD_NUMBER;
+    private static final int BATCH_SOURCE = io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER;
+    private static final int BATCH_FIRST_INDEX = io.llmprof.events.wire.proto.TraceBatch.FIRST_INDEX_FIELD_NUMBER;
+    private static final int BATCH_END_OF_TRACE = io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER;
+    private static final int BATCH_STRING_TABLE = io.llmprof.events.wire.proto.TraceBatch.STRING_TABLE_FIELD_NUMBER;
+    private static final int BATCH_EVENTS = io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER;
 
     private static Lane lane(TraceBatch.Lane lane) {
         return switch (lane) {
@@ -115,7 +208,11 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         };
     }
 
+    /** A batch's lane from its number's constant (null: a number this schema does not have). */
     private static TraceBatch.Lane lane(Lane lane) {
+        if (lane == null) {
+            throw new IllegalArgumentException("no lane");
+        }
         return switch (lane) {
             case LANE_GPU -> TraceBatch.Lane.GPU;
             case LANE_HOST -> TraceBatch.Lane.HOST;
@@ -135,7 +232,11 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         };
     }
 
+    /** An event's kind from its number's constant (null: a number this schema does not have). */
     private static TraceEvent.Kind kind(Kind kind) {
+        if (kind == null) {
+            throw new IllegalArgumentException("event without a kind");
+        }
         return switch (kind) {
             case KIND_KERNEL -> TraceEvent.Kind.KERNEL;
             case KIND_MEMCPY -> TraceEvent.Kind.MEMCPY;

@@ -109,28 +109,7 @@ class ServiceBatchReadTest {
             if (bytes.length == 0) {
                 continue;
             }
-            byte[] bad =
-                    switch (random.nextInt(4)) {
-                        case 0 -> {
-                            byte[] b = bytes.clone();
-                            b[random.nextInt(b.length)] ^= (byte) (1 << random.nextInt(8));
-                            yield b;
-                        }
-                        case 1 -> Arrays.copyOf(bytes, random.nextInt(bytes.length));
-                        case 2 -> {
-                            int at = random.nextInt(bytes.length);
-                            int len = Math.min(bytes.length - at, 1 + random.nextInt(8));
-                            byte[] b = new byte[bytes.length + len];
-                            System.arraycopy(bytes, 0, b, 0, at + len);
-                            System.arraycopy(bytes, at, b, at + len, bytes.length - at);
-                            yield b;
-                        }
-                        default -> {
-                            byte[] b = bytes.clone();
-                            b[random.nextInt(b.length)] = (byte) random.nextInt(256);
-                            yield b;
-                        }
-                    };
+            byte[] bad = WireDamage.damaged(bytes, random);
             boolean ok;
             try {
                 reference(bad);
@@ -153,7 +132,8 @@ class ServiceBatchReadTest {
     /**
      * Messages the serde never writes but protobuf allows: the string table after the events, a singular field twice
      * (the last wins), an event sent in two parts (merged: requests appended, map keys twice keeping the last value),
-     * unknown fields.
+     * unknown fields, among them a varint of ten bytes whose last one says more follow (the generated parser reads
+     * it; protobuf's own {@code skipField} would not).
      */
     @Test
     void fields_in_any_order_twice_or_unknown_read_as_protobuf_reads_them() throws Exception {
@@ -179,7 +159,7 @@ class ServiceBatchReadTest {
                         .setRawRid(2)
                         .setType(3))
                 .build();
-        byte[] merged = concat(event1.toByteArray(), event2.toByteArray(), unknownField());
+        byte[] merged = WireDamage.concat(event1.toByteArray(), event2.toByteArray(), WireDamage.UNKNOWN_FIELD);
         var events = io.llmprof.events.wire.proto.ServiceBatch.newBuilder()
                 .setJob("job")
                 .addEvents(event1)
@@ -196,8 +176,9 @@ class ServiceBatchReadTest {
         mergedEvent.write(merged.length); // under 128 bytes
         mergedEvent.write(merged);
 
-        byte[] tableLast = concat(events, table);
-        byte[] twoPartEvent = concat(table, mergedEvent.toByteArray(), unknownField());
+        byte[] tableLast = WireDamage.concat(events, table);
+        byte[] twoPartEvent =
+                WireDamage.concat(table, mergedEvent.toByteArray(), WireDamage.UNKNOWN_FIELD, WireDamage.LONG_VARINT);
         assertThat(merged.length).isLessThan(128);
         for (byte[] bytes : List.of(tableLast, twoPartEvent)) {
             sameAsReference(bytes);
@@ -210,18 +191,5 @@ class ServiceBatchReadTest {
         assertThat(e.metrics()).isEqualTo(Map.of("QueueSize", 4.0, "dp", 2.5));
         assertThat(e.labels()).isEqualTo(Map.of("QueueSize", "Enqueue"));
         assertThat(e.requests()).hasSize(2);
-    }
-
-    /** Field 99 as a varint, a field this schema does not have. */
-    private static byte[] unknownField() {
-        return new byte[] {(byte) 0x98, 0x06, 0x2a};
-    }
-
-    private static byte[] concat(byte[]... parts) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (byte[] p : parts) {
-            out.writeBytes(p);
-        }
-        return out.toByteArray();
     }
 }
