@@ -138,13 +138,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
      */
     @Override
     public ServiceBatch decode(byte[] bytes) throws InvalidProtocolBufferException {
-        try {
-            return read(bytes);
-        } catch (InvalidProtocolBufferException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new InvalidProtocolBufferException(e); // a stream over an array throws nothing else
-        }
+        return WireReader.decode(bytes, ProtoServiceBatchSerde::read);
     }
 
     private static ServiceBatch read(byte[] bytes) throws IOException {
@@ -155,8 +149,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         long firstIndex = 0;
         boolean endOfStream = false;
         List<String> strings = new ArrayList<>();
-        int[] eventAt = new int[64]; // offset, length of each event message
-        int events = 0;
+        WireReader.Spans events = new WireReader.Spans();
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
                 case 1 << 3 | LENGTH -> job = in.readStringRequireUtf8();
@@ -165,26 +158,15 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 case 4 << 3 | VARINT -> firstIndex = in.readInt64();
                 case 5 << 3 | VARINT -> endOfStream = in.readBool();
                 case 6 << 3 | LENGTH -> strings.add(in.readStringRequireUtf8());
-                case 7 << 3 | LENGTH -> {
-                    int length = in.readRawVarint32();
-                    int offset = in.getTotalBytesRead();
-                    in.skipRawBytes(length); // refuses a negative or truncated length
-                    if (2 * events + 2 > eventAt.length) {
-                        eventAt = Arrays.copyOf(eventAt, eventAt.length * 2);
-                    }
-                    eventAt[2 * events] = offset;
-                    eventAt[2 * events + 1] = length;
-                    events++;
-                }
+                case 7 << 3 | LENGTH -> events.add(in);
                 default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         StringTable.check(strings);
-        List<ServiceEvent> list = new ArrayList<>(events);
+        List<ServiceEvent> list = new ArrayList<>(events.size());
         long start = 0;
-        for (int i = 0; i < events; i++) {
-            ServiceEvent e =
-                    event(CodedInputStream.newInstance(bytes, eventAt[2 * i], eventAt[2 * i + 1]), strings, start);
+        for (int i = 0; i < events.size(); i++) {
+            ServiceEvent e = event(events.open(bytes, i), strings, start);
             start = e.startNs();
             list.add(e);
         }

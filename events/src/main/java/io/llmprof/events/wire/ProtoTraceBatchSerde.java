@@ -10,7 +10,6 @@ import io.llmprof.events.wire.proto.Kind;
 import io.llmprof.events.wire.proto.Lane;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /** {@link TraceBatch} as the {@code TraceBatch} message of {@code llmprof_wire.proto}. */
@@ -89,13 +88,7 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
      */
     @Override
     public TraceBatch decode(byte[] bytes) throws InvalidProtocolBufferException {
-        try {
-            return read(bytes);
-        } catch (InvalidProtocolBufferException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new InvalidProtocolBufferException(e); // a stream over an array throws nothing else
-        }
+        return WireReader.decode(bytes, ProtoTraceBatchSerde::read);
     }
 
     private static TraceBatch read(byte[] bytes) throws IOException {
@@ -108,8 +101,7 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         long firstIndex = 0;
         boolean endOfTrace = false;
         List<String> strings = new ArrayList<>();
-        int[] eventAt = new int[256]; // offset, length of each event message
-        int events = 0;
+        WireReader.Spans events = new WireReader.Spans();
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
                 case BATCH_JOB << 3 | LENGTH -> job = in.readStringRequireUtf8();
@@ -120,27 +112,15 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
                 case BATCH_FIRST_INDEX << 3 | VARINT -> firstIndex = in.readInt64();
                 case BATCH_END_OF_TRACE << 3 | VARINT -> endOfTrace = in.readBool();
                 case BATCH_STRING_TABLE << 3 | LENGTH -> strings.add(in.readStringRequireUtf8());
-                case BATCH_EVENTS << 3 | LENGTH -> {
-                    int length = in.readRawVarint32();
-                    int offset = in.getTotalBytesRead();
-                    in.skipRawBytes(length); // refuses a negative or truncated length
-                    if (2 * events + 2 > eventAt.length) {
-                        eventAt = Arrays.copyOf(eventAt, eventAt.length * 2);
-                    }
-                    eventAt[2 * events] = offset;
-                    eventAt[2 * events + 1] = length;
-                    events++;
-                }
+                case BATCH_EVENTS << 3 | LENGTH -> events.add(in);
                 default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         StringTable.check(strings);
-        List<TraceEvent> list = new ArrayList<>(events);
+        List<TraceEvent> list = new ArrayList<>(events.size());
         long start = 0;
-        for (int i = 0; i < events; i++) {
-            CodedInputStream event = CodedInputStream.newInstance(bytes, eventAt[2 * i], eventAt[2 * i + 1]);
-            event.setRecursionLimit(EVENT_RECURSION_LIMIT);
-            TraceEvent e = event(event, strings, start);
+        for (int i = 0; i < events.size(); i++) {
+            TraceEvent e = event(events.open(bytes, i), strings, start);
             start = e.startNs();
             list.add(e);
         }
@@ -185,9 +165,6 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
                 inputDims == null ? null : StringTable.at(strings, inputDims, "input_dims"),
                 graphId);
     }
-
-    /** An event is a message inside the batch: one level of protobuf's default limit (100) is already taken. */
-    private static final int EVENT_RECURSION_LIMIT = 99;
 
     private static final int VARINT = WireFormat.WIRETYPE_VARINT;
     private static final int LENGTH = WireFormat.WIRETYPE_LENGTH_DELIMITED;

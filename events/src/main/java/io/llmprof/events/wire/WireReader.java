@@ -37,4 +37,57 @@ final class WireReader {
             throw new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
         }
     }
+
+    /** Reads a whole message from an array. */
+    interface ArrayRead<T> {
+        T read(byte[] bytes) throws IOException;
+    }
+
+    /** {@code read} of {@code bytes}, its failures as protobuf's (a stream over an array throws nothing else). */
+    static <T> T decode(byte[] bytes, ArrayRead<T> read) throws InvalidProtocolBufferException {
+        try {
+            return read.read(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new InvalidProtocolBufferException(e);
+        }
+    }
+
+    /**
+     * Where a batch's nested messages lie in its bytes, noted while the batch is read and read after it (a batch's
+     * string table may follow its events). Each one, when read, is a message one level down: protobuf's default
+     * recursion limit (100) less the batch's level.
+     */
+    static final class Spans {
+        private int[] at = new int[128]; // offset, length of each message
+        private int size;
+
+        /** Notes the length-delimited message at the stream's position and reads past it. */
+        void add(CodedInputStream in) throws IOException {
+            int length = in.readRawVarint32();
+            int offset = in.getTotalBytesRead();
+            in.skipRawBytes(length); // refuses a negative or truncated length
+            if (2 * size + 2 > at.length) {
+                at = java.util.Arrays.copyOf(at, at.length * 2);
+            }
+            at[2 * size] = offset;
+            at[2 * size + 1] = length;
+            size++;
+        }
+
+        int size() {
+            return size;
+        }
+
+        /** A stream over message {@code i} of {@code bytes} (the array the spans were noted in). */
+        CodedInputStream open(byte[] bytes, int i) {
+            CodedInputStream in = CodedInputStream.newInstance(bytes, at[2 * i], at[2 * i + 1]);
+            in.setRecursionLimit(NESTED_RECURSION_LIMIT);
+            return in;
+        }
+    }
+
+    /** A batch's event is a message inside the batch: one level of protobuf's default limit (100) is taken. */
+    private static final int NESTED_RECURSION_LIMIT = 99;
 }

@@ -1,14 +1,12 @@
 package io.llmprof.events.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -68,20 +66,7 @@ class ServiceBatchReadTest {
 
     /** Both read the same batch, or both refuse the bytes. */
     private void sameAsReference(byte[] bytes) {
-        ServiceBatch expected;
-        try {
-            expected = reference(bytes);
-        } catch (Exception e) {
-            assertThatThrownBy(() -> serde.decode(bytes))
-                    .as("refused by the generated parser (%s): %s", e, Arrays.toString(bytes))
-                    .isInstanceOfAny(Exception.class);
-            return;
-        }
-        try {
-            assertThat(serde.decode(bytes)).isEqualTo(expected);
-        } catch (Exception e) {
-            throw new AssertionError("read by the generated parser, refused here: " + Arrays.toString(bytes), e);
-        }
+        WireDamage.sameAsReference(bytes, ServiceBatchReadTest::reference, serde::decode);
     }
 
     @Test
@@ -99,34 +84,14 @@ class ServiceBatchReadTest {
 
     /** Bytes flipped, cut, repeated or inserted: the same batch as the generated parser, or both refuse. */
     @Test
-    void corrupted_bytes_read_or_fail_as_with_the_generated_parser() throws Exception {
-        Random random = new Random(2711);
+    void corrupted_bytes_read_or_fail_as_with_the_generated_parser() {
         WireSamples samples = new WireSamples(99);
-        int read = 0;
-        int refused = 0;
-        for (int i = 0; i < 3_000; i++) {
-            byte[] bytes = serde.encode(samples.serviceBatch());
-            if (bytes.length == 0) {
-                continue;
-            }
-            byte[] bad = WireDamage.damaged(bytes, random);
-            boolean ok;
-            try {
-                reference(bad);
-                ok = true;
-            } catch (Exception e) {
-                ok = false;
-            }
-            sameAsReference(bad);
-            if (ok) {
-                read++;
-            } else {
-                refused++;
-            }
-        }
-        // both outcomes were exercised many times
-        assertThat(read).isGreaterThan(300);
-        assertThat(refused).isGreaterThan(300);
+        WireDamage.damagedReadAsTheReference(
+                () -> serde.encode(samples.serviceBatch()),
+                new Random(2711),
+                3_000,
+                ServiceBatchReadTest::reference,
+                serde::decode);
     }
 
     /**

@@ -61,4 +61,64 @@ final class WireDamage {
         }
         return out.toByteArray();
     }
+
+    /** A reader of whole messages: the field-by-field one, or the generated parser with the former mapping. */
+    interface Read<T> {
+        T read(byte[] bytes) throws Exception;
+    }
+
+    /**
+     * Both read the same value, or both refuse the bytes (with any exception); true when they read them.
+     *
+     * @throws AssertionError naming the bytes when they differ
+     */
+    static <T> boolean sameAsReference(byte[] bytes, Read<T> reference, Read<T> reader) {
+        T expected;
+        try {
+            expected = reference.read(bytes);
+        } catch (Exception e) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> reader.read(bytes))
+                    .as("refused by the generated parser (%s): %s", e, java.util.Arrays.toString(bytes))
+                    .isInstanceOfAny(Exception.class);
+            return false;
+        }
+        try {
+            org.assertj.core.api.Assertions.assertThat(reader.read(bytes)).isEqualTo(expected);
+        } catch (Exception e) {
+            throw new AssertionError(
+                    "read by the generated parser, refused here: " + java.util.Arrays.toString(bytes), e);
+        }
+        return true;
+    }
+
+    /**
+     * {@code samples} encoded messages from {@code encoded}, each {@link #damaged}, through both readers ({@link
+     * #sameAsReference}); asserts that both outcomes came up at least a tenth of the time each.
+     */
+    static <T> void damagedReadAsTheReference(
+            java.util.function.Supplier<byte[]> encoded,
+            Random random,
+            int samples,
+            Read<T> reference,
+            Read<T> reader) {
+        int read = 0;
+        int refused = 0;
+        for (int i = 0; i < samples; i++) {
+            byte[] bytes = encoded.get();
+            if (bytes.length == 0) {
+                continue;
+            }
+            if (sameAsReference(damaged(bytes, random), reference, reader)) {
+                read++;
+            } else {
+                refused++;
+            }
+        }
+        org.assertj.core.api.Assertions.assertThat(read)
+                .as("damaged messages read")
+                .isGreaterThan(samples / 10);
+        org.assertj.core.api.Assertions.assertThat(refused)
+                .as("damaged messages refused")
+                .isGreaterThan(samples / 10);
+    }
 }
