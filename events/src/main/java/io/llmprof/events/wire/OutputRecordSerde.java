@@ -153,29 +153,27 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         if (!isPack(bytes)) {
             return List.of(decode(bytes));
         }
+        return WireReader.decode(bytes, this::readPack);
+    }
+
+    private List<T> readPack(byte[] bytes) throws IOException {
         CodedInputStream in = CodedInputStream.newInstance(bytes, 1, bytes.length - 1);
         List<T> out = new ArrayList<>();
-        try {
-            while (!in.isAtEnd()) {
-                // each member read in place, within its length (no copy), unless it is JSON
-                int length = in.readRawVarint32();
-                int at = 1 + in.getTotalBytesRead();
-                int limit = in.pushLimit(length); // refuses a negative length or one past the end
-                byte first = length == 0 ? 1 : bytes[at];
-                if (first == PACK) {
-                    throw new InvalidProtocolBufferException("a pack inside a pack, record " + out.size());
-                } else if (first == '{') {
-                    out.add(json(Arrays.copyOfRange(bytes, at, at + length)));
-                    in.skipRawBytes(length);
-                } else {
-                    out.add(read(in));
-                }
-                in.popLimit(limit);
+        while (!in.isAtEnd()) {
+            // each member read in place, within its length (no copy), unless it is JSON
+            int length = in.readRawVarint32();
+            int at = 1 + in.getTotalBytesRead();
+            int limit = in.pushLimit(length); // refuses a negative length or one past the end
+            byte first = length == 0 ? 1 : bytes[at];
+            if (first == PACK) {
+                throw new InvalidProtocolBufferException("a pack inside a pack, record " + out.size());
+            } else if (first == '{') {
+                out.add(json(Arrays.copyOfRange(bytes, at, at + length)));
+                in.skipRawBytes(length);
+            } else {
+                out.add(read(in));
             }
-        } catch (InvalidProtocolBufferException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new InvalidProtocolBufferException(e);
+            in.popLimit(limit);
         }
         return out;
     }
@@ -203,13 +201,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         if (bytes.length > 0 && bytes[0] == '{') {
             return json(bytes);
         }
-        try {
-            return read(CodedInputStream.newInstance(bytes));
-        } catch (InvalidProtocolBufferException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new InvalidProtocolBufferException(e);
-        }
+        return WireReader.decode(bytes, b -> read(CodedInputStream.newInstance(b)));
     }
 
     private T json(byte[] bytes) {
@@ -220,7 +212,10 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
     }
 
-    /** One message up to the stream's limit; ending on an end-group tag fails, as parsing a whole array does. */
+    /**
+     * One message up to the stream's limit; ending on an end-group tag fails, as parsing a whole array does (the
+     * field readers refuse it themselves, the generated layer parser stops there).
+     */
     private T read(CodedInputStream in) throws IOException {
         T record = decoder.decode(in);
         in.checkLastTagWas(0);
@@ -357,11 +352,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case RequestOut.SPEC_ACCEPTED_TOKENS_FIELD_NUMBER << 3 | VARINT -> specAcceptedTokens = in.readInt64();
                 case RequestOut.CACHE_HIT_RATE_FIELD_NUMBER << 3 | FIXED64 -> cacheHitRate = in.readDouble();
                 case RequestOut.LAST_EVENT_NS_FIELD_NUMBER << 3 | VARINT -> lastEventNs = in.readInt64();
-                default -> {
-                    if (!WireReader.skip(in, tag)) {
-                        return null; // read() refuses the end-group tag
-                    }
-                }
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         return new RequestRecord(
@@ -435,11 +426,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case BatchOut.KV_FREE_BLOCKS_FIELD_NUMBER << 3 | VARINT -> kvFreeBlocks = in.readInt64();
                 case BatchOut.KV_USAGE_FIELD_NUMBER << 3 | FIXED64 -> kvUsage = in.readDouble();
                 case BatchOut.RIDS_FIELD_NUMBER << 3 | LEN -> rids.add(in.readStringRequireUtf8());
-                default -> {
-                    if (!WireReader.skip(in, tag)) {
-                        return null; // read() refuses the end-group tag
-                    }
-                }
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         return new BatchRecord(
@@ -496,11 +483,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case ForwardOut.BATCH_TYPE_FIELD_NUMBER << 3 | LEN -> batchType = in.readStringRequireUtf8();
                 case ForwardOut.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
                 case ForwardOut.SPEC_FIELD_NUMBER << 3 | VARINT -> spec = in.readBool();
-                default -> {
-                    if (!WireReader.skip(in, tag)) {
-                        return null; // read() refuses the end-group tag
-                    }
-                }
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         return new ForwardRecord(
@@ -533,11 +516,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case RequestStateOut.SWAPPED_FIELD_NUMBER << 3 | VARINT -> swapped = in.readInt64();
                 case RequestStateOut.STATES_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, states);
                 case RequestStateOut.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
-                default -> {
-                    if (!WireReader.skip(in, tag)) {
-                        return null; // read() refuses the end-group tag
-                    }
-                }
+                default -> WireReader.skipOrRefuse(in, tag);
             }
         }
         return new RequestStateRecord(job, instance, timeNs, waiting, running, swapped, states, pid);

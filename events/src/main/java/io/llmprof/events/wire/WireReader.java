@@ -15,15 +15,10 @@ final class WireReader {
     /**
      * An unknown field, or a known number with another wire type, read past into an unknown-field set, as the
      * generated parser does ({@link CodedInputStream#skipField} refuses some over-long varints the generated parser
-     * reads); false at an end-group tag.
+     * reads); an end-group tag refused, as the generated parser refuses it at the end of a message.
      */
-    static boolean skip(CodedInputStream in, int tag) throws IOException {
-        return UnknownFieldSet.newBuilder().mergeFieldFrom(tag, in);
-    }
-
-    /** {@link #skip}, with an end-group tag refused as the generated parser refuses it at the end of a message. */
     static void skipOrRefuse(CodedInputStream in, int tag) throws IOException {
-        if (!skip(in, tag)) {
+        if (!UnknownFieldSet.newBuilder().mergeFieldFrom(tag, in)) {
             throw new InvalidProtocolBufferException("Protocol message end-group tag did not match expected tag.");
         }
     }
