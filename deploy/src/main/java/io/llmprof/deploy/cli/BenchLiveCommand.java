@@ -222,15 +222,12 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     // as the floors warm the agent, so that the figures below are not mostly compilation.
                     exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, WARMUP + i, null);
                 }
-                List<List<Figure>> traceRounds = new ArrayList<>();
-                for (int r = 0; r < rounds; r++) {
-                    List<Figure> live = new ArrayList<>();
-                    exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, "live" + suffix(r), live);
-                    traceRounds.add(live);
-                }
-                traceFigures.addAll(medians(traceRounds));
+                Measured traceRounds = measure((suffix, live) ->
+                        liveTraces(out, registry, bootstrap, traces, expectedPasses, "live" + suffix, live));
+                exit |= traceRounds.exit();
+                traceFigures.addAll(medians(traceRounds.rounds()));
                 printFigures(out, "traces", traceFigures, traceEvents);
-                printSpread(out, traceRounds);
+                printSpread(out, traceRounds.rounds());
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
@@ -238,23 +235,13 @@ public final class BenchLiveCommand implements Callable<Integer> {
                         exit |= liveService(
                                 out, registry, shipper, dir.resolve("svc"), service, dashboard, WARMUP + i, null);
                     }
-                    List<List<Figure>> serviceRounds = new ArrayList<>();
-                    for (int r = 0; r < rounds; r++) {
-                        List<Figure> live = new ArrayList<>();
-                        exit |= liveService(
-                                out,
-                                registry,
-                                shipper,
-                                dir.resolve("svc"),
-                                service,
-                                dashboard,
-                                SHIPPED + suffix(r),
-                                live);
-                        serviceRounds.add(live);
-                    }
-                    serviceFigures.addAll(medians(serviceRounds));
+                    ServiceSynth.Truth truth = service;
+                    Measured serviceRounds = measure((suffix, live) -> liveService(
+                            out, registry, shipper, dir.resolve("svc"), truth, dashboard, SHIPPED + suffix, live));
+                    exit |= serviceRounds.exit();
+                    serviceFigures.addAll(medians(serviceRounds.rounds()));
                     printFigures(out, "service events", serviceFigures, service.events());
-                    printSpread(out, serviceRounds);
+                    printSpread(out, serviceRounds.rounds());
                     double max = serviceFigures.stream()
                             .filter(f -> f.what().startsWith("end to end"))
                             .mapToDouble(Figure::perSecond)
@@ -489,6 +476,26 @@ public final class BenchLiveCommand implements Callable<Integer> {
         }
         out.flush();
         return p.done() == probes ? 0 : 1;
+    }
+
+    /** One measured round of a part: its run or instance name's suffix, and where its live figures go. */
+    private interface Round {
+        int run(String suffix, List<Figure> figures) throws Exception;
+    }
+
+    /** The live figures of each measured round, and the rounds' exit codes or'ed. */
+    private record Measured(int exit, List<List<Figure>> rounds) {}
+
+    /** Runs the {@code --rounds} measured rounds of a part. */
+    private Measured measure(Round round) throws Exception {
+        int exit = 0;
+        List<List<Figure>> all = new ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            List<Figure> live = new ArrayList<>();
+            exit |= round.run(suffix(r), live);
+            all.add(live);
+        }
+        return new Measured(exit, all);
     }
 
     /** The run or instance of measured round {@code r}: the first keeps the plain name. */
