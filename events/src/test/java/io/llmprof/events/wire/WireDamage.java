@@ -29,8 +29,11 @@ final class WireDamage {
         (byte) 0xef
     };
 
-    /** {@code bytes} with a bit flipped, cut short, a run repeated, or a byte set. */
+    /** {@code bytes} with a bit flipped, cut short, a run repeated, or a byte set; no bytes become one random byte. */
     static byte[] damaged(byte[] bytes, Random random) {
+        if (bytes.length == 0) {
+            return new byte[] {(byte) random.nextInt(256)};
+        }
         return switch (random.nextInt(4)) {
             case 0 -> {
                 byte[] b = bytes.clone();
