@@ -72,6 +72,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
     static final String LOAD = "load";
     static final String PROBED = "probe";
     static final String WARMUP = "warmup-";
+    /** The most warm-up rounds of one part under --settle-jit. */
+    static final int MAX_WARMUP = 40;
+
     private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
 
     @Spec
@@ -128,6 +131,16 @@ public final class BenchLiveCommand implements Callable<Integer> {
     int warmup;
 
     @Option(
+            names = "--settle-jit",
+            paramLabel = "PCT",
+            description = "After the --warmup rounds, more warm-up rounds until the JIT compiler threads took at most"
+                    + " PCT %% of the process CPU in one (at most " + MAX_WARMUP + " warm-up rounds per part; Linux,"
+                    + " which shows those threads' CPU). For steady-state figures: a live monitor runs for hours, and"
+                    + " on two cores the JIT takes about half the CPU for the first minute. Unset: --warmup rounds"
+                    + " only.")
+    Double settleJit;
+
+    @Option(
             names = "--rounds",
             defaultValue = "1",
             description = "Measured rounds after the warm-up, each another run and instance (a later round runs on a"
@@ -168,6 +181,10 @@ public final class BenchLiveCommand implements Callable<Integer> {
         if (rounds < 1 || warmup < 0) {
             throw new picocli.CommandLine.ParameterException(
                     spec.commandLine(), "--rounds must be at least 1 and --warmup at least 0");
+        }
+        if (settleJit != null && !(settleJit > 0 && settleJit <= 100)) {
+            throw new picocli.CommandLine.ParameterException(
+                    spec.commandLine(), "--settle-jit must be a percentage above 0 and at most 100");
         }
         PrintWriter out = spec.commandLine().getOut();
         Path dir =
@@ -217,11 +234,12 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 String bootstrap = stack.bootstrap;
                 DashboardServer dashboard = stack.dashboard;
                 long expectedPasses = (long) passes * traces.size();
-                for (int i = 0; i < warmup; i++) {
-                    // Same files under another run: the JIT compiles the live path (broker, streams, dashboard) here,
-                    // as the floors warm the agent, so that the figures below are not mostly compilation.
-                    exit |= liveTraces(out, registry, bootstrap, traces, expectedPasses, WARMUP + i, null);
-                }
+                // Same files under another run: the JIT compiles the live path (broker, streams, dashboard) here,
+                // as the floors warm the agent, so that the figures below are not mostly compilation.
+                exit |= warmUp(
+                        out,
+                        "traces",
+                        name -> liveTraces(out, registry, bootstrap, traces, expectedPasses, name, null));
                 Measured traceRounds = measure((suffix, live) ->
                         liveTraces(out, registry, bootstrap, traces, expectedPasses, "live" + suffix, live));
                 exit |= traceRounds.exit();
@@ -231,10 +249,12 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
-                    for (int i = 0; i < warmup; i++) {
-                        exit |= liveService(
-                                out, registry, shipper, dir.resolve("svc"), service, dashboard, WARMUP + i, null);
-                    }
+                    ServiceSynth.Truth warm = service;
+                    exit |= warmUp(
+                            out,
+                            "service events",
+                            name -> liveService(
+                                    out, registry, shipper, dir.resolve("svc"), warm, dashboard, name, null));
                     ServiceSynth.Truth truth = service;
                     Measured serviceRounds = measure((suffix, live) -> liveService(
                             out, registry, shipper, dir.resolve("svc"), truth, dashboard, SHIPPED + suffix, live));
@@ -476,6 +496,75 @@ public final class BenchLiveCommand implements Callable<Integer> {
         }
         out.flush();
         return p.done() == probes ? 0 : 1;
+    }
+
+    /** One warm-up round of a part, under the run or instance {@code name}. */
+    private interface WarmupRound {
+        int run(String name) throws Exception;
+    }
+
+    /**
+     * Runs a part's warm-up rounds: {@code --warmup}, then under {@code --settle-jit} more until the JIT threads'
+     * share of one round's process CPU is at most the given percentage, and prints each round's share (if any were
+     * run under --settle-jit) and whether it settled.
+     */
+    private int warmUp(PrintWriter out, String part, WarmupRound round) throws Exception {
+        int exit = 0;
+        List<Double> shares = new ArrayList<>();
+        while (warmMore(shares, warmup, settleJit)) {
+            ThreadCpu cpu = ThreadCpu.start();
+            exit |= round.run(WARMUP + shares.size());
+            shares.add(cpu.jitShare());
+        }
+        if (settleJit != null) {
+            out.println(settleLine(part, shares, settleJit));
+            out.flush();
+        }
+        return exit;
+    }
+
+    /**
+     * Whether to run another warm-up round after {@code shares} (each done round's JIT share, 0-1, NaN where not
+     * readable): below {@code minRounds} always; then, under {@code settlePct}, while the last share is above it and
+     * readable, up to {@link #MAX_WARMUP} rounds (at least one round, so that there is a share to look at).
+     */
+    static boolean warmMore(List<Double> shares, int minRounds, Double settlePct) {
+        int done = shares.size();
+        if (done < minRounds) {
+            return true;
+        }
+        if (settlePct == null || done >= Math.max(minRounds, MAX_WARMUP)) {
+            return false;
+        }
+        if (done == 0) {
+            return true;
+        }
+        double last = shares.get(done - 1);
+        return !Double.isNaN(last) && last * 100 > settlePct;
+    }
+
+    /** The --settle-jit outcome of a part's warm-up: the rounds' JIT shares, and settled or not. */
+    static String settleLine(String part, List<Double> shares, double settlePct) {
+        String each = shares.stream()
+                .map(s -> Double.isNaN(s) ? "n/a" : String.format(Locale.ROOT, "%.0f %%", 100 * s))
+                .collect(java.util.stream.Collectors.joining(", "));
+        double last = shares.isEmpty() ? Double.NaN : shares.get(shares.size() - 1);
+        String outcome;
+        if (Double.isNaN(last)) {
+            outcome = "not settled: the JIT threads' CPU is not readable here (Linux /proc only)";
+        } else if (last * 100 <= settlePct) {
+            outcome = String.format(Locale.ROOT, "settled at or below %.0f %%", settlePct);
+        } else {
+            outcome = String.format(
+                    Locale.ROOT, "NOT settled at or below %.0f %% within %d rounds", settlePct, shares.size());
+        }
+        return String.format(
+                Locale.ROOT,
+                "warm-up (%s): %d rounds, JIT threads' share of the process CPU per round: %s; %s",
+                part,
+                shares.size(),
+                each,
+                outcome);
     }
 
     /** One measured round of a part: its run or instance name's suffix, and where its live figures go. */

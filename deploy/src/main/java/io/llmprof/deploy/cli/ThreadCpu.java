@@ -12,7 +12,8 @@ import java.util.stream.Collectors;
 /**
  * CPU time of the JVM's threads over one part of a bench, by role (stream thread, its producers' I/O, broker,
  * dashboard, agent): where the seconds of a stage went when everything shares one process and two cores. Threads
- * that ended during the part are not counted; the process total (GC and JIT included) is printed beside.
+ * that ended during the part are not counted; the process total is printed beside, with the CPU of the JVM's own
+ * JIT compiler and GC threads ({@link JvmThreads}: on Linux, from /proc; the management beans do not list them).
  */
 final class ThreadCpu {
     /** Roles, first match wins; the rest is "other". */
@@ -46,12 +47,14 @@ final class ThreadCpu {
     private final long startWallNs;
     private final long startJitMs;
     private final long startGcMs;
+    private final JvmThreads.Snapshot startJvm;
 
     private ThreadCpu() {
         startProcessNs = processCpuNs();
         startWallNs = System.nanoTime();
         startJitMs = jitMs();
         startGcMs = gcMs();
+        startJvm = JvmThreads.snapshot();
         for (long id : threads.getAllThreadIds()) {
             long cpu = threads.getThreadCpuTime(id);
             if (cpu >= 0) {
@@ -91,23 +94,56 @@ final class ThreadCpu {
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, LinkedHashMap::new));
     }
 
-    /** One line: wall seconds, process CPU seconds, and each role's CPU seconds. */
+    /** Process CPU seconds since {@link #start()} (NaN where the JVM cannot tell). */
+    double processSeconds() {
+        long process = processCpuNs();
+        return process < 0 ? Double.NaN : (process - startProcessNs) / 1e9;
+    }
+
+    /**
+     * The JIT compiler threads' share of the process CPU since {@link #start()}, 0-1; NaN where their CPU is not
+     * readable (not Linux).
+     */
+    double jitShare() {
+        JvmThreads.Snapshot now = JvmThreads.snapshot();
+        double process = processSeconds();
+        if (!now.readable() || !startJvm.readable() || !(process > 0)) {
+            return Double.NaN;
+        }
+        return now.since(startJvm).jitSeconds() / process;
+    }
+
+    /**
+     * One line: wall seconds, process CPU seconds, each role's CPU seconds, then the JIT compiler and GC threads'
+     * CPU where readable, else the JVM's elapsed compile time and GC pauses.
+     */
     String line(String what) {
         double wall = (System.nanoTime() - startWallNs) / 1e9;
-        long process = processCpuNs();
         String roles = byRole().entrySet().stream()
                 .filter(e -> e.getValue() >= 0.005)
                 .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
                 .collect(Collectors.joining(", "));
+        JvmThreads.Snapshot now = JvmThreads.snapshot();
+        double process = processSeconds();
+        String jvm;
+        if (now.readable() && startJvm.readable()) {
+            JvmThreads.Cpu used = now.since(startJvm);
+            jvm = String.format(
+                    Locale.ROOT,
+                    "JIT threads %.2f s = %.0f %%, GC threads %.2f s, GC pauses %.2f s",
+                    used.jitSeconds(),
+                    100 * used.jitSeconds() / process,
+                    used.gcSeconds(),
+                    (gcMs() - startGcMs) / 1e3);
+        } else {
+            jvm = String.format(
+                    Locale.ROOT,
+                    "JIT compile time %.2f s (elapsed), GC pauses %.2f s",
+                    (jitMs() - startJitMs) / 1e3,
+                    (gcMs() - startGcMs) / 1e3);
+        }
         return String.format(
-                Locale.ROOT,
-                "  cpu during %s: %.2f s wall, process %.2f s (%s; JIT compiling %.2f s, GC %.2f s)",
-                what,
-                wall,
-                process < 0 ? Double.NaN : (process - startProcessNs) / 1e9,
-                roles,
-                (jitMs() - startJitMs) / 1e3,
-                (gcMs() - startGcMs) / 1e3);
+                Locale.ROOT, "  cpu during %s: %.2f s wall, process %.2f s (%s; %s)", what, wall, process, roles, jvm);
     }
 
     private static long jitMs() {

@@ -103,4 +103,55 @@ class BenchLiveCommandTest {
         BenchLiveCommand.printSpread(new java.io.PrintWriter(one), rounds.subList(0, 1));
         assertThat(one.toString()).isEmpty();
     }
+
+    @Test
+    void warmUpRunsTheMinimumThenUnderSettleJitUntilAShareIsAtMostThePercentage() {
+        // no --settle-jit: exactly --warmup rounds
+        assertThat(BenchLiveCommand.warmMore(List.of(), 2, null)).isTrue();
+        assertThat(BenchLiveCommand.warmMore(List.of(0.9), 2, null)).isTrue();
+        assertThat(BenchLiveCommand.warmMore(List.of(0.9, 0.8), 2, null)).isFalse();
+        assertThat(BenchLiveCommand.warmMore(List.of(), 0, null)).isFalse();
+        // --settle-jit 20: at least one round, then until the last share is at most 20 %
+        assertThat(BenchLiveCommand.warmMore(List.of(), 0, 20.0)).isTrue();
+        assertThat(BenchLiveCommand.warmMore(List.of(0.5), 0, 20.0)).isTrue();
+        assertThat(BenchLiveCommand.warmMore(List.of(0.5, 0.2), 0, 20.0)).isFalse();
+        assertThat(BenchLiveCommand.warmMore(List.of(0.1), 3, 20.0)).isTrue(); // the minimum first
+        assertThat(BenchLiveCommand.warmMore(List.of(0.1, 0.1, 0.1), 3, 20.0)).isFalse();
+        // unreadable shares stop it; so does the cap
+        assertThat(BenchLiveCommand.warmMore(List.of(Double.NaN), 0, 20.0)).isFalse();
+        List<Double> high = java.util.Collections.nCopies(BenchLiveCommand.MAX_WARMUP, 0.6);
+        assertThat(BenchLiveCommand.warmMore(high.subList(0, high.size() - 1), 0, 20.0))
+                .isTrue();
+        assertThat(BenchLiveCommand.warmMore(high, 0, 20.0)).isFalse();
+    }
+
+    @Test
+    void theSettleLineListsEachRoundsShareAndSaysWhetherItSettled() {
+        assertThat(BenchLiveCommand.settleLine("traces", List.of(0.61, 0.34, 0.12), 15))
+                .isEqualTo("warm-up (traces): 3 rounds, JIT threads' share of the process CPU per round: 61 %, 34 %,"
+                        + " 12 %; settled at or below 15 %");
+        assertThat(BenchLiveCommand.settleLine("service events", List.of(0.5, 0.4), 15))
+                .endsWith("50 %, 40 %; NOT settled at or below 15 % within 2 rounds");
+        assertThat(BenchLiveCommand.settleLine("traces", List.of(Double.NaN), 15))
+                .endsWith("n/a; not settled: the JIT threads' CPU is not readable here (Linux /proc only)");
+    }
+
+    @Test
+    void outOfRangeRoundsWarmUpAndSettleAreRefusedBeforeAnythingStarts() {
+        for (String[] args : List.of(
+                new String[] {"--rounds", "0"},
+                new String[] {"--warmup", "-1"},
+                new String[] {"--settle-jit", "0"},
+                new String[] {"--settle-jit", "101"})) {
+            java.io.StringWriter err = new java.io.StringWriter();
+            int code = new picocli.CommandLine(new BenchLiveCommand())
+                    .setErr(new java.io.PrintWriter(err))
+                    .setOut(new java.io.PrintWriter(new java.io.StringWriter()))
+                    .execute(args);
+            assertThat(code).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(err.toString().lines().findFirst().orElse(""))
+                    .as(String.join(" ", args))
+                    .matches("--(rounds|settle-jit) must be .*");
+        }
+    }
 }
