@@ -560,9 +560,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
         }
         return String.format(
                 Locale.ROOT,
-                "warm-up (%s): %d rounds, JIT threads' share of the process CPU per round: %s; %s",
+                "warm-up (%s): %s, JIT threads' share of the process CPU per round: %s; %s",
                 part,
-                shares.size(),
+                shares.size() == 1 ? "1 round" : shares.size() + " rounds",
                 each,
                 outcome);
     }

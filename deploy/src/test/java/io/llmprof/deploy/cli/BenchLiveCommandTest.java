@@ -133,6 +133,7 @@ class BenchLiveCommandTest {
         assertThat(BenchLiveCommand.settleLine("service events", List.of(0.5, 0.4), 15))
                 .endsWith("50 %, 40 %; NOT settled at or below 15 % within 2 rounds");
         assertThat(BenchLiveCommand.settleLine("traces", List.of(Double.NaN), 15))
+                .startsWith("warm-up (traces): 1 round, ")
                 .endsWith("n/a; not settled: the JIT threads' CPU is not readable here (Linux /proc only)");
     }
 
