@@ -246,6 +246,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 traceFigures.addAll(medians(traceRounds.rounds()));
                 printFigures(out, "traces", traceFigures, traceEvents);
                 printSpread(out, traceRounds.rounds());
+                printNote(out, jitNote(traceRounds.jitShares()));
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
@@ -262,6 +263,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     serviceFigures.addAll(medians(serviceRounds.rounds()));
                     printFigures(out, "service events", serviceFigures, service.events());
                     printSpread(out, serviceRounds.rounds());
+                    printNote(out, jitNote(serviceRounds.jitShares()));
                     double max = serviceFigures.stream()
                             .filter(f -> f.what().startsWith("end to end"))
                             .mapToDouble(Figure::perSecond)
@@ -572,19 +574,49 @@ public final class BenchLiveCommand implements Callable<Integer> {
         int run(String suffix, List<Figure> figures) throws Exception;
     }
 
-    /** The live figures of each measured round, and the rounds' exit codes or'ed. */
-    private record Measured(int exit, List<List<Figure>> rounds) {}
+    /**
+     * The live figures of each measured round, the rounds' exit codes or'ed, and each round's JIT share of the
+     * process CPU (0-1, NaN where not readable).
+     */
+    private record Measured(int exit, List<List<Figure>> rounds, List<Double> jitShares) {}
 
     /** Runs the {@code --rounds} measured rounds of a part. */
     private Measured measure(Round round) throws Exception {
         int exit = 0;
         List<List<Figure>> all = new ArrayList<>();
+        List<Double> shares = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
             List<Figure> live = new ArrayList<>();
+            ThreadCpu cpu = ThreadCpu.start();
             exit |= round.run(suffix(r), live);
+            shares.add(cpu.jitShare());
             all.add(live);
         }
-        return new Measured(exit, all);
+        return new Measured(exit, all, shares);
+    }
+
+    /** Above this JIT share in a measured round, the part's figures are said to be a JVM still compiling. */
+    static final double STILL_COMPILING = 0.20;
+
+    /**
+     * A note under a part's figures when the JIT threads took more than {@link #STILL_COMPILING} of a measured
+     * round's CPU: those figures are a warm-up, not the steady state a live monitor runs at; null otherwise.
+     */
+    static String jitNote(List<Double> shares) {
+        double max = shares.stream()
+                .filter(s -> !Double.isNaN(s))
+                .mapToDouble(Double::doubleValue)
+                .max()
+                .orElse(0);
+        if (max <= STILL_COMPILING) {
+            return null;
+        }
+        return String.format(
+                Locale.ROOT,
+                "  note: the JIT threads took up to %.0f %% of the CPU in the measured rounds: these figures include"
+                        + " the JIT's warm-up; for steady state (hours of serving) measure longer rounds after it has"
+                        + " settled, e.g. --passes 3000 --service-requests 200000 --settle-jit 15",
+                100 * max);
     }
 
     /** The run or instance of measured round {@code r}: the first keeps the plain name. */
@@ -629,6 +661,13 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     stats.getMax());
         }
         out.flush();
+    }
+
+    private static void printNote(PrintWriter out, String note) {
+        if (note != null) {
+            out.println(note);
+            out.flush();
+        }
     }
 
     private static void printFigures(PrintWriter out, String what, List<Figure> figures, long events) {

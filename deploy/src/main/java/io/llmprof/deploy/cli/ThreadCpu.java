@@ -12,8 +12,9 @@ import java.util.stream.Collectors;
 /**
  * CPU time of the JVM's threads over one part of a bench, by role (stream thread, its producers' I/O, broker,
  * dashboard, agent): where the seconds of a stage went when everything shares one process and two cores. Threads
- * that ended during the part are not counted; the process total is printed beside, with the CPU of the JVM's own
- * JIT compiler and GC threads ({@link JvmThreads}: on Linux, from /proc; the management beans do not list them).
+ * that ended during the part (the agent's file readers) are not listed; the process total is printed beside, with the
+ * CPU of the JVM's own JIT compiler and GC threads ({@link JvmThreads}: on Linux, from /proc; the management beans
+ * do not list them) and what remains: threads that ended and the VM's other threads.
  */
 final class ThreadCpu {
     /** Roles, first match wins; the rest is "other". */
@@ -119,7 +120,8 @@ final class ThreadCpu {
      */
     String line(String what) {
         double wall = (System.nanoTime() - startWallNs) / 1e9;
-        String roles = byRole().entrySet().stream()
+        Map<String, Double> byRole = byRole();
+        String roles = byRole.entrySet().stream()
                 .filter(e -> e.getValue() >= 0.005)
                 .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
                 .collect(Collectors.joining(", "));
@@ -128,13 +130,17 @@ final class ThreadCpu {
         String jvm;
         if (now.readable() && startJvm.readable()) {
             JvmThreads.Cpu used = now.since(startJvm);
+            double listed =
+                    byRole.values().stream().mapToDouble(Double::doubleValue).sum();
             jvm = String.format(
                     Locale.ROOT,
-                    "JIT threads %.2f s = %.0f %%, GC threads %.2f s, GC pauses %.2f s",
+                    "JIT threads %.2f s = %.0f %%, GC threads %.2f s, GC pauses %.2f s; threads that ended and the"
+                            + " VM's others %.2f s",
                     used.jitSeconds(),
                     100 * used.jitSeconds() / process,
                     used.gcSeconds(),
-                    (gcMs() - startGcMs) / 1e3);
+                    (gcMs() - startGcMs) / 1e3,
+                    Math.max(0, process - listed - used.jitSeconds() - used.gcSeconds()));
         } else {
             jvm = String.format(
                     Locale.ROOT,

@@ -155,4 +155,13 @@ class BenchLiveCommandTest {
                     .matches("--(rounds|settle-jit) must be .*");
         }
     }
+
+    @Test
+    void aPartMeasuredWhileTheJitStillCompiledSaysSoAndNamesTheSteadyStateCommand() {
+        assertThat(BenchLiveCommand.jitNote(List.of(0.12, 0.2))).isNull();
+        assertThat(BenchLiveCommand.jitNote(List.of(Double.NaN))).isNull();
+        assertThat(BenchLiveCommand.jitNote(List.of(0.1, 0.46, Double.NaN)))
+                .startsWith("  note: the JIT threads took up to 46 % of the CPU in the measured rounds")
+                .contains("--settle-jit 15");
+    }
 }

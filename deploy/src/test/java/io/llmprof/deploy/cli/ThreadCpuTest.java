@@ -43,8 +43,8 @@ class ThreadCpuTest {
         assertThat(cpu.line("x")).startsWith("  cpu during x: ").contains(role + " ");
         if (java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self/task"))) {
             assertThat(cpu.line("x"))
-                    .containsPattern(
-                            "; JIT threads [0-9.]+ s = [0-9]+ %, GC threads [0-9.]+ s, GC" + " pauses [0-9.]+ s\\)$");
+                    .containsPattern("; JIT threads [0-9.]+ s = [0-9]+ %, GC threads [0-9.]+ s, GC"
+                            + " pauses [0-9.]+ s; threads that ended and the VM's others [0-9.]+ s\\)$");
             assertThat(cpu.jitShare()).isBetween(0.0, 1.0);
         } else {
             assertThat(cpu.line("x")).contains("JIT compile time").contains("(elapsed)");
