@@ -77,8 +77,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
 
     /** {@link LayerRecord} as {@code LayerOut}. */
     public static OutputRecordSerde<LayerRecord> layers() {
-        return new OutputRecordSerde<>(
-                LayerRecord.class, OutputRecordSerde::write, in -> layer(LayerOut.parseFrom(in)));
+        return new OutputRecordSerde<>(LayerRecord.class, OutputRecordSerde::write, OutputRecordSerde::layer);
     }
 
     /** {@link RequestRecord} as {@code RequestOut}. */
@@ -264,35 +263,88 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int32(out, LayerHalfOut.KERNELS_FIELD_NUMBER, h.kernels());
     }
 
-    static LayerRecord layer(LayerOut p) {
-        List<KernelFamily> families = new ArrayList<>(p.getFamiliesCount());
-        for (KernelFamilyOut f : p.getFamiliesList()) {
-            families.add(new KernelFamily(
-                    f.getFamily(), f.hasCategory() ? f.getCategory() : null, f.getCount(), f.getSumNs(), f.getMaxNs()));
-        }
-        List<LayerHalf> halves = new ArrayList<>(p.getHalvesCount());
-        for (LayerHalfOut h : p.getHalvesList()) {
-            halves.add(new LayerHalf(
-                    h.hasLabel() ? h.getLabel() : null, h.getStartNs(), h.getEndNs(), h.getSumNs(), h.getKernels()));
+    static LayerRecord layer(CodedInputStream in) throws IOException {
+        String job = null, run = null, rank = null, type = null;
+        long passIndex = 0, startNs = 0, endNs = 0, wallNs = 0, busyNs = 0, sumNs = 0;
+        int layer = 0, kernels = 0, allreduceCount = 0;
+        Integer compressRatio = null;
+        Map<String, Long> categories = new LinkedHashMap<>();
+        List<KernelFamily> families = new ArrayList<>();
+        List<LayerHalf> halves = new ArrayList<>();
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case LayerOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
+                case LayerOut.RUN_FIELD_NUMBER << 3 | LEN -> run = in.readStringRequireUtf8();
+                case LayerOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = in.readStringRequireUtf8();
+                case LayerOut.PASS_INDEX_FIELD_NUMBER << 3 | VARINT -> passIndex = in.readInt64();
+                case LayerOut.LAYER_FIELD_NUMBER << 3 | VARINT -> layer = in.readInt32();
+                case LayerOut.TYPE_FIELD_NUMBER << 3 | LEN -> type = in.readStringRequireUtf8();
+                case LayerOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case LayerOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case LayerOut.WALL_NS_FIELD_NUMBER << 3 | VARINT -> wallNs = in.readInt64();
+                case LayerOut.BUSY_NS_FIELD_NUMBER << 3 | VARINT -> busyNs = in.readInt64();
+                case LayerOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
+                case LayerOut.KERNELS_FIELD_NUMBER << 3 | VARINT -> kernels = in.readInt32();
+                case LayerOut.ALLREDUCE_COUNT_FIELD_NUMBER << 3 | VARINT -> allreduceCount = in.readInt32();
+                case LayerOut.CATEGORIES_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, categories);
+                case LayerOut.COMPRESS_RATIO_FIELD_NUMBER << 3 | VARINT -> compressRatio = in.readInt32();
+                case LayerOut.FAMILIES_FIELD_NUMBER << 3 | LEN -> families.add(nested(in, OutputRecordSerde::family));
+                case LayerOut.HALVES_FIELD_NUMBER << 3 | LEN -> halves.add(nested(in, OutputRecordSerde::half));
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
         }
         return new LayerRecord(
-                p.hasJob() ? p.getJob() : null,
-                p.hasRun() ? p.getRun() : null,
-                p.hasRank() ? p.getRank() : null,
-                p.getPassIndex(),
-                p.getLayer(),
-                p.hasType() ? p.getType() : null,
-                p.getStartNs(),
-                p.getEndNs(),
-                p.getWallNs(),
-                p.getBusyNs(),
-                p.getSumNs(),
-                p.getKernels(),
-                p.getAllreduceCount(),
-                p.getCategoriesMap(),
-                p.hasCompressRatio() ? p.getCompressRatio() : null,
+                job,
+                run,
+                rank,
+                passIndex,
+                layer,
+                type,
+                startNs,
+                endNs,
+                wallNs,
+                busyNs,
+                sumNs,
+                kernels,
+                allreduceCount,
+                categories,
+                compressRatio,
                 families,
                 halves);
+    }
+
+    private static KernelFamily family(CodedInputStream in) throws IOException {
+        String family = "", category = null;
+        int count = 0;
+        long sumNs = 0, maxNs = 0;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case KernelFamilyOut.FAMILY_FIELD_NUMBER << 3 | LEN -> family = in.readStringRequireUtf8();
+                case KernelFamilyOut.CATEGORY_FIELD_NUMBER << 3 | LEN -> category = in.readStringRequireUtf8();
+                case KernelFamilyOut.COUNT_FIELD_NUMBER << 3 | VARINT -> count = in.readInt32();
+                case KernelFamilyOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
+                case KernelFamilyOut.MAX_NS_FIELD_NUMBER << 3 | VARINT -> maxNs = in.readInt64();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new KernelFamily(family, category, count, sumNs, maxNs);
+    }
+
+    private static LayerHalf half(CodedInputStream in) throws IOException {
+        String label = null;
+        long startNs = 0, endNs = 0, sumNs = 0;
+        int kernels = 0;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case LayerHalfOut.LABEL_FIELD_NUMBER << 3 | LEN -> label = in.readStringRequireUtf8();
+                case LayerHalfOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case LayerHalfOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case LayerHalfOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
+                case LayerHalfOut.KERNELS_FIELD_NUMBER << 3 | VARINT -> kernels = in.readInt32();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new LayerHalf(label, startNs, endNs, sumNs, kernels);
     }
 
     private static void write(RequestRecord r, CodedOutputStream out) throws IOException {
@@ -522,19 +574,44 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         return new RequestStateRecord(job, instance, timeNs, waiting, running, swapped, states, pid);
     }
 
-    /** One entry of a {@code map<string, int64>} (key = 1, value = 2; a missing one is "" or 0), put in {@code map}. */
+    /**
+     * One entry of a {@code map<string, int64>} (key = 1, value = 2; a missing one is "" or 0), put in {@code map}; a
+     * message one level down, as protobuf's map-entry parser reads it.
+     */
     private static void stringLongEntry(CodedInputStream in, Map<String, Long> map) throws IOException {
-        int limit = in.pushLimit(in.readRawVarint32());
-        String key = "";
-        long value = 0;
-        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-            switch (tag) {
-                case 1 << 3 | LEN -> key = in.readStringRequireUtf8();
-                case 2 << 3 | VARINT -> value = in.readInt64();
-                default -> WireReader.skipInEntry(in, tag);
+        nested(in, entry -> {
+            String key = "";
+            long value = 0;
+            for (int tag = entry.readTag(); tag != 0; tag = entry.readTag()) {
+                switch (tag) {
+                    case 1 << 3 | LEN -> key = entry.readStringRequireUtf8();
+                    case 2 << 3 | VARINT -> value = entry.readInt64();
+                    default -> WireReader.skipInEntry(entry, tag);
+                }
             }
+            return map.put(key, value);
+        });
+    }
+
+    /**
+     * A length-delimited message field read in place by {@code decoder}, as the generated parser's {@code readMessage}
+     * reads it: within its length, one level of protobuf's recursion limit taken for the groups of unknown fields inside,
+     * and not ending on an end-group tag (the field readers refuse one themselves).
+     */
+    private static <T> T nested(CodedInputStream in, Decoder<T> decoder) throws IOException {
+        int length = in.readRawVarint32();
+        int recursionLimit = in.setRecursionLimit(0);
+        if (recursionLimit <= 0) {
+            in.setRecursionLimit(recursionLimit);
+            throw new InvalidProtocolBufferException("Protocol message had too many levels of nesting.");
         }
-        in.popLimit(limit);
-        map.put(key, value);
+        in.setRecursionLimit(recursionLimit - 1);
+        int limit = in.pushLimit(length);
+        try {
+            return decoder.decode(in);
+        } finally {
+            in.setRecursionLimit(recursionLimit);
+            in.popLimit(limit);
+        }
     }
 }

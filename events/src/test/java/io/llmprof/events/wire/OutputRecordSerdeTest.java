@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import io.llmprof.events.Json;
+import io.llmprof.events.KernelFamily;
+import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.RandomRecords;
 import io.llmprof.events.Topic;
@@ -17,6 +19,8 @@ import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
 import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.KernelFamilyOut;
+import io.llmprof.events.wire.proto.LayerHalfOut;
 import io.llmprof.events.wire.proto.LayerOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
@@ -231,9 +235,6 @@ class OutputRecordSerdeTest {
         for (Topic<?, ?> topic : protobufOutputs()) {
             @SuppressWarnings("unchecked")
             OutputRecordSerde<Object> serde = (OutputRecordSerde<Object>) topic.valueSerde();
-            if (topic == Topics.LAYERS) {
-                continue; // read by its generated parser
-            }
             int same = 0;
             int bothFailed = 0;
             for (int n = 0; n < 3_000; n++) {
@@ -243,7 +244,9 @@ class OutputRecordSerdeTest {
                 }
                 Object other = RandomRecords.record(serde.type(), random, false);
                 byte[] whole = withExtraFields(
-                        serde.encode(record), other == null ? new byte[0] : serde.encode(other), random);
+                        record instanceof LayerRecord layer ? withNestedExtras(layer, random) : serde.encode(record),
+                        other == null ? new byte[0] : serde.encode(other),
+                        random);
                 byte[] bytes = n % 2 == 1 ? WireDamage.damaged(whole, random) : whole;
                 WireDamage.Read<Object> reference = b -> generated(serde.type(), b);
                 boolean read = WireDamage.sameAsReference(bytes, reference, serde::decode);
@@ -294,6 +297,9 @@ class OutputRecordSerdeTest {
      * an optional field not set is null, a map field a map.
      */
     private static Object generated(Class<?> type, byte[] bytes) throws Exception {
+        if (type == LayerRecord.class) {
+            return layer(LayerOut.parseFrom(bytes));
+        }
         Message m = PARSERS.get(type).parseFrom(bytes);
         java.lang.reflect.RecordComponent[] components = type.getRecordComponents();
         Object[] values = new Object[components.length];
@@ -321,6 +327,195 @@ class OutputRecordSerdeTest {
             }
         }
         return type.getDeclaredConstructor(types).newInstance(values);
+    }
+
+    /**
+     * The record the generated parser's {@code LayerOut} maps to: how the layer topic was read before its field
+     * reader (its nested families and halves are messages, not records, so {@link #generated} cannot map them).
+     */
+    static LayerRecord layer(LayerOut p) {
+        List<KernelFamily> families = new ArrayList<>();
+        for (KernelFamilyOut f : p.getFamiliesList()) {
+            families.add(new KernelFamily(
+                    f.getFamily(), f.hasCategory() ? f.getCategory() : null, f.getCount(), f.getSumNs(), f.getMaxNs()));
+        }
+        List<LayerHalf> halves = new ArrayList<>();
+        for (LayerHalfOut h : p.getHalvesList()) {
+            halves.add(new LayerHalf(
+                    h.hasLabel() ? h.getLabel() : null, h.getStartNs(), h.getEndNs(), h.getSumNs(), h.getKernels()));
+        }
+        return new LayerRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasRun() ? p.getRun() : null,
+                p.hasRank() ? p.getRank() : null,
+                p.getPassIndex(),
+                p.getLayer(),
+                p.hasType() ? p.getType() : null,
+                p.getStartNs(),
+                p.getEndNs(),
+                p.getWallNs(),
+                p.getBusyNs(),
+                p.getSumNs(),
+                p.getKernels(),
+                p.getAllreduceCount(),
+                p.getCategoriesMap(),
+                p.hasCompressRatio() ? p.getCompressRatio() : null,
+                families,
+                halves);
+    }
+
+    /**
+     * A layer whose nested messages (each family, half and category entry) carry unknown and mistyped fields of their
+     * own, and sometimes a second message merged in ({@link #withExtraFields}), written in the layer's field order.
+     */
+    private static byte[] withNestedExtras(LayerRecord r, Random random) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(OutputRecordSerde.layers()
+                .encode(new LayerRecord(
+                        r.job(),
+                        r.run(),
+                        r.rank(),
+                        r.passIndex(),
+                        r.layer(),
+                        r.type(),
+                        r.startNs(),
+                        r.endNs(),
+                        r.wallNs(),
+                        r.busyNs(),
+                        r.sumNs(),
+                        r.kernels(),
+                        r.allreduceCount(),
+                        Map.of(),
+                        r.compressRatio(),
+                        List.of(),
+                        List.of())));
+        com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+        for (Map.Entry<String, Long> e : r.categories().entrySet()) {
+            java.io.ByteArrayOutputStream entry = new java.io.ByteArrayOutputStream();
+            com.google.protobuf.CodedOutputStream eo = com.google.protobuf.CodedOutputStream.newInstance(entry);
+            eo.writeString(1, e.getKey());
+            eo.writeInt64(2, e.getValue());
+            eo.flush();
+            o.writeByteArray(
+                    LayerOut.CATEGORIES_FIELD_NUMBER, withExtraFields(entry.toByteArray(), new byte[0], random));
+        }
+        for (KernelFamily f : r.families()) {
+            KernelFamilyOut.Builder b = KernelFamilyOut.newBuilder()
+                    .setFamily(f.family())
+                    .setCount(f.count())
+                    .setSumNs(f.sumNs())
+                    .setMaxNs(f.maxNs());
+            if (f.category() != null) {
+                b.setCategory(f.category());
+            }
+            byte[] second = random.nextInt(4) == 0
+                    ? KernelFamilyOut.newBuilder()
+                            .setCount(random.nextInt())
+                            .build()
+                            .toByteArray()
+                    : new byte[0];
+            o.writeByteArray(
+                    LayerOut.FAMILIES_FIELD_NUMBER, withExtraFields(b.build().toByteArray(), second, random));
+        }
+        for (LayerHalf h : r.halves()) {
+            LayerHalfOut.Builder b = LayerHalfOut.newBuilder()
+                    .setStartNs(h.startNs())
+                    .setEndNs(h.endNs())
+                    .setSumNs(h.sumNs())
+                    .setKernels(h.kernels());
+            if (h.label() != null) {
+                b.setLabel(h.label());
+            }
+            o.writeByteArray(
+                    LayerOut.HALVES_FIELD_NUMBER, withExtraFields(b.build().toByteArray(), new byte[0], random));
+        }
+        o.flush();
+        return out.toByteArray();
+    }
+
+    /**
+     * Unknown groups nested around protobuf's recursion limit (100) inside a layer's family, half or category entry
+     * (one level down), in the layer itself and in a request state's count: the field readers accept and refuse at
+     * the same depths as the generated parsers.
+     */
+    @Test
+    void a_layers_nested_messages_take_one_level_of_the_recursion_limit_as_the_generated_parser_does()
+            throws Exception {
+        OutputRecordSerde<LayerRecord> serde = OutputRecordSerde.layers();
+        int read = 0;
+        int failed = 0;
+        for (int depth = 96; depth <= 102; depth++) {
+            byte[] groups = nestedGroups(depth);
+            for (int where = 0; where < 4; where++) {
+                java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+                com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+                o.writeInt64(LayerOut.PASS_INDEX_FIELD_NUMBER, 7);
+                switch (where) {
+                    case 0 -> o.writeRawBytes(groups);
+                    case 1 -> o.writeByteArray(
+                            LayerOut.FAMILIES_FIELD_NUMBER,
+                            concat(
+                                    KernelFamilyOut.newBuilder()
+                                            .setFamily("gemm")
+                                            .build()
+                                            .toByteArray(),
+                                    groups));
+                    case 2 -> o.writeByteArray(
+                            LayerOut.HALVES_FIELD_NUMBER,
+                            concat(
+                                    LayerHalfOut.newBuilder()
+                                            .setKernels(3)
+                                            .build()
+                                            .toByteArray(),
+                                    groups));
+                    default -> o.writeByteArray(LayerOut.CATEGORIES_FIELD_NUMBER, groups);
+                }
+                o.flush();
+                byte[] bytes = out.toByteArray();
+                if (WireDamage.sameAsReference(bytes, b -> layer(LayerOut.parseFrom(b)), serde::decode)) {
+                    read++;
+                } else {
+                    failed++;
+                }
+            }
+        }
+        // the same one level down in a request-state count (a map entry of another message)
+        OutputRecordSerde<RequestStateRecord> states = OutputRecordSerde.requestStates();
+        for (int depth = 96; depth <= 102; depth++) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+            o.writeInt64(RequestStateOut.WAITING_FIELD_NUMBER, 2);
+            o.writeByteArray(RequestStateOut.STATES_FIELD_NUMBER, nestedGroups(depth));
+            o.flush();
+            if (WireDamage.sameAsReference(
+                    out.toByteArray(), b -> generated(RequestStateRecord.class, b), states::decode)) {
+                read++;
+            } else {
+                failed++;
+            }
+        }
+        assertThat(read).isGreaterThanOrEqualTo(4 * 4 + 4);
+        assertThat(failed).isGreaterThanOrEqualTo(2 * 4 + 2);
+    }
+
+    /** An unknown field 30 of {@code depth} groups, each inside the one before. */
+    private static byte[] nestedGroups(int depth) throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+        for (int i = 0; i < depth; i++) {
+            o.writeTag(30, com.google.protobuf.WireFormat.WIRETYPE_START_GROUP);
+        }
+        for (int i = 0; i < depth; i++) {
+            o.writeTag(30, com.google.protobuf.WireFormat.WIRETYPE_END_GROUP);
+        }
+        o.flush();
+        return out.toByteArray();
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
     }
 
     /**
