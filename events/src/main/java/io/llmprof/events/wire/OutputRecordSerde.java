@@ -37,10 +37,9 @@ import org.apache.kafka.common.serialization.Deserializer;
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
  * {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
- * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder};
- * layers, with their nested messages, through the generated parser). A value that starts with {@code
- * '{'} is a JSON record written before this format (still on a topic after an upgrade) and is read as JSON, so
- * nothing already accepted becomes unreadable.
+ * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder}). A
+ * value that starts with {@code '{'} is a JSON record written before this format (still on a topic after an upgrade)
+ * and is read as JSON, so nothing already accepted becomes unreadable.
  *
  * <p>A value may also be a <em>pack</em>: the byte {@link #PACK}, then several messages, each length-delimited as
  * protobuf writes a nested message. The streams app writes service batches, forwards and request states so (one
@@ -51,9 +50,9 @@ import org.apache.kafka.common.serialization.Deserializer;
 public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /**
      * Reads one message's fields up to the stream's limit (its end, or a pack member's length) and maps them to the
-     * record. The four service messages are read field by field, as their generated parsers read them (the same
-     * calls per field type; unknown fields and fields of another wire type skipped; the last value of a field wins);
-     * {@code OutputRecordSerdeTest} holds each to its generated parser on random and damaged bytes.
+     * record, field by field, as the generated parsers read them (the same calls per field type; unknown fields and
+     * fields of another wire type skipped; the last value of a field wins; a nested message or map entry one level
+     * down); {@code OutputRecordSerdeTest} holds each to its generated parser on random and damaged bytes.
      */
     private interface Decoder<T> {
         T decode(CodedInputStream in) throws IOException;
