@@ -593,9 +593,9 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     }
 
     /**
-     * A length-delimited message field read in place by {@code decoder}, as the generated parser's {@code readMessage}
-     * reads it: within its length, one level of protobuf's recursion limit taken for the groups of unknown fields inside,
-     * and not ending on an end-group tag (the field readers refuse one themselves).
+     * A length-delimited message field read in place by {@code decoder}, as the generated parser's {@code
+     * readMessage} reads it: within its length, one level of protobuf's recursion limit taken for the groups of unknown
+     * fields inside, and not ending on an end-group tag (the field readers refuse one themselves).
      */
     private static <T> T nested(CodedInputStream in, Decoder<T> decoder) throws IOException {
         int length = in.readRawVarint32();
