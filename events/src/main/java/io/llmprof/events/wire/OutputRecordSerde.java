@@ -58,6 +58,12 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         T decode(CodedInputStream in) throws IOException;
     }
 
+    /**
+     * The names a layer repeats (job, run, rank, type, kernel families, categories, half labels, map keys), one
+     * instance each while they recur: the dashboard keeps the layers of a thousand passes per rank.
+     */
+    private static final SharedStrings SHARED = new SharedStrings();
+
     private static final int VARINT = WireFormat.WIRETYPE_VARINT;
     private static final int FIXED64 = WireFormat.WIRETYPE_FIXED64;
     private static final int LEN = WireFormat.WIRETYPE_LENGTH_DELIMITED;
@@ -272,12 +278,12 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         List<LayerHalf> halves = new ArrayList<>();
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
-                case LayerOut.JOB_FIELD_NUMBER << 3 | LEN -> job = in.readStringRequireUtf8();
-                case LayerOut.RUN_FIELD_NUMBER << 3 | LEN -> run = in.readStringRequireUtf8();
-                case LayerOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = in.readStringRequireUtf8();
+                case LayerOut.JOB_FIELD_NUMBER << 3 | LEN -> job = SHARED.of(in.readStringRequireUtf8());
+                case LayerOut.RUN_FIELD_NUMBER << 3 | LEN -> run = SHARED.of(in.readStringRequireUtf8());
+                case LayerOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = SHARED.of(in.readStringRequireUtf8());
                 case LayerOut.PASS_INDEX_FIELD_NUMBER << 3 | VARINT -> passIndex = in.readInt64();
                 case LayerOut.LAYER_FIELD_NUMBER << 3 | VARINT -> layer = in.readInt32();
-                case LayerOut.TYPE_FIELD_NUMBER << 3 | LEN -> type = in.readStringRequireUtf8();
+                case LayerOut.TYPE_FIELD_NUMBER << 3 | LEN -> type = SHARED.of(in.readStringRequireUtf8());
                 case LayerOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
                 case LayerOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
                 case LayerOut.WALL_NS_FIELD_NUMBER << 3 | VARINT -> wallNs = in.readInt64();
@@ -318,8 +324,9 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         long sumNs = 0, maxNs = 0;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
-                case KernelFamilyOut.FAMILY_FIELD_NUMBER << 3 | LEN -> family = in.readStringRequireUtf8();
-                case KernelFamilyOut.CATEGORY_FIELD_NUMBER << 3 | LEN -> category = in.readStringRequireUtf8();
+                case KernelFamilyOut.FAMILY_FIELD_NUMBER << 3 | LEN -> family = SHARED.of(in.readStringRequireUtf8());
+                case KernelFamilyOut.CATEGORY_FIELD_NUMBER << 3 | LEN -> category =
+                        SHARED.of(in.readStringRequireUtf8());
                 case KernelFamilyOut.COUNT_FIELD_NUMBER << 3 | VARINT -> count = in.readInt32();
                 case KernelFamilyOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
                 case KernelFamilyOut.MAX_NS_FIELD_NUMBER << 3 | VARINT -> maxNs = in.readInt64();
@@ -335,7 +342,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int kernels = 0;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
-                case LayerHalfOut.LABEL_FIELD_NUMBER << 3 | LEN -> label = in.readStringRequireUtf8();
+                case LayerHalfOut.LABEL_FIELD_NUMBER << 3 | LEN -> label = SHARED.of(in.readStringRequireUtf8());
                 case LayerHalfOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
                 case LayerHalfOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
                 case LayerHalfOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
@@ -583,7 +590,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
             long value = 0;
             for (int tag = entry.readTag(); tag != 0; tag = entry.readTag()) {
                 switch (tag) {
-                    case 1 << 3 | LEN -> key = entry.readStringRequireUtf8();
+                    case 1 << 3 | LEN -> key = SHARED.of(entry.readStringRequireUtf8());
                     case 2 << 3 | VARINT -> value = entry.readInt64();
                     default -> WireReader.skipInEntry(entry, tag);
                 }
