@@ -250,13 +250,12 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 if (service != null) {
                     List<Figure> serviceFigures = new ArrayList<>();
                     ServiceShipper shipper = stack.shipper();
-                    ServiceSynth.Truth warm = service;
+                    ServiceSynth.Truth truth = service;
                     exit |= warmUp(
                             out,
                             "service events",
                             name -> liveService(
-                                    out, registry, shipper, dir.resolve("svc"), warm, dashboard, name, null));
-                    ServiceSynth.Truth truth = service;
+                                    out, registry, shipper, dir.resolve("svc"), truth, dashboard, name, null));
                     Measured serviceRounds = measure((suffix, live) -> liveService(
                             out, registry, shipper, dir.resolve("svc"), truth, dashboard, SHIPPED + suffix, live));
                     exit |= serviceRounds.exit();
@@ -346,7 +345,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
      * Replays the traces at full speed under run {@code run} and times each stage until the dashboard holds every
      * pass; adds the figures and prints where the CPU went, unless {@code figures} is null (a warm-up).
      */
-    private int liveTraces(
+    private RoundOutcome liveTraces(
             PrintWriter out,
             MeterRegistry registry,
             String bootstrap,
@@ -385,7 +384,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     run, timeout, dashboard.value.getAsDouble() - dashboard0, expectedPasses);
         }
         if (figures == null) {
-            return done ? 0 : 1;
+            return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
         }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
@@ -394,14 +393,14 @@ public final class BenchLiveCommand implements Callable<Integer> {
         out.println(cpu.line("traces"));
         out.println(firstMoved(t0, agent, streams, dashboard));
         out.println(streamThread(registry));
-        return done ? 0 : 1;
+        return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
     }
 
     /**
      * Ships the service run at full speed as instance {@code instance} and times each stage until REST holds every
      * request; adds the figures and prints where the CPU went, unless {@code figures} is null (a warm-up).
      */
-    private int liveService(
+    private RoundOutcome liveService(
             PrintWriter out,
             MeterRegistry registry,
             ServiceShipper shipper,
@@ -430,7 +429,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
             out.printf("service (%s): not every request reached REST within %s%n", instance, timeout);
         }
         if (figures == null) {
-            return done ? 0 : 1;
+            return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
         }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
@@ -439,7 +438,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
         out.println(cpu.line("service events"));
         out.println(firstMoved(t0, agent, streams, rest));
         out.println(streamThread(registry));
-        return done ? 0 : 1;
+        return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
     }
 
     /** Probes ingest -> /metrics while a load thread ships finished requests at {@code rate} events/s. */
@@ -500,9 +499,12 @@ public final class BenchLiveCommand implements Callable<Integer> {
         return p.done() == probes ? 0 : 1;
     }
 
+    /** A round's exit code and the JIT threads' share of its process CPU (0-1, NaN where not readable). */
+    private record RoundOutcome(int exit, double jitShare) {}
+
     /** One warm-up round of a part, under the run or instance {@code name}. */
     private interface WarmupRound {
-        int run(String name) throws Exception;
+        RoundOutcome run(String name) throws Exception;
     }
 
     /**
@@ -514,9 +516,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
         int exit = 0;
         List<Double> shares = new ArrayList<>();
         while (warmMore(shares, warmup, settleJit)) {
-            ThreadCpu cpu = ThreadCpu.start();
-            exit |= round.run(WARMUP + shares.size());
-            shares.add(cpu.jitShare());
+            RoundOutcome outcome = round.run(WARMUP + shares.size());
+            exit |= outcome.exit();
+            shares.add(outcome.jitShare());
         }
         if (settleJit != null) {
             out.println(settleLine(part, shares, settleJit));
@@ -571,7 +573,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
 
     /** One measured round of a part: its run or instance name's suffix, and where its live figures go. */
     private interface Round {
-        int run(String suffix, List<Figure> figures) throws Exception;
+        RoundOutcome run(String suffix, List<Figure> figures) throws Exception;
     }
 
     /**
@@ -587,9 +589,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
         List<Double> shares = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
             List<Figure> live = new ArrayList<>();
-            ThreadCpu cpu = ThreadCpu.start();
-            exit |= round.run(suffix(r), live);
-            shares.add(cpu.jitShare());
+            RoundOutcome outcome = round.run(suffix(r), live);
+            exit |= outcome.exit();
+            shares.add(outcome.jitShare());
             all.add(live);
         }
         return new Measured(exit, all, shares);
