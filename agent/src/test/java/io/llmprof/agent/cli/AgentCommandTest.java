@@ -3,12 +3,21 @@ package io.llmprof.agent.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
+import io.llmprof.agent.nsys.NsysFixtures;
+import io.llmprof.agent.produce.TraceBatcher;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.replay.Speed;
 import io.llmprof.agent.watch.Watcher;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
+import org.apache.kafka.common.serialization.Serializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -51,7 +60,62 @@ class AgentCommandTest {
                 .contains("MB/s JSON")
                 .contains("events/s")
                 .contains("10 events (3 kernels")
+                .containsPattern("encoded [0-9.]+ B/event")
                 .contains("peak heap");
+    }
+
+    @Test
+    void benchEncodesEachBatchAsTheAgentShipsIt() throws Exception {
+        Path file = Fixtures.write(dir, "rank0.json", Fixtures.smallTrace(""));
+        ReaderOptions options = ReaderOptions.defaults();
+        BenchCommand.Measurement m = BenchCommand.measure(file, options, 4, true);
+        // the same batches, encoded here one by one with the topic's serializer
+        Serializer<TraceBatch> serializer = Topics.TRACE_EVENTS.valueSerde().serializer();
+        long[] expected = {0, 0};
+        TraceReaders.read(
+                file,
+                options,
+                new TraceBatcher(
+                        TraceFiles.jobName(file),
+                        TraceFiles.runName(file),
+                        file.toString(),
+                        4,
+                        TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
+                        b -> {
+                            expected[0]++;
+                            expected[1] += serializer.serialize(Topics.TRACE_EVENTS.name(), b).length;
+                        },
+                        p -> {}));
+        assertThat(m.batches()).isEqualTo(expected[0]).isGreaterThan(2); // 10 events, batches of 4 per lane
+        assertThat(m.encodedBytes()).isEqualTo(expected[1]).isPositive();
+        assertThat(BenchCommand.measure(file, options, 4, false).encodedBytes()).isEqualTo(-1);
+
+        assertThat(cli().execute("bench", "--no-encode", file.toString())).isZero();
+        assertThat(out.toString()).contains("not encoded").doesNotContain("B/event");
+    }
+
+    @Test
+    void benchReadsAnNsightExportAndSaysSqliteNotJson() throws Exception {
+        Path file = NsysFixtures.trtllmSteps(dir).file();
+        long events = TraceReaders.read(
+                        file,
+                        ReaderOptions.defaults(),
+                        new TraceBatcher(
+                                "job",
+                                "run",
+                                file.toString(),
+                                2048,
+                                TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
+                                b -> {},
+                                p -> {}))
+                .eventsRead();
+        assertThat(cli().execute("bench", file.toString())).isZero();
+        assertThat(out.toString())
+                .contains("MB SQLite in")
+                .contains(String.format(Locale.ROOT, "%,d events (", events))
+                .containsPattern("encoded [0-9.]+ B/event")
+                .doesNotContain("JSON");
+        assertThat(events).isPositive();
     }
 
     @Test
