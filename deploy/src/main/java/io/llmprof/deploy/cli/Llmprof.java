@@ -9,33 +9,35 @@ import io.llmprof.deploy.broker.BrokerCommand;
 import io.llmprof.streams.cli.StreamsCommand;
 import io.llmprof.streams.offline.AnalyzeCommand;
 import io.llmprof.streams.service.export.ExportCommand;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
-/** The `llmprof` command: wiring only; each subcommand lives in its own module. */
+/**
+ * The `llmprof` command: wiring only; each subcommand lives in its own module.
+ *
+ * <p>Picocli reads every subcommand's options by reflection when it builds the command tree, which loads their
+ * classes and those of their fields: the whole tree was most of a command's JVM start-up ({@code analyze layers
+ * --help}). {@link #main} therefore builds only the subcommand named on the command line; anything else (no
+ * subcommand, {@code --help}, {@code help}, a name that is not a command, for which picocli suggests the nearest)
+ * gets the whole tree, which {@link #commandLine()} builds for the tests as well.
+ */
 @Command(
         name = "llmprof",
         mixinStandardHelpOptions = true,
         versionProvider = BuildInfo.class,
-        description = "Live profiling of LLM inference: traces -> Kafka -> passes, layers and metrics.",
-        subcommands = {
-            DemoCommand.class,
-            BenchServiceCommand.class,
-            BenchCommands.class,
-            BrokerCommand.class,
-            io.llmprof.deploy.broker.ClusterCommand.class,
-            AgentCommand.class,
-            StreamsCommand.class,
-            DashboardCommand.class,
-            AnalyzeCommand.class,
-            ExportCommand.class,
-            TopicCommand.class,
-            SynthCommand.class,
-            SynthNsysCommand.class,
-            SynthServiceCommand.class,
-            CommandLine.HelpCommand.class
-        })
+        description = "Live profiling of LLM inference: traces -> Kafka -> passes, layers and metrics.")
 public final class Llmprof implements Runnable {
+    /**
+     * The subcommands by name, in the order the usage lists them; each name is its class's {@code @Command} name
+     * ({@code LlmprofCliTest} checks), given here so that choosing one loads no other.
+     */
+    static final Map<String, Class<?>> SUBCOMMANDS = subcommands();
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -45,12 +47,48 @@ public final class Llmprof implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+        System.exit(commandLine(args).execute(args));
     }
 
+    /** The whole command tree. */
     public static CommandLine commandLine() {
-        return new CommandLine(new Llmprof())
-                .setCaseInsensitiveEnumValuesAllowed(true)
-                .setExecutionExceptionHandler(CliErrors.fromEnvironment());
+        return commandLine(SUBCOMMANDS.keySet());
+    }
+
+    /** The tree {@code args} need: only their subcommand when the first argument names one, else the whole tree. */
+    static CommandLine commandLine(String[] args) {
+        if (args.length > 0 && SUBCOMMANDS.containsKey(args[0]) && !"help".equals(args[0])) {
+            return commandLine(List.of(args[0]));
+        }
+        return commandLine();
+    }
+
+    private static CommandLine commandLine(Collection<String> names) {
+        CommandLine cl = new CommandLine(new Llmprof());
+        for (String name : names) {
+            cl.addSubcommand(name, SUBCOMMANDS.get(name));
+        }
+        // set after the subcommands are added: these settings apply to those present
+        return cl.setCaseInsensitiveEnumValuesAllowed(true).setExecutionExceptionHandler(CliErrors.fromEnvironment());
+    }
+
+    private static Map<String, Class<?>> subcommands() {
+        Map<String, Class<?>> m = new LinkedHashMap<>();
+        m.put("demo", DemoCommand.class);
+        m.put("bench-service", BenchServiceCommand.class);
+        m.put("bench", BenchCommands.class);
+        m.put("broker", BrokerCommand.class);
+        m.put("cluster", io.llmprof.deploy.broker.ClusterCommand.class);
+        m.put("agent", AgentCommand.class);
+        m.put("streams", StreamsCommand.class);
+        m.put("dashboard", DashboardCommand.class);
+        m.put("analyze", AnalyzeCommand.class);
+        m.put("export", ExportCommand.class);
+        m.put("topic", TopicCommand.class);
+        m.put("synth", SynthCommand.class);
+        m.put("synth-nsys", SynthNsysCommand.class);
+        m.put("synth-service", SynthServiceCommand.class);
+        m.put("help", CommandLine.HelpCommand.class);
+        return Collections.unmodifiableMap(m);
     }
 }

@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -50,6 +51,46 @@ class LlmprofCliTest {
                         "llmprof export",
                         "llmprof topic dump");
         assertThat(missing).isEmpty();
+    }
+
+    @Test
+    void eachSubcommandIsListedUnderItsOwnName() {
+        for (Map.Entry<String, Class<?>> e : Llmprof.SUBCOMMANDS.entrySet()) {
+            CommandLine.Command command = e.getValue().getAnnotation(CommandLine.Command.class);
+            assertThat(command).as(e.getKey()).isNotNull();
+            assertThat(command.name()).as(e.getValue().getName()).isEqualTo(e.getKey());
+            assertThat(command.aliases()).as(e.getKey()).isEmpty();
+        }
+        assertThat(Llmprof.commandLine().getSubcommands().keySet())
+                .containsExactlyElementsOf(Llmprof.SUBCOMMANDS.keySet());
+    }
+
+    /** main builds only the subcommand it runs (start-up), and the whole tree whenever the usage may be needed. */
+    @Test
+    void mainBuildsTheNamedSubcommandOnlyAndTheWholeTreeOtherwise() {
+        assertThat(Llmprof.commandLine(new String[] {"analyze", "layers", "--help"})
+                        .getSubcommands()
+                        .keySet())
+                .containsExactly("analyze");
+        for (String[] args : new String[][] {{}, {"--help"}, {"-V"}, {"help", "analyze"}, {"analyse"}, {"--debug"}}) {
+            assertThat(Llmprof.commandLine(args).getSubcommands().keySet())
+                    .as(String.join(" ", args))
+                    .containsExactlyElementsOf(Llmprof.SUBCOMMANDS.keySet());
+        }
+        // the lone subcommand runs as it does in the whole tree, error handling included
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine lone = Llmprof.commandLine(new String[] {"analyze"});
+        lone.setOut(new PrintWriter(out));
+        lone.setErr(new PrintWriter(err));
+        assertThat(lone.execute("analyze", "layers", "--help")).isZero();
+        assertThat(out.toString()).isEqualTo(run("analyze", "layers", "--help").out());
+        assertThat(lone.execute("analyze", "layers", "--trace", "/nonexistent/x.json"))
+                .isEqualTo(run("analyze", "layers", "--trace", "/nonexistent/x.json")
+                        .exit())
+                .isNotZero();
+        assertThat(lone.getSubcommands().get("analyze").getExecutionExceptionHandler())
+                .isSameAs(lone.getExecutionExceptionHandler());
     }
 
     private static void walk(CommandLine c, java.util.function.Consumer<CommandLine> visit) {
