@@ -383,17 +383,18 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     "traces (%s): not every pass reached the dashboard within %s (passes %,.0f of %,d)%n",
                     run, timeout, dashboard.value.getAsDouble() - dashboard0, expectedPasses);
         }
+        ThreadCpu.Usage used = cpu.stop();
         if (figures == null) {
-            return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
+            return new RoundOutcome(done ? 0 : 1, used.jitShare());
         }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
         figures.add(new Figure("dashboard: first to last pass in REST", events, dashboard.activeSeconds()));
         figures.add(new Figure("end to end: start -> every pass in REST", events, dashboard.lastSeconds(t0)));
-        out.println(cpu.line("traces"));
+        out.println(used.line("traces"));
         out.println(firstMoved(t0, agent, streams, dashboard));
         out.println(streamThread(registry));
-        return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
+        return new RoundOutcome(done ? 0 : 1, used.jitShare());
     }
 
     /**
@@ -428,17 +429,18 @@ public final class BenchLiveCommand implements Callable<Integer> {
         if (!done) {
             out.printf("service (%s): not every request reached REST within %s%n", instance, timeout);
         }
+        ThreadCpu.Usage used = cpu.stop();
         if (figures == null) {
-            return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
+            return new RoundOutcome(done ? 0 : 1, used.jitShare());
         }
         figures.add(new Figure("agent -> Kafka (acknowledged)", events, agent.lastSeconds(t0)));
         figures.add(new Figure("streams: first to last event ingested", events, streams.activeSeconds()));
         figures.add(new Figure("dashboard: first to last request in REST", events, rest.activeSeconds()));
         figures.add(new Figure("end to end: start -> every request in REST", events, rest.lastSeconds(t0)));
-        out.println(cpu.line("service events"));
+        out.println(used.line("service events"));
         out.println(firstMoved(t0, agent, streams, rest));
         out.println(streamThread(registry));
-        return new RoundOutcome(done ? 0 : 1, cpu.jitShare());
+        return new RoundOutcome(done ? 0 : 1, used.jitShare());
     }
 
     /** Probes ingest -> /metrics while a load thread ships finished requests at {@code rate} events/s. */

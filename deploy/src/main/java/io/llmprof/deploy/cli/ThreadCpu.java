@@ -95,61 +95,92 @@ final class ThreadCpu {
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, LinkedHashMap::new));
     }
 
-    /** Process CPU seconds since {@link #start()} (NaN where the JVM cannot tell). */
-    double processSeconds() {
-        long process = processCpuNs();
-        return process < 0 ? Double.NaN : (process - startProcessNs) / 1e9;
-    }
-
     /**
-     * The JIT compiler threads' share of the process CPU since {@link #start()}, 0-1; NaN where their CPU is not
-     * readable (not Linux).
+     * Ends the part: reads the wall clock, each role's CPU, the process CPU and the JIT and GC threads once, so that
+     * the round's line and its JIT share are of the same moment.
      */
-    double jitShare() {
-        JvmThreads.Snapshot now = JvmThreads.snapshot();
-        double process = processSeconds();
-        if (!now.readable() || !startJvm.readable() || !(process > 0)) {
-            return Double.NaN;
-        }
-        return now.since(startJvm).jitSeconds() / process;
-    }
-
-    /**
-     * One line: wall seconds, process CPU seconds, each role's CPU seconds, then the JIT compiler and GC threads'
-     * CPU where readable, else the JVM's elapsed compile time and GC pauses.
-     */
-    String line(String what) {
+    Usage stop() {
         double wall = (System.nanoTime() - startWallNs) / 1e9;
-        Map<String, Double> byRole = byRole();
-        String roles = byRole.entrySet().stream()
-                .filter(e -> e.getValue() >= 0.005)
-                .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
-                .collect(Collectors.joining(", "));
-        JvmThreads.Snapshot now = JvmThreads.snapshot();
-        double process = processSeconds();
-        String jvm;
-        if (now.readable() && startJvm.readable()) {
-            JvmThreads.Cpu used = now.since(startJvm);
-            double listed =
-                    byRole.values().stream().mapToDouble(Double::doubleValue).sum();
-            jvm = String.format(
-                    Locale.ROOT,
-                    "JIT threads %.2f s = %.0f %%, GC threads %.2f s, GC pauses %.2f s; threads that ended and the"
-                            + " VM's others %.2f s",
-                    used.jitSeconds(),
-                    100 * used.jitSeconds() / process,
-                    used.gcSeconds(),
-                    (gcMs() - startGcMs) / 1e3,
-                    Math.max(0, process - listed - used.jitSeconds() - used.gcSeconds()));
-        } else {
-            jvm = String.format(
-                    Locale.ROOT,
-                    "JIT compile time %.2f s (elapsed), GC pauses %.2f s",
-                    (jitMs() - startJitMs) / 1e3,
-                    (gcMs() - startGcMs) / 1e3);
+        Map<String, Double> roles = byRole();
+        long process = processCpuNs();
+        return new Usage(
+                wall,
+                roles,
+                process < 0 ? Double.NaN : (process - startProcessNs) / 1e9,
+                startJvm,
+                JvmThreads.snapshot(),
+                (jitMs() - startJitMs) / 1e3,
+                (gcMs() - startGcMs) / 1e3);
+    }
+
+    /**
+     * The CPU of one part, from {@link #start()} to {@link #stop()}.
+     *
+     * @param processSeconds NaN where the JVM cannot tell
+     * @param startJvm the JIT and GC threads at the start
+     * @param jvm the same at the stop
+     * @param compileSeconds the JVM's elapsed compile time (shown where the threads' CPU is not readable)
+     */
+    record Usage(
+            double wallSeconds,
+            Map<String, Double> byRole,
+            double processSeconds,
+            JvmThreads.Snapshot startJvm,
+            JvmThreads.Snapshot jvm,
+            double compileSeconds,
+            double gcPauseSeconds) {
+        private boolean jvmReadable() {
+            return jvm.readable() && startJvm.readable();
         }
-        return String.format(
-                Locale.ROOT, "  cpu during %s: %.2f s wall, process %.2f s (%s; %s)", what, wall, process, roles, jvm);
+
+        /** The JIT compiler threads' share of the process CPU, 0-1; NaN where their CPU is not readable (not Linux). */
+        double jitShare() {
+            if (!jvmReadable() || !(processSeconds > 0)) {
+                return Double.NaN;
+            }
+            return jvm.since(startJvm).jitSeconds() / processSeconds;
+        }
+
+        /**
+         * One line: wall seconds, process CPU seconds, each role's CPU seconds, then the JIT compiler and GC
+         * threads' CPU where readable, else the JVM's elapsed compile time and GC pauses.
+         */
+        String line(String what) {
+            String roles = byRole.entrySet().stream()
+                    .filter(e -> e.getValue() >= 0.005)
+                    .map(e -> String.format(Locale.ROOT, "%s %.2f", e.getKey(), e.getValue()))
+                    .collect(Collectors.joining(", "));
+            String vm;
+            if (jvmReadable()) {
+                JvmThreads.Cpu used = jvm.since(startJvm);
+                double listed = byRole.values().stream()
+                        .mapToDouble(Double::doubleValue)
+                        .sum();
+                vm = String.format(
+                        Locale.ROOT,
+                        "JIT threads %.2f s = %.0f %%, GC threads %.2f s, GC pauses %.2f s; threads that ended and the"
+                                + " VM's others %.2f s",
+                        used.jitSeconds(),
+                        100 * used.jitSeconds() / processSeconds,
+                        used.gcSeconds(),
+                        gcPauseSeconds,
+                        Math.max(0, processSeconds - listed - used.jitSeconds() - used.gcSeconds()));
+            } else {
+                vm = String.format(
+                        Locale.ROOT,
+                        "JIT compile time %.2f s (elapsed), GC pauses %.2f s",
+                        compileSeconds,
+                        gcPauseSeconds);
+            }
+            return String.format(
+                    Locale.ROOT,
+                    "  cpu during %s: %.2f s wall, process %.2f s (%s; %s)",
+                    what,
+                    wallSeconds,
+                    processSeconds,
+                    roles,
+                    vm);
+        }
     }
 
     private static long jitMs() {

@@ -40,15 +40,16 @@ class ThreadCpuTest {
         assertThat(spin).isPositive();
         assertThat(cpu.byRole()).containsKey(role);
         assertThat(cpu.byRole().get(role)).isGreaterThanOrEqualTo(0.05);
-        assertThat(cpu.line("x")).startsWith("  cpu during x: ").contains(role + " ");
+        ThreadCpu.Usage used = cpu.stop();
+        assertThat(used.line("x")).startsWith("  cpu during x: ").contains(role + " ");
         if (java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/self/task"))) {
-            assertThat(cpu.line("x"))
+            assertThat(used.line("x"))
                     .containsPattern("; JIT threads [0-9.]+ s = [0-9]+ %, GC threads [0-9.]+ s, GC"
                             + " pauses [0-9.]+ s; threads that ended and the VM's others [0-9.]+ s\\)$");
-            assertThat(cpu.jitShare()).isBetween(0.0, 1.0);
+            assertThat(used.jitShare()).isBetween(0.0, 1.0);
         } else {
-            assertThat(cpu.line("x")).contains("JIT compile time").contains("(elapsed)");
-            assertThat(cpu.jitShare()).isNaN();
+            assertThat(used.line("x")).contains("JIT compile time").contains("(elapsed)");
+            assertThat(used.jitShare()).isNaN();
         }
     }
 }
