@@ -73,7 +73,7 @@ import picocli.CommandLine.Option;
         })
 public final class DemoCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(DemoCommand.class);
-    private static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
+    static final String DEMO_MODEL = "/io/llmprof/deploy/demo-model.json";
     private static final String JOB = "demo";
     private static final int SYNTH_REORDER_WINDOW = 16;
     /** Marks a sample directory the demo generated itself (lanes known to be in time order). */

@@ -89,6 +89,7 @@ public final class Llmprof implements Runnable {
         m.put("synth-nsys", SynthNsysCommand.class);
         m.put("synth-service", SynthServiceCommand.class);
         m.put("help", CommandLine.HelpCommand.class);
+        m.put("class-archive-training", ClassArchiveTraining.class); // hidden: the launcher's, once per build
         return Collections.unmodifiableMap(m);
     }
 }
