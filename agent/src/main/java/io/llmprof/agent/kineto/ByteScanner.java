@@ -55,7 +55,34 @@ final class ByteScanner {
     boolean numIsFloat;
 
     ByteScanner(InputStream in) {
+        this(in, 0);
+    }
+
+    /** @param base offset in the file of the stream's first byte (a scanner that starts mid-file) */
+    ByteScanner(InputStream in, long base) {
         this.in = in;
+        this.base = base;
+    }
+
+    /**
+     * Moves on to the absolute offset {@code target} (not before the current position), reading through the bytes
+     * in between without tokenizing them: the input's counters and ring stay as a full read leaves them.
+     *
+     * @return false when the input ends before {@code target}
+     */
+    boolean skipTo(long target) {
+        mark = -1;
+        while (base + limit < target) {
+            pos = limit;
+            if (!fill()) {
+                return false;
+            }
+        }
+        if (target < base + pos) {
+            throw new IllegalArgumentException("cannot skip back to " + target + " from " + (base + pos));
+        }
+        pos = (int) (target - base);
+        return true;
     }
 
     /** Offset in the stream of the next unread byte. */

@@ -22,6 +22,12 @@ final class EventFields {
     /** Offset of the entry's '{' in the decompressed stream. */
     long start;
 
+    /**
+     * Offset just after the entry when another thread's walk read it ({@link SplitAhead}); -1 when the current
+     * walk did (it is then where that walk stands).
+     */
+    long end;
+
     boolean phSeen;
     int cat;
     String name;
@@ -39,6 +45,7 @@ final class EventFields {
 
     void reset(long entryStart) {
         start = entryStart;
+        end = -1;
         phSeen = false;
         cat = CAT_UNSEEN;
         name = null;

@@ -91,9 +91,29 @@ final class FastTraceWalk {
     private char[] text = new char[256];
     private int textLen;
 
+    /** The second part tokenized on another thread, until this walk reaches its first entry; else null. */
+    private SplitAhead ahead;
+
     FastTraceWalk(ByteScanner scanner, Target target) {
+        this(scanner, target, null);
+    }
+
+    FastTraceWalk(ByteScanner scanner, Target target, SplitAhead ahead) {
         this.s = scanner;
         this.target = target;
+        this.ahead = ahead;
+    }
+
+    /**
+     * Reads {@code traceEvents} entries from the current position, which must be the start of one (the {@link
+     * SplitAhead} thread's walk); true when the array's ']' ended them.
+     */
+    boolean entries() throws InterruptedIOException {
+        while (true) {
+            if (!entry()) {
+                return true;
+            }
+        }
     }
 
     /** Reads the whole trace; true when it is complete (the root value closed). */
@@ -162,18 +182,76 @@ final class FastTraceWalk {
             s.pos++;
             return;
         }
-        do {
-            long ordinal = target.entry();
-            if (s.peek() == '{') {
-                event(ordinal);
-            } else {
-                s.skipValue();
-                target.skippedEntry();
+        while (true) {
+            if (ahead != null) {
+                s.peek();
+                if (s.position() >= ahead.offset) {
+                    int state = takeOver();
+                    if (state == SplitAhead.AFTER_ARRAY) {
+                        return;
+                    }
+                    if (state == SplitAhead.AFTER_ENTRY && !s.next(']')) {
+                        return;
+                    }
+                }
             }
-            if ((ordinal & 1023) == 0) {
-                target.checkpoint();
+            if (!entry()) {
+                return;
             }
-        } while (s.next(']'));
+        }
+    }
+
+    /** One entry, and the ',' or ']' after it: false after the ']'. */
+    private boolean entry() throws InterruptedIOException {
+        long ordinal = target.entry();
+        if (s.peek() == '{') {
+            event(ordinal);
+        } else {
+            s.skipValue();
+            target.skippedEntry();
+        }
+        if ((ordinal & 1023) == 0) {
+            target.checkpoint();
+        }
+        return s.next(']');
+    }
+
+    /**
+     * At or past the second part's first entry: when exactly at it, the entries the other thread recorded are
+     * reported as this walk would have reported them, and the scanner moves on to where they end (the state is
+     * returned); anywhere else, they are dropped and this walk reads on ({@link SplitAhead#AT_ENTRY}).
+     */
+    private int takeOver() throws InterruptedIOException {
+        SplitAhead a = ahead;
+        ahead = null;
+        if (s.position() != a.offset) {
+            a.close();
+            return SplitAhead.AT_ENTRY;
+        }
+        EventFields f = this.f;
+        while (true) {
+            SplitAhead.Chunk c = a.take();
+            SplitAhead.TAKEN_OVER.add(c.size);
+            for (int i = 0; i < c.size; i++) {
+                long ordinal = target.entry();
+                if (c.event[i]) {
+                    c.fields(i, f);
+                    target.event(f, ordinal);
+                } else {
+                    target.skippedEntry();
+                }
+                if ((ordinal & 1023) == 0) {
+                    target.checkpoint();
+                }
+            }
+            if (c.last) {
+                a.close();
+                if (!s.skipTo(c.endPosition)) {
+                    throw new Bail("the input ended before the second part's end");
+                }
+                return c.endState;
+            }
+        }
     }
 
     private void event(long ordinal) {

@@ -19,6 +19,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -220,6 +223,10 @@ public final class KinetoReader {
 
         private final Replay replay;
         private ByteScanner scanner;
+        private final Path file;
+        /** The second part tokenized on another thread (fast walk, splitRead); null: none. */
+        private SplitAhead ahead;
+
         private long eventsDelivered;
         private long problemsDelivered;
         private long progressReported;
@@ -230,6 +237,7 @@ public final class KinetoReader {
         /** @param replay null: the fast walk; else Jackson, skipping what a fast read delivered */
         Session(Path file, long fileSize, ReaderOptions options, OrderedSink sink, InputStream in, Replay replay) {
             this.replay = replay;
+            this.file = file;
             this.fileLabel = file.toString();
             this.fileSize = fileSize;
             this.options = options;
@@ -249,7 +257,10 @@ public final class KinetoReader {
                 tracker = new InputTracker(decoded);
                 if (replay == null) {
                     scanner = new ByteScanner(tracker);
-                    complete = new FastTraceWalk(scanner, this).root();
+                    if (options.splitRead() && !gzip) {
+                        ahead = SplitAhead.start(file, fileSize);
+                    }
+                    complete = new FastTraceWalk(scanner, this, ahead).root();
                 } else {
                     p = FACTORY.createParser(tracker);
                     complete = parseRoot();
@@ -287,6 +298,9 @@ public final class KinetoReader {
 
         @Override
         public void close() throws IOException {
+            if (ahead != null) {
+                ahead.close();
+            }
             if (p != null) {
                 p.close();
             }
@@ -492,6 +506,7 @@ public final class KinetoReader {
                 badEvent(
                         AnomalyKind.MISSING_TS,
                         f.start,
+                        f.end,
                         (ts == MISSING ? "event without ts" : "event with an unreadable ts") + describe(name),
                         ordinal);
                 return;
@@ -500,6 +515,7 @@ public final class KinetoReader {
                 badEvent(
                         AnomalyKind.NEGATIVE_DURATION,
                         f.start,
+                        f.end,
                         (dur == Micros.INVALID
                                         ? "event with an unreadable dur"
                                         : "event with negative dur " + dur + " ns")
@@ -913,15 +929,33 @@ public final class KinetoReader {
             sink.event(rank, lane, index, e);
         }
 
-        private void badEvent(AnomalyKind kind, long eventStart, String message, long ordinal) {
-            long eventEnd =
-                    scanner != null ? scanner.position() : p.currentLocation().getByteOffset();
-            report(
-                    kind,
-                    eventStart,
-                    message + " (traceEvents[" + ordinal + "])",
-                    tracker.snippet(eventStart, eventEnd, SNIPPET_BYTES),
-                    null);
+        /** @param readEnd {@link EventFields#end}: where the entry ends when another thread's walk read it, else -1 */
+        private void badEvent(AnomalyKind kind, long eventStart, long readEnd, String message, long ordinal) {
+            String snippet;
+            if (readEnd >= 0) {
+                // read by the second part's thread: the bytes are not in this reader's ring, but in the (plain) file
+                snippet = fileSnippet(eventStart, readEnd);
+            } else {
+                long eventEnd = scanner != null
+                        ? scanner.position()
+                        : p.currentLocation().getByteOffset();
+                snippet = tracker.snippet(eventStart, eventEnd, SNIPPET_BYTES);
+            }
+            report(kind, eventStart, message + " (traceEvents[" + ordinal + "])", snippet, null);
+        }
+
+        /** The file's bytes [from, to), at most SNIPPET_BYTES, as the ring's snippet gives them; "" when unreadable. */
+        private String fileSnippet(long from, long to) {
+            int n = (int) Math.max(0, Math.min(to - from, SNIPPET_BYTES));
+            ByteBuffer b = ByteBuffer.allocate(n);
+            try (FileChannel ch = FileChannel.open(file)) {
+                while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
+                    // read on until full or at the end
+                }
+            } catch (IOException e) {
+                return "";
+            }
+            return new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
         }
 
         private void truncated(IOException e, String what) {

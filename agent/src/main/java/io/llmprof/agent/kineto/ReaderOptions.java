@@ -24,6 +24,9 @@ import java.util.Objects;
  *     holds at once (see {@link io.llmprof.agent.sequence.LaneSequencer#release}); an event of it that comes later
  *     and earlier than those is then late, counted and reported as any; no effect with a {@code spillDir}. Read by
  *     the Kineto reader only: an Nsight export's lanes already come merged by start time (one ordered query each)
+ * @param splitRead a large plain (not gzipped) Kineto file's second part is tokenized on a second thread while the
+ *     reading thread goes through the first ({@link SplitAhead}): same calls, same order, same results; for an
+ *     offline command on a machine with a core to spare. Off by default (the live agent shares its cores with Kafka)
  */
 public record ReaderOptions(
         int reorderWindow,
@@ -32,7 +35,8 @@ public record ReaderOptions(
         Path spillDir,
         boolean abortOnLate,
         boolean interleaveLanes,
-        boolean releaseQuietLanes) {
+        boolean releaseQuietLanes,
+        boolean splitRead) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -47,7 +51,7 @@ public record ReaderOptions(
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null, false, false, false);
+        this(reorderWindow, maxProblemsKept, progress, null, false, false, false, false);
     }
 
     public static ReaderOptions defaults() {
@@ -56,24 +60,45 @@ public record ReaderOptions(
 
     public ReaderOptions withReorderWindow(int window) {
         return new ReaderOptions(
-                window, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, releaseQuietLanes);
+                window,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, listener, spillDir, abortOnLate, interleaveLanes, releaseQuietLanes);
+                reorderWindow,
+                maxProblemsKept,
+                listener,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes, releaseQuietLanes);
+                reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes, releaseQuietLanes, splitRead);
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
     public ReaderOptions withAbortOnLate() {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, spillDir, true, interleaveLanes, releaseQuietLanes);
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                true,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead);
     }
 
     /**
@@ -82,7 +107,14 @@ public record ReaderOptions(
      */
     public ReaderOptions withInterleavedLanes(boolean interleave) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleave, releaseQuietLanes);
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleave,
+                releaseQuietLanes,
+                splitRead);
     }
 
     /**
@@ -93,6 +125,22 @@ public record ReaderOptions(
      */
     public ReaderOptions withQuietLanesReleased(boolean release) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, release);
+                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, release, splitRead);
+    }
+
+    /**
+     * A large plain file's second part tokenized ahead on a second thread (true), or the whole file on the reading
+     * thread (false, the default).
+     */
+    public ReaderOptions withSplitRead(boolean split) {
+        return new ReaderOptions(
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                releaseQuietLanes,
+                split);
     }
 }

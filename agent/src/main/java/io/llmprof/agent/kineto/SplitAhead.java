@@ -1,0 +1,332 @@
+package io.llmprof.agent.kineto;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The second part of a large plain Kineto file, tokenized ahead on a second thread while the reading thread goes
+ * through the first ({@link ReaderOptions#splitRead}).
+ *
+ * <p>It starts at the first byte after {@link #SPLIT_AT} of the file that looks like the start of a {@code traceEvents}
+ * entry ({@code }, {}), and walks entries from there with the same {@link FastTraceWalk} the reading thread uses,
+ * recording for each entry what the walk reported (its fields, or that it was skipped) and where it ended. Nothing
+ * it records is used unless the reading thread's own walk arrives at exactly that byte as the start of an entry
+ * of {@code traceEvents}: then both walks would read the same bytes from the same state, and the reading thread
+ * takes the records instead of tokenizing those bytes again (same calls, same order: the session that turns
+ * fields into events, rank by rank, stays on the reading thread). Anywhere else (a guess inside a string or a
+ * nested object, an array that ends before the split point), the records are dropped and the reading thread reads on
+ * alone. Where this walk stops early (anything the fast walk does not read, which the reading thread then reads
+ * itself, or a failure), the records up to its last whole entry stand, and the reading thread goes on from
+ * there.
+ *
+ * <p>Memory is bounded: at most {@value #MAX_QUEUED} chunks of {@value #CHUNK} entries (about 30 MB) are queued;
+ * beyond that this thread waits for the reading thread to take them.
+ */
+final class SplitAhead implements AutoCloseable {
+    /** Smaller files are read on one thread: the second thread's start costs more than it saves. */
+    static final long MIN_FILE_BYTES = 8L << 20;
+
+    /**
+     * Where the second thread starts, as a fraction of the file: before the middle, since the reading thread also
+     * turns every entry of both parts into events, and a host-first file's first part (cpu_ops with their Input
+     * Dims) costs more per byte than its kernels (140 MB synth trace: 0.42 gave 0.95x the wall time of 0.5).
+     */
+    static final double SPLIT_AT = 0.42;
+
+    /** Entries the reading threads took from this thread instead of tokenizing them (all files): a diagnostic. */
+    static final LongAdder TAKEN_OVER = new LongAdder();
+
+    static final int CHUNK = 4096;
+    static final int MAX_QUEUED = 64;
+    /** Bytes searched after the split point for an entry start. */
+    private static final int PROBE = 1 << 20;
+
+    /** How the records end: what the reading thread does after the last one. */
+    static final int AT_ENTRY = 0;
+    /** Right after an entry: the next byte is ',' or ']' (or what the walk makes of it). */
+    static final int AFTER_ENTRY = 1;
+    /** The {@code traceEvents} array closed. */
+    static final int AFTER_ARRAY = 2;
+
+    /** Offset of the entry this thread starts at. */
+    final long offset;
+
+    private final Path file;
+    private final BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(MAX_QUEUED);
+    private final Thread thread;
+    private volatile boolean cancelled;
+
+    /** One run of entries, as parallel arrays (no holder object per entry). */
+    static final class Chunk {
+        final boolean[] event = new boolean[CHUNK];
+        final long[] start = new long[CHUNK];
+        final long[] end = new long[CHUNK];
+        final boolean[] phSeen = new boolean[CHUNK];
+        final byte[] cat = new byte[CHUNK];
+        final String[] name = new String[CHUNK];
+        final long[] pid = new long[CHUNK];
+        final boolean[] pidNumeric = new boolean[CHUNK];
+        final long[] tid = new long[CHUNK];
+        final boolean[] tidNumeric = new boolean[CHUNK];
+        final long[] ts = new long[CHUNK];
+        final long[] dur = new long[CHUNK];
+        final Integer[] device = new Integer[CHUNK];
+        final Long[] stream = new Long[CHUNK];
+        final Long[] correlation = new Long[CHUNK];
+        final Long[] externalId = new Long[CHUNK];
+        final String[] dims = new String[CHUNK];
+        int size;
+
+        /** Set on the last chunk: how the records end, and where. */
+        boolean last;
+
+        int endState;
+        long endPosition;
+
+        /** Entry i's fields into {@code f}, as the walk had them. */
+        void fields(int i, EventFields f) {
+            f.reset(start[i]);
+            f.end = end[i];
+            f.phSeen = phSeen[i];
+            f.cat = cat[i];
+            f.name = name[i];
+            f.pid = pid[i];
+            f.pidNumeric = pidNumeric[i];
+            f.tid = tid[i];
+            f.tidNumeric = tidNumeric[i];
+            f.ts = ts[i];
+            f.dur = dur[i];
+            f.device = device[i];
+            f.stream = stream[i];
+            f.correlation = correlation[i];
+            f.externalId = externalId[i];
+            f.dims = dims[i];
+        }
+    }
+
+    private SplitAhead(Path file, long offset) {
+        this.file = file;
+        this.offset = offset;
+        this.thread = new Thread(this::run, "kineto-split-ahead");
+        thread.setDaemon(true);
+    }
+
+    /**
+     * Starts tokenizing the second part of {@code file} (plain JSON, {@code size} bytes); null when the file is
+     * too small or no entry start is found after the split point.
+     */
+    static SplitAhead start(Path file, long size) {
+        if (size < MIN_FILE_BYTES) {
+            return null;
+        }
+        long at;
+        try {
+            at = entryStartAfter(file, (long) (size * SPLIT_AT));
+        } catch (IOException e) {
+            return null; // the reading thread reads it all, and reports what is wrong with it
+        }
+        if (at < 0) {
+            return null;
+        }
+        SplitAhead ahead = new SplitAhead(file, at);
+        ahead.thread.start();
+        return ahead;
+    }
+
+    /** The offset of the first '{' after {@code from} that follows '}' and ',' (whitespace between); -1: none. */
+    static long entryStartAfter(Path file, long from) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(PROBE);
+        try (FileChannel ch = FileChannel.open(file)) {
+            while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
+                // keep reading until the probe is full or the file ends
+            }
+        }
+        byte[] a = b.array();
+        int n = b.position();
+        int state = 0; // 0: looking for '}', 1: '}' seen, 2: '}' ',' seen
+        for (int i = 0; i < n; i++) {
+            byte c = a[i];
+            boolean space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+            if (space) {
+                continue;
+            }
+            if (c == '}') {
+                state = 1;
+            } else if (c == ',' && state == 1) {
+                state = 2;
+            } else if (c == '{' && state == 2) {
+                return from + i;
+            } else {
+                state = 0;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The next chunk of records, waiting for it; the last one has {@link Chunk#last} set.
+     *
+     * @throws InterruptedIOException when the reading thread is interrupted
+     */
+    Chunk take() throws InterruptedIOException {
+        try {
+            while (true) {
+                Chunk c = queue.poll(100, TimeUnit.MILLISECONDS);
+                if (c != null) {
+                    return c;
+                }
+                if (!thread.isAlive() && queue.isEmpty()) {
+                    // only if queueing the last chunk itself failed (out of memory): never wait for nothing; the
+                    // reader then reads the file again with Jackson, skipping what it delivered
+                    throw new ByteScanner.Bail("the second part's thread ended without its last records");
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while taking the second part of " + file);
+        }
+    }
+
+    /** Stops the thread and drops what it queued. */
+    @Override
+    public void close() {
+        cancelled = true;
+        queue.clear();
+        thread.interrupt();
+    }
+
+    private void run() {
+        Collector out = new Collector();
+        try (FileChannel ch = FileChannel.open(file)) {
+            ch.position(offset);
+            InputStream in = Channels.newInputStream(ch);
+            ByteScanner s = new ByteScanner(in, offset);
+            out.scanner = s;
+            boolean closed = new FastTraceWalk(s, out).entries();
+            if (closed) {
+                out.finish(AFTER_ARRAY, s.position());
+                return;
+            }
+        } catch (Throwable t) {
+            // Bail (something the fast walk does not read), cancelled, a read error, or worse: the records so far
+            // stand, and the reading thread reads on from the last whole entry
+        }
+        if (out.entries == 0) {
+            out.finish(AT_ENTRY, offset);
+        } else {
+            out.finish(AFTER_ENTRY, out.lastEnd);
+        }
+    }
+
+    /** Records what the walk reports, entry by entry, into chunks. */
+    private final class Collector implements FastTraceWalk.Target {
+        ByteScanner scanner;
+        Chunk chunk = new Chunk();
+        long entries;
+        long lastEnd;
+        boolean finished;
+
+        @Override
+        public void distributedRank(String rank) {
+            throw new ByteScanner.Bail("distributedInfo inside traceEvents");
+        }
+
+        @Override
+        public void traceEventsFound() {
+            throw new ByteScanner.Bail("traceEvents inside traceEvents");
+        }
+
+        @Override
+        public long entry() {
+            return entries;
+        }
+
+        @Override
+        public void skippedEntry() {
+            Chunk c = chunk;
+            int i = c.size;
+            c.event[i] = false;
+            c.end[i] = scanner.position();
+            commit();
+        }
+
+        @Override
+        public void checkpoint() throws InterruptedIOException {
+            if (cancelled) {
+                throw new InterruptedIOException("cancelled");
+            }
+        }
+
+        @Override
+        public void event(EventFields f, long ordinal) {
+            Chunk c = chunk;
+            int i = c.size;
+            c.event[i] = true;
+            c.start[i] = f.start;
+            c.end[i] = scanner.position();
+            c.phSeen[i] = f.phSeen;
+            c.cat[i] = (byte) f.cat;
+            c.name[i] = f.name;
+            c.pid[i] = f.pid;
+            c.pidNumeric[i] = f.pidNumeric;
+            c.tid[i] = f.tid;
+            c.tidNumeric[i] = f.tidNumeric;
+            c.ts[i] = f.ts;
+            c.dur[i] = f.dur;
+            c.device[i] = f.device;
+            c.stream[i] = f.stream;
+            c.correlation[i] = f.correlation;
+            c.externalId[i] = f.externalId;
+            c.dims[i] = f.dims;
+            commit();
+        }
+
+        private void commit() {
+            lastEnd = chunk.end[chunk.size];
+            chunk.size++;
+            entries++;
+            if (chunk.size == CHUNK) {
+                Chunk full = chunk;
+                chunk = new Chunk();
+                if (!put(full)) {
+                    throw new ByteScanner.Bail("cancelled");
+                }
+            }
+        }
+
+        void finish(int state, long position) {
+            if (finished) {
+                return;
+            }
+            finished = true;
+            chunk.last = true;
+            chunk.endState = state;
+            chunk.endPosition = position;
+            put(chunk);
+        }
+
+        /** Queues a chunk, waiting while the queue is full; false when cancelled (nobody takes it). */
+        private boolean put(Chunk c) {
+            try {
+                while (!cancelled) {
+                    if (queue.offer(c, 100, TimeUnit.MILLISECONDS)) {
+                        return true;
+                    }
+                    // the reading thread has not caught up: wait (bounded memory)
+                }
+            } catch (InterruptedException e) {
+                cancelled = true; // close() interrupts: nobody takes these any more
+            }
+            return false;
+        }
+    }
+}
