@@ -6,9 +6,11 @@ import io.llmprof.agent.synth.SynthNsysCommand;
 import io.llmprof.agent.synth.SynthServiceCommand;
 import io.llmprof.dashboard.cli.DashboardCommand;
 import io.llmprof.deploy.broker.BrokerCommand;
+import io.llmprof.events.ConsoleOut;
 import io.llmprof.streams.cli.StreamsCommand;
 import io.llmprof.streams.offline.AnalyzeCommand;
 import io.llmprof.streams.service.export.ExportCommand;
+import java.nio.charset.Charset;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -47,7 +49,22 @@ public final class Llmprof implements Runnable {
     }
 
     public static void main(String[] args) {
-        System.exit(commandLine(args).execute(args));
+        CommandLine cl = commandLine(args);
+        // picocli's own standard output (same charset), through which a command can also write UTF-8 bytes it
+        // already has (the layer report's spilled passes) without decoding and encoding them again
+        cl.setOut(new ConsoleOut(System.out, stdoutCharset()));
+        System.exit(cl.execute(args));
+    }
+
+    /** The charset picocli writes standard output in. */
+    static Charset stdoutCharset() {
+        for (String property : new String[] {"stdout.encoding", "sun.stdout.encoding"}) {
+            String name = System.getProperty(property);
+            if (name != null && Charset.isSupported(name)) {
+                return Charset.forName(name);
+            }
+        }
+        return Charset.defaultCharset();
     }
 
     /** The whole command tree. */

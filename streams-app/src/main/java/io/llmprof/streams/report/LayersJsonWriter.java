@@ -1,5 +1,6 @@
 package io.llmprof.streams.report;
 
+import io.llmprof.events.ConsoleOut;
 import io.llmprof.events.Json;
 import io.llmprof.events.view.CrossRankView;
 import io.llmprof.streams.boundary.ClosedPass;
@@ -14,14 +15,29 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 
 /**
  * Writes the {@link LayersDocument} shape with bounded memory: each closed pass is serialized as it comes
  * into a per-rank spill file, and the document is assembled from them at the end (ranks can interleave in
  * a trace, passes of one rank cannot). Same bytes as serializing a {@link LayersDocument} with
  * {@code Json.mapper()}.
+ *
+ * <p>A pass is serialized on a writer thread, so that the caller (an offline command's segmenters) goes on at once
+ * while a second core writes: at most {@value #QUEUED} passes wait, in order, and {@link #writeDocument} waits for
+ * the last. A failure to write a spill file is thrown from the next call.
  */
 public final class LayersJsonWriter implements AutoCloseable {
+    /** Passes waiting for the writer thread: bounds the memory they hold. */
+    static final int QUEUED = 64;
+
+    private static final Object[] STOP = new Object[0];
+
+    private final BlockingQueue<Object[]> queue = new ArrayBlockingQueue<>(QUEUED);
+    private Thread writer;
+    private volatile Throwable writeFailure;
+
     private final Map<String, Spill> spills = new TreeMap<>();
     private final Map<String, KernelCategories> categories = new TreeMap<>();
     private final Map<String, HardwareView> hardware = new TreeMap<>();
@@ -71,15 +87,70 @@ public final class LayersJsonWriter implements AutoCloseable {
     }
 
     public void pass(String rank, ClosedPass pass) {
+        rethrowWriteFailure();
         Spill s = spill(rank);
+        if (writer == null) {
+            writer = new Thread(this::writePasses, "layers-json-writer");
+            writer.setDaemon(true);
+            writer.start();
+        }
         try {
-            if (!s.first) {
-                s.out.write(',');
+            queue.put(new Object[] {s, pass, rank});
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while handing a pass of rank " + rank + " to the writer", e);
+        }
+    }
+
+    /** The writer thread: each pass into its rank's spill file, in order, until STOP. */
+    private void writePasses() {
+        try {
+            while (true) {
+                Object[] item = queue.take();
+                if (item == STOP) {
+                    return;
+                }
+                Spill s = (Spill) item[0];
+                if (writeFailure != null) {
+                    continue; // drain: the caller is told at its next call
+                }
+                try {
+                    if (!s.first) {
+                        s.out.write(',');
+                    }
+                    s.first = false;
+                    s.out.write(Json.mapper().writeValueAsBytes(LayersDocument.view((ClosedPass) item[1])));
+                } catch (IOException | RuntimeException e) {
+                    writeFailure = new UncheckedIOException(
+                            "cannot spill passes of rank " + item[2],
+                            e instanceof IOException io ? io : new IOException(e));
+                }
             }
-            s.first = false;
-            s.out.write(Json.mapper().writeValueAsBytes(LayersDocument.view(pass)));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot spill passes of rank " + rank, e);
+        } catch (InterruptedException e) {
+            // close(): the document is not wanted any more
+        }
+    }
+
+    /** Waits until the writer thread has written every pass handed to it, then stops it. */
+    private void drain() {
+        if (writer == null) {
+            return;
+        }
+        try {
+            queue.put(STOP);
+            writer.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the passes to be written", e);
+        }
+        writer = null;
+        rethrowWriteFailure();
+    }
+
+    private void rethrowWriteFailure() {
+        Throwable f = writeFailure;
+        if (f instanceof UncheckedIOException u) {
+            throw u;
         }
     }
 
@@ -140,6 +211,7 @@ public final class LayersJsonWriter implements AutoCloseable {
             List<String> notices,
             List<CrossRankView> crossRank)
             throws IOException {
+        drain();
         var m = Json.mapper();
         out.write("{" + (input == null ? "" : "\"input\":" + m.writeValueAsString(input) + ",") + "\"profile\":"
                 + m.writeValueAsString(profile) + ",\"anchor\":" + m.writeValueAsString(anchor)
@@ -152,8 +224,13 @@ public final class LayersJsonWriter implements AutoCloseable {
             e.getValue().out.flush();
             out.write((firstRank ? "" : ",") + "{\"rank\":" + m.writeValueAsString(e.getKey()) + ",\"passes\":[");
             firstRank = false;
-            try (var in = Files.newBufferedReader(e.getValue().file, StandardCharsets.UTF_8)) {
-                in.transferTo(out);
+            OutputStream bytes = ConsoleOut.utf8Bytes(out);
+            if (bytes != null) {
+                Files.copy(e.getValue().file, bytes); // the spill is UTF-8 already: no decoding and encoding again
+            } else {
+                try (var in = Files.newBufferedReader(e.getValue().file, StandardCharsets.UTF_8)) {
+                    in.transferTo(out);
+                }
             }
             out.write("]");
             KernelCategories c = categories.get(e.getKey());
@@ -180,6 +257,15 @@ public final class LayersJsonWriter implements AutoCloseable {
 
     @Override
     public void close() {
+        if (writer != null) {
+            writer.interrupt();
+            try {
+                writer.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            writer = null;
+        }
         for (Spill s : spills.values()) {
             try {
                 s.out.close();

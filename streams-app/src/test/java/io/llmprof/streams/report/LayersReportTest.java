@@ -1,7 +1,9 @@
 package io.llmprof.streams.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.llmprof.events.ConsoleOut;
 import io.llmprof.events.Json;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.boundary.ClosedPass;
@@ -9,8 +11,12 @@ import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
 import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.profile.ProfileCatalog;
+import java.io.ByteArrayOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,11 +26,16 @@ import org.junit.jupiter.api.Test;
 class LayersReportTest {
     /** n passes of a 2-layer model, 10 us kernels, 200 us apart. */
     static List<ClosedPass> passes(String rank, int n) {
+        return passes(rank, n, "x");
+    }
+
+    /** As above, with {@code x} as the name of each layer's second kernel. */
+    static List<ClosedPass> passes(String rank, int n, String x) {
         PassSegmenter s = new PassSegmenter(SegmenterConfig.resolve(null, "generic", "^A", 2), "job", "run", rank);
         List<ClosedPass> out = new ArrayList<>();
         long t = 0;
         for (int p = 0; p < n; p++) {
-            for (String k : List.of("p", "A", "x", "y", "A", "x", "y", "e")) {
+            for (String k : List.of("p", "A", x, "y", "A", x, "y", "e")) {
                 out.addAll(s.accept(TraceEvent.kernel(k, t, 10_000, 0, 1)).passes());
                 t += 11_000;
             }
@@ -53,6 +64,53 @@ class LayersReportTest {
         assertThat(out.toString())
                 .startsWith(
                         "{\"profile\":\"generic\",\"anchor\":\"^A\",\"num_layers\":2,\"blocks_per_layer\":1,\"ranks\":[{\"rank\":\"0\",\"passes\":[{\"index\":0,");
+    }
+
+    @Test
+    void moreRanksAndPassesThanTheWriterQueueHoldsAreWrittenInOrder() throws Exception {
+        Map<String, List<ClosedPass>> byRank = new LinkedHashMap<>();
+        byRank.put("0", passes("0", 3 * LayersJsonWriter.QUEUED));
+        byRank.put("1", passes("1", LayersJsonWriter.QUEUED + 1));
+        StringWriter out = new StringWriter();
+        try (LayersJsonWriter w = new LayersJsonWriter()) {
+            for (int i = 0; i < byRank.get("0").size(); i++) { // the ranks' passes interleaved, as in a trace
+                w.pass("0", byRank.get("0").get(i));
+                if (i < byRank.get("1").size()) {
+                    w.pass("1", byRank.get("1").get(i));
+                }
+            }
+            w.writeDocument(out, "generic", "^A", 2, 1);
+        }
+        assertThat(out.toString())
+                .isEqualTo(Json.mapper().writeValueAsString(LayersDocument.of("generic", "^A", 2, 1, byRank)) + "\n");
+    }
+
+    @Test
+    void theDocumentWrittenAsBytesToAUtf8ConsoleIsTheSameText() throws Exception {
+        Map<String, List<ClosedPass>> byRank = new LinkedHashMap<>();
+        byRank.put("0", passes("0", 5, "ядро_gemm"));
+        String expected = Json.mapper().writeValueAsString(LayersDocument.of("generic", "^A", 2, 1, byRank)) + "\n";
+        assertThat(expected).contains("ядро_gemm");
+        for (Charset charset : List.of(StandardCharsets.UTF_8, StandardCharsets.UTF_16LE)) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            ConsoleOut console = new ConsoleOut(bytes, charset);
+            console.print("before ");
+            try (LayersJsonWriter w = new LayersJsonWriter()) {
+                byRank.get("0").forEach(c -> w.pass("0", c));
+                w.writeDocument(console, "generic", "^A", 2, 1);
+            }
+            assertThat(bytes.toString(charset)).as("in %s", charset).isEqualTo("before " + expected);
+        }
+    }
+
+    @Test
+    void aPassTheWriterThreadCannotWriteFailsTheDocument() {
+        try (LayersJsonWriter w = new LayersJsonWriter()) {
+            w.pass("0", new ClosedPass(null, List.of()));
+            assertThatThrownBy(() -> w.writeDocument(new StringWriter(), "generic", "^A", 2, 1))
+                    .isInstanceOf(UncheckedIOException.class)
+                    .hasMessage("cannot spill passes of rank 0");
+        }
     }
 
     @Test
