@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Writes the {@link LayersDocument} shape with bounded memory: each closed pass is serialized as it comes
@@ -36,7 +37,7 @@ public final class LayersJsonWriter implements AutoCloseable {
 
     private final BlockingQueue<Object[]> queue = new ArrayBlockingQueue<>(QUEUED);
     private Thread writer;
-    private volatile Throwable writeFailure;
+    private volatile UncheckedIOException writeFailure;
 
     private final Map<String, Spill> spills = new TreeMap<>();
     private final Map<String, KernelCategories> categories = new TreeMap<>();
@@ -94,11 +95,20 @@ public final class LayersJsonWriter implements AutoCloseable {
             writer.setDaemon(true);
             writer.start();
         }
+        handOff(new Object[] {s, pass, rank});
+    }
+
+    /** Queues an item for the writer thread, waiting while the queue is full, but never for a thread that ended. */
+    private void handOff(Object[] item) {
         try {
-            queue.put(new Object[] {s, pass, rank});
+            while (!queue.offer(item, 100, TimeUnit.MILLISECONDS)) {
+                if (!writer.isAlive()) {
+                    throw new IllegalStateException("the layer report's writer thread ended early");
+                }
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while handing a pass of rank " + rank + " to the writer", e);
+            throw new IllegalStateException("interrupted while handing a pass to the report's writer thread", e);
         }
     }
 
@@ -120,10 +130,11 @@ public final class LayersJsonWriter implements AutoCloseable {
                     }
                     s.first = false;
                     s.out.write(Json.mapper().writeValueAsBytes(LayersDocument.view((ClosedPass) item[1])));
-                } catch (IOException | RuntimeException e) {
-                    writeFailure = new UncheckedIOException(
-                            "cannot spill passes of rank " + item[2],
-                            e instanceof IOException io ? io : new IOException(e));
+                } catch (IOException e) {
+                    writeFailure = new UncheckedIOException("cannot spill passes of rank " + item[2], e);
+                } catch (RuntimeException | Error e) { // out of memory included: the caller is told, not left waiting
+                    writeFailure =
+                            new UncheckedIOException("cannot spill passes of rank " + item[2], new IOException(e));
                 }
             }
         } catch (InterruptedException e) {
@@ -137,7 +148,7 @@ public final class LayersJsonWriter implements AutoCloseable {
             return;
         }
         try {
-            queue.put(STOP);
+            handOff(STOP);
             writer.join();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -148,9 +159,9 @@ public final class LayersJsonWriter implements AutoCloseable {
     }
 
     private void rethrowWriteFailure() {
-        Throwable f = writeFailure;
-        if (f instanceof UncheckedIOException u) {
-            throw u;
+        UncheckedIOException f = writeFailure;
+        if (f != null) {
+            throw f;
         }
     }
 
