@@ -231,7 +231,7 @@ final class FastTraceWalk {
         EventFields f = this.f;
         while (true) {
             SplitAhead.Chunk c = a.take();
-            SplitAhead.TAKEN_OVER.add(c.size);
+            a.taken(c.size);
             for (int i = 0; i < c.size; i++) {
                 long ordinal = target.entry();
                 if (c.event[i]) {

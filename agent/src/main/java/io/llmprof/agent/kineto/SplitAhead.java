@@ -11,6 +11,8 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The second part of a large plain Kineto file, tokenized ahead on a second thread while the reading thread goes
@@ -60,7 +62,13 @@ final class SplitAhead implements AutoCloseable {
     /** Offset of the entry this thread starts at. */
     final long offset;
 
+    private static final Logger LOG = LoggerFactory.getLogger(SplitAhead.class);
+
     private final Path file;
+    /** Entries the reading thread took over from this one (read by the reading thread only). */
+    private long taken;
+
+    private boolean closed;
     private final BlockingQueue<Chunk> queue = new ArrayBlockingQueue<>(MAX_QUEUED);
     private final Thread thread;
     private volatile boolean cancelled;
@@ -196,9 +204,24 @@ final class SplitAhead implements AutoCloseable {
         }
     }
 
+    /** Counts entries the reading thread took over (a diagnostic: {@link #TAKEN_OVER}, and the debug log). */
+    void taken(int entries) {
+        taken += entries;
+        TAKEN_OVER.add(entries);
+    }
+
     /** Stops the thread and drops what it queued. */
     @Override
     public void close() {
+        if (!closed) {
+            closed = true;
+            LOG.debug(
+                    "{}: second thread from byte {}: {} entries taken over{}",
+                    file,
+                    offset,
+                    taken,
+                    taken == 0 ? " (the reading walk did not start an entry there, or it stopped at once)" : "");
+        }
         cancelled = true;
         queue.clear();
         thread.interrupt();

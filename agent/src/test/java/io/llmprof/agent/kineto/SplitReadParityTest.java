@@ -6,17 +6,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A large plain file read with its second part tokenized on another thread ({@link ReaderOptions#splitRead}) must
@@ -178,6 +181,22 @@ class SplitReadParityTest {
                 + "{\"a\": 1}, {\"b\": 2}, ".repeat(600_000) + "{}]}\n";
         Path file = Fixtures.write(dir, "rank-0.json", json);
         assertThat(assertSameAsOneThread(file)).isZero();
+    }
+
+    /** Real traces, decompressed into the test's directory: Kineto's own layout, current engines. */
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "tracelens/inference/vllm_decode_full/capture_traces/"
+                        + "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+                "hta/mtia_trace_single_rank/mtia_rank_0.json.gz"
+            })
+    void realTracesReadTheSameSplit(String relative) throws IOException {
+        Path plain = dir.resolve("rank-0.json");
+        try (InputStream in = new GZIPInputStream(Files.newInputStream(SharedData.file(relative)))) {
+            Files.copy(in, plain);
+        }
+        assertThat(assertSameAsOneThread(plain)).isGreaterThan(10_000L);
     }
 
     @Test
