@@ -43,6 +43,12 @@ final class EventFields {
     Long externalId;
     String dims;
 
+    /** The entry's bytes as another thread's walk kept them where {@link #unusable} (else null). */
+    String snippet;
+
+    /** Where {@link #snippet} is kept: the file's bytes that thread had read by then (gzip: compressed). */
+    long rawRead;
+
     void reset(long entryStart) {
         start = entryStart;
         end = -1;
@@ -60,6 +66,23 @@ final class EventFields {
         correlation = null;
         externalId = null;
         dims = null;
+        snippet = null;
+        rawRead = -1;
+    }
+
+    /** ts absent or unreadable: the reader reports the entry (MISSING_TS) and drops it. */
+    boolean tsUnusable() {
+        return ts == MISSING || ts == Micros.INVALID;
+    }
+
+    /** dur unreadable or negative: the reader reports the entry (NEGATIVE_DURATION) and drops it. */
+    boolean durUnusable() {
+        return dur == Micros.INVALID || (dur != MISSING && dur < 0);
+    }
+
+    /** The reader will report this entry as a problem, quoting its bytes (when it is an event at all). */
+    boolean unusable() {
+        return tsUnusable() || durUnusable();
     }
 
     /** {@code args.device}: an int, else absent. */

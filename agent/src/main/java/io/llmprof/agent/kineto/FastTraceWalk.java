@@ -185,7 +185,7 @@ final class FastTraceWalk {
         while (true) {
             if (ahead != null) {
                 s.peek();
-                if (s.position() >= ahead.offset) {
+                if (s.position() >= ahead.offset()) {
                     int state = takeOver();
                     if (state == SplitAhead.AFTER_ARRAY) {
                         return;
@@ -224,7 +224,7 @@ final class FastTraceWalk {
     private int takeOver() throws InterruptedIOException {
         SplitAhead a = ahead;
         ahead = null;
-        if (s.position() != a.offset) {
+        if (s.position() != a.offset()) {
             a.close();
             return SplitAhead.AT_ENTRY;
         }

@@ -16,7 +16,13 @@ final class InputTracker extends FilterInputStream {
     private long total;
 
     InputTracker(InputStream in) {
+        this(in, 0);
+    }
+
+    /** @param start the offset of the stream's first byte in the whole input (a tracker that starts mid-file) */
+    InputTracker(InputStream in, long start) {
         super(in);
+        this.total = start;
     }
 
     long total() {

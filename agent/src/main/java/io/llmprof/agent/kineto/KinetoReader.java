@@ -19,9 +19,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,7 +68,7 @@ public final class KinetoReader {
     /** Problems logged at WARN per file; the rest at DEBUG, with one summary line. */
     private static final int LOGGED_PROBLEMS_PER_FILE = 20;
 
-    private static final int SNIPPET_BYTES = 4096;
+    static final int SNIPPET_BYTES = 4096;
     private static final long PROGRESS_STEP_BYTES = 1 << 20;
 
     private KinetoReader() {}
@@ -257,8 +254,8 @@ public final class KinetoReader {
                 tracker = new InputTracker(decoded);
                 if (replay == null) {
                     scanner = new ByteScanner(tracker);
-                    if (options.splitRead() && !gzip) {
-                        ahead = SplitAhead.start(file, fileSize);
+                    if (options.splitRead()) {
+                        ahead = SplitAhead.start(file, fileSize, gzip);
                     }
                     complete = new FastTraceWalk(scanner, this, ahead).root();
                 } else {
@@ -502,20 +499,18 @@ public final class KinetoReader {
             long ts = f.ts;
             long dur = f.dur;
             String name = f.name;
-            if (ts == MISSING || ts == Micros.INVALID) {
+            if (f.tsUnusable()) {
                 badEvent(
                         AnomalyKind.MISSING_TS,
-                        f.start,
-                        f.end,
+                        f,
                         (ts == MISSING ? "event without ts" : "event with an unreadable ts") + describe(name),
                         ordinal);
                 return;
             }
-            if (dur == Micros.INVALID || (dur != MISSING && dur < 0)) {
+            if (f.durUnusable()) {
                 badEvent(
                         AnomalyKind.NEGATIVE_DURATION,
-                        f.start,
-                        f.end,
+                        f,
                         (dur == Micros.INVALID
                                         ? "event with an unreadable dur"
                                         : "event with negative dur " + dur + " ns")
@@ -929,33 +924,20 @@ public final class KinetoReader {
             sink.event(rank, lane, index, e);
         }
 
-        /** @param readEnd {@link EventFields#end}: where the entry ends when another thread's walk read it, else -1 */
-        private void badEvent(AnomalyKind kind, long eventStart, long readEnd, String message, long ordinal) {
+        private void badEvent(AnomalyKind kind, EventFields f, String message, long ordinal) {
             String snippet;
-            if (readEnd >= 0) {
-                // read by the second part's thread: the bytes are not in this reader's ring, but in the (plain) file
-                snippet = fileSnippet(eventStart, readEnd);
+            long compressedRead = raw.count();
+            if (f.end >= 0) {
+                // read by the second part's thread, which kept the bytes of such an entry and how far it had read
+                snippet = f.snippet == null ? "" : f.snippet;
+                compressedRead = f.rawRead;
             } else {
                 long eventEnd = scanner != null
                         ? scanner.position()
                         : p.currentLocation().getByteOffset();
-                snippet = tracker.snippet(eventStart, eventEnd, SNIPPET_BYTES);
+                snippet = tracker.snippet(f.start, eventEnd, SNIPPET_BYTES);
             }
-            report(kind, eventStart, message + " (traceEvents[" + ordinal + "])", snippet, null);
-        }
-
-        /** The file's bytes [from, to), at most SNIPPET_BYTES, as the ring's snippet gives them; "" when unreadable. */
-        private String fileSnippet(long from, long to) {
-            int n = (int) Math.max(0, Math.min(to - from, SNIPPET_BYTES));
-            ByteBuffer b = ByteBuffer.allocate(n);
-            try (FileChannel ch = FileChannel.open(file)) {
-                while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
-                    // read on until full or at the end
-                }
-            } catch (IOException e) {
-                return "";
-            }
-            return new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
+            report(kind, f.start, compressedRead, message + " (traceEvents[" + ordinal + "])", snippet, null);
         }
 
         private void truncated(IOException e, String what) {
@@ -997,8 +979,19 @@ public final class KinetoReader {
         }
 
         private void report(AnomalyKind kind, long position, String message, String snippet, String exception) {
+            report(kind, position, raw.count(), message, snippet, exception);
+        }
+
+        /** @param compressedRead gzip: compressed bytes read by then, read-ahead included (the message's "~") */
+        private void report(
+                AnomalyKind kind,
+                long position,
+                long compressedRead,
+                String message,
+                String snippet,
+                String exception) {
             String where = gzip
-                    ? message + " [decompressed byte " + position + "; compressed byte ~" + raw.count() + " of "
+                    ? message + " [decompressed byte " + position + "; compressed byte ~" + compressedRead + " of "
                             + fileSize + " (read-ahead included)]"
                     : message + " [byte " + position + " of " + fileSize + "]";
             InputProblem problem = new InputProblem(kind, fileLabel, position, where, snippet, exception);

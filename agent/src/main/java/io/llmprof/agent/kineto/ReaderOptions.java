@@ -24,7 +24,7 @@ import java.util.Objects;
  *     holds at once (see {@link io.llmprof.agent.sequence.LaneSequencer#release}); an event of it that comes later
  *     and earlier than those is then late, counted and reported as any; no effect with a {@code spillDir}. Read by
  *     the Kineto reader only: an Nsight export's lanes already come merged by start time (one ordered query each)
- * @param splitRead a large plain (not gzipped) Kineto file's second part is tokenized on a second thread while the
+ * @param splitRead a large Kineto file's second part (gzipped: inflated) is tokenized on a second thread while the
  *     reading thread goes through the first ({@link SplitAhead}): same calls, same order, same results; for an
  *     offline command on a machine with a core to spare. Off by default (the live agent shares its cores with Kafka)
  */
@@ -129,7 +129,7 @@ public record ReaderOptions(
     }
 
     /**
-     * A large plain file's second part tokenized ahead on a second thread (true), or the whole file on the reading
+     * A large file's second part tokenized ahead on a second thread (true), or the whole file on the reading
      * thread (false, the default).
      */
     public ReaderOptions withSplitRead(boolean split) {

@@ -1,11 +1,14 @@
 package io.llmprof.agent.kineto;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -15,7 +18,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The second part of a large plain Kineto file, tokenized ahead on a second thread while the reading thread goes
+ * The second part of a large Kineto file, tokenized ahead on a second thread while the reading thread goes
  * through the first ({@link ReaderOptions#splitRead}).
  *
  * <p>It starts at the first byte after {@link #SPLIT_AT} of the file that looks like the start of a {@code traceEvents}
@@ -29,6 +32,11 @@ import org.slf4j.LoggerFactory;
  * alone. Where this walk stops early (anything the fast walk does not read, which the reading thread then reads
  * itself, or a failure), the records up to its last whole entry stand, and the reading thread goes on from
  * there.
+ *
+ * <p>A gzipped file is split in its inflated bytes: this thread inflates the stream itself up to the split point
+ * (from the size in the gzip trailer, a hint only), so both threads inflate that much. The session quotes a bad
+ * entry's bytes from its reader's ring, which never sees the entries read here: for an entry the session will
+ * report ({@link EventFields#unusable}), this thread keeps the bytes and how far it had read the file.
  *
  * <p>Memory is bounded: at most {@value #MAX_QUEUED} chunks of {@value #CHUNK} entries (about 30 MB) are queued;
  * beyond that this thread waits for the reading thread to take them.
@@ -59,8 +67,16 @@ final class SplitAhead implements AutoCloseable {
     /** The {@code traceEvents} array closed. */
     static final int AFTER_ARRAY = 2;
 
-    /** Offset of the entry this thread starts at. */
-    final long offset;
+    /**
+     * Offset of the entry this thread starts at: {@link Long#MAX_VALUE} until it has found one (it looks on its own
+     * thread: a gzipped file is inflated up to there first), and for good when there is none.
+     */
+    private volatile long offset = Long.MAX_VALUE;
+
+    /** Where the split point lies in the file (plain) or in the inflated stream (gzip), for this thread to look. */
+    private final long target;
+
+    private final boolean gzip;
 
     private static final Logger LOG = LoggerFactory.getLogger(SplitAhead.class);
 
@@ -92,6 +108,11 @@ final class SplitAhead implements AutoCloseable {
         final Long[] correlation = new Long[CHUNK];
         final Long[] externalId = new Long[CHUNK];
         final String[] dims = new String[CHUNK];
+        /** The entry's bytes, kept only where the session will report it ({@link EventFields#unusable}). */
+        final String[] snippet = new String[CHUNK];
+        /** The file's bytes this thread had read when it kept a snippet (gzip: compressed, read-ahead included). */
+        final long[] rawRead = new long[CHUNK];
+
         int size;
 
         /** Set on the last chunk: how the records end, and where. */
@@ -118,36 +139,59 @@ final class SplitAhead implements AutoCloseable {
             f.correlation = correlation[i];
             f.externalId = externalId[i];
             f.dims = dims[i];
+            f.snippet = snippet[i];
+            f.rawRead = rawRead[i];
         }
     }
 
-    private SplitAhead(Path file, long offset) {
+    private SplitAhead(Path file, long target, boolean gzip) {
         this.file = file;
-        this.offset = offset;
+        this.target = target;
+        this.gzip = gzip;
         this.thread = new Thread(this::run, "kineto-split-ahead");
         thread.setDaemon(true);
     }
 
     /**
-     * Starts tokenizing the second part of {@code file} (plain JSON, {@code size} bytes); null when the file is
-     * too small or no entry start is found after the split point.
+     * Starts tokenizing the second part of {@code file} ({@code size} bytes; {@code gzip}: the reading thread found
+     * the gzip magic bytes); null when the file, or a gzipped file's inflated size as its trailer gives it, is too
+     * small.
      */
-    static SplitAhead start(Path file, long size) {
-        if (size < MIN_FILE_BYTES) {
+    static SplitAhead start(Path file, long size, boolean gzip) {
+        long length = size;
+        if (gzip) {
+            length = inflatedSizeHint(file, size);
+        }
+        if (length < MIN_FILE_BYTES) {
             return null;
         }
-        long at;
-        try {
-            at = entryStartAfter(file, (long) (size * SPLIT_AT));
-        } catch (IOException e) {
-            return null; // the reading thread reads it all, and reports what is wrong with it
-        }
-        if (at < 0) {
-            return null;
-        }
-        SplitAhead ahead = new SplitAhead(file, at);
+        SplitAhead ahead = new SplitAhead(file, (long) (length * SPLIT_AT), gzip);
         ahead.thread.start();
         return ahead;
+    }
+
+    /**
+     * A gzip file's inflated size as its last member's trailer gives it (ISIZE, modulo 4 GiB): only where the split
+     * point goes, so a wrong value (several members, over 4 GiB) costs balance, never correctness; -1 if unreadable.
+     */
+    static long inflatedSizeHint(Path file, long size) {
+        if (size < 18) {
+            return -1;
+        }
+        ByteBuffer b = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
+        try (FileChannel ch = FileChannel.open(file)) {
+            while (b.hasRemaining() && ch.read(b, size - 4 + b.position()) > 0) {
+                // the last four bytes
+            }
+        } catch (IOException e) {
+            return -1;
+        }
+        return b.hasRemaining() ? -1 : Integer.toUnsignedLong(b.getInt(0));
+    }
+
+    /** Offset of the entry this thread starts at; {@link Long#MAX_VALUE} while it has none. */
+    long offset() {
+        return offset;
     }
 
     /** The offset of the first '{' after {@code from} that follows '}' and ',' (whitespace between); -1: none. */
@@ -158,8 +202,12 @@ final class SplitAhead implements AutoCloseable {
                 // keep reading until the probe is full or the file ends
             }
         }
-        byte[] a = b.array();
-        int n = b.position();
+        int i = entryStart(b.array(), b.position());
+        return i < 0 ? -1 : from + i;
+    }
+
+    /** The index of the first '{' in {@code a[0, n)} that follows '}' and ',' (whitespace between); -1: none. */
+    static int entryStart(byte[] a, int n) {
         int state = 0; // 0: looking for '}', 1: '}' seen, 2: '}' ',' seen
         for (int i = 0; i < n; i++) {
             byte c = a[i];
@@ -172,7 +220,7 @@ final class SplitAhead implements AutoCloseable {
             } else if (c == ',' && state == 1) {
                 state = 2;
             } else if (c == '{' && state == 2) {
-                return from + i;
+                return i;
             } else {
                 state = 0;
             }
@@ -215,12 +263,18 @@ final class SplitAhead implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            LOG.debug(
-                    "{}: second thread from byte {}: {} entries taken over{}",
-                    file,
-                    offset,
-                    taken,
-                    taken == 0 ? " (the reading walk did not start an entry there, or it stopped at once)" : "");
+            long at = offset;
+            if (at == Long.MAX_VALUE) {
+                LOG.debug("{}: the second thread found no entry start after byte {}", file, target);
+            } else {
+                LOG.debug(
+                        "{}: second thread from {}byte {}: {} entries taken over{}",
+                        file,
+                        gzip ? "inflated " : "",
+                        at,
+                        taken,
+                        taken == 0 ? " (the reading walk did not start an entry there, or it stopped at once)" : "");
+            }
         }
         cancelled = true;
         queue.clear();
@@ -229,22 +283,38 @@ final class SplitAhead implements AutoCloseable {
 
     private void run() {
         Collector out = new Collector();
-        try (FileChannel ch = FileChannel.open(file)) {
-            ch.position(offset);
-            InputStream in = Channels.newInputStream(ch);
-            ByteScanner s = new ByteScanner(in, offset);
+        long at = -1;
+        try (CountingInputStream raw = new CountingInputStream(Files.newInputStream(file))) {
+            out.raw = raw;
+            InputStream in = gzip ? KinetoReader.maybeGunzip(raw) : raw;
+            in.skipNBytes(target); // a plain file's channel seeks; a gzip stream inflates up to there
+            byte[] probe = in.readNBytes(PROBE);
+            int i = entryStart(probe, probe.length);
+            if (i < 0 || cancelled) {
+                return; // no split: the reading thread never finds this offset, and reads it all
+            }
+            at = target + i;
+            InputTracker tracker = new InputTracker(
+                    new SequenceInputStream(new ByteArrayInputStream(probe, i, probe.length - i), in), at);
+            ByteScanner s = new ByteScanner(tracker, at);
             out.scanner = s;
+            out.tracker = tracker;
+            offset = at; // from here on the reading thread compares its entries' starts with it
             boolean closed = new FastTraceWalk(s, out).entries();
             if (closed) {
                 out.finish(AFTER_ARRAY, s.position());
                 return;
             }
         } catch (Throwable t) {
-            // Bail (something the fast walk does not read), cancelled, a read error, or worse: the records so far
-            // stand, and the reading thread reads on from the last whole entry
+            // Bail (something the fast walk does not read), cancelled, a read or inflate error, the stream ending
+            // before the split point, or worse: the records so far stand, and the reading thread reads on from the
+            // last whole entry
+        }
+        if (at < 0) {
+            return; // failed before it had an offset: the reading thread never takes anything
         }
         if (out.entries == 0) {
-            out.finish(AT_ENTRY, offset);
+            out.finish(AT_ENTRY, at);
         } else {
             out.finish(AFTER_ENTRY, out.lastEnd);
         }
@@ -253,6 +323,8 @@ final class SplitAhead implements AutoCloseable {
     /** Records what the walk reports, entry by entry, into chunks. */
     private final class Collector implements FastTraceWalk.Target {
         ByteScanner scanner;
+        InputTracker tracker;
+        CountingInputStream raw;
         Chunk chunk = new Chunk();
         long entries;
         long lastEnd;
@@ -310,6 +382,13 @@ final class SplitAhead implements AutoCloseable {
             c.correlation[i] = f.correlation;
             c.externalId[i] = f.externalId;
             c.dims[i] = f.dims;
+            if (f.unusable()) {
+                c.snippet[i] = tracker.snippet(f.start, c.end[i], KinetoReader.SNIPPET_BYTES);
+                c.rawRead[i] = raw.count();
+            } else {
+                c.snippet[i] = null;
+                c.rawRead[i] = -1;
+            }
             commit();
         }
 
