@@ -267,6 +267,21 @@ class SplitReadParityTest {
     }
 
     @Test
+    void smallFilesAndHugeGzippedFilesAreReadOnOneThread() {
+        assertThat(SplitAhead.worthSplitting(SplitAhead.MIN_FILE_BYTES - 1, false))
+                .isFalse();
+        assertThat(SplitAhead.worthSplitting(SplitAhead.MIN_FILE_BYTES, false)).isTrue();
+        assertThat(SplitAhead.worthSplitting(5L << 30, false)).isTrue(); // a plain file's split point is a seek
+        assertThat(SplitAhead.worthSplitting(SplitAhead.MIN_FILE_BYTES - 1, true))
+                .isFalse();
+        assertThat(SplitAhead.worthSplitting(SplitAhead.MAX_GZIP_INFLATED_BYTES, true))
+                .isTrue();
+        assertThat(SplitAhead.worthSplitting(SplitAhead.MAX_GZIP_INFLATED_BYTES + 1, true))
+                .isFalse();
+        assertThat(SplitAhead.worthSplitting(-1, true)).isFalse(); // no trailer to read
+    }
+
+    @Test
     void aGzippedTraceWhoseTrailerUnderstatesItsSizeIsReadTheSame() throws IOException {
         // two gzip members: the trailer gives only the last one's size, so the split point falls early
         String json = hostFirst(PAIRS, null);
