@@ -309,8 +309,8 @@ final class SplitAhead implements AutoCloseable {
             out.scanner = s;
             out.tracker = tracker;
             offset = at; // from here on the reading thread compares its entries' starts with it
-            boolean closed = new FastTraceWalk(s, out).entries();
-            if (closed) {
+            boolean arrayClosed = new FastTraceWalk(s, out).entries();
+            if (arrayClosed) {
                 out.finish(AFTER_ARRAY, s.position());
                 return;
             }
