@@ -185,13 +185,21 @@ final class FastTraceWalk {
         while (true) {
             if (ahead != null) {
                 s.peek();
-                if (s.position() >= ahead.offset()) {
-                    int state = takeOver();
-                    if (state == SplitAhead.AFTER_ARRAY) {
-                        return;
-                    }
-                    if (state == SplitAhead.AFTER_ENTRY && !s.next(']')) {
-                        return;
+                long position = s.position();
+                if (position >= ahead.target) {
+                    // at the split point: wait for the other thread's start (it is found by then, but for a busy box)
+                    long start = ahead.awaitOffset();
+                    if (start == Long.MAX_VALUE) {
+                        ahead.close(); // it found none: this walk reads on alone
+                        ahead = null;
+                    } else if (position >= start) {
+                        int state = takeOver();
+                        if (state == SplitAhead.AFTER_ARRAY) {
+                            return;
+                        }
+                        if (state == SplitAhead.AFTER_ENTRY && !s.next(']')) {
+                            return;
+                        }
                     }
                 }
             }
@@ -224,7 +232,7 @@ final class FastTraceWalk {
     private int takeOver() throws InterruptedIOException {
         SplitAhead a = ahead;
         ahead = null;
-        if (s.position() != a.offset()) {
+        if (s.position() != a.awaitOffset()) {
             a.close();
             return SplitAhead.AT_ENTRY;
         }

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -75,13 +76,21 @@ final class SplitAhead implements AutoCloseable {
     static final int AFTER_ARRAY = 2;
 
     /**
-     * Offset of the entry this thread starts at: {@link Long#MAX_VALUE} until it has found one (it looks on its own
-     * thread: a gzipped file is inflated up to there first), and for good when there is none.
+     * Offset of the entry this thread starts at, once {@link #decided} ({@link Long#MAX_VALUE}: none). It looks on
+     * its own thread (a gzipped file is inflated up to there first).
      */
     private volatile long offset = Long.MAX_VALUE;
 
-    /** Where the split point lies in the file (plain) or in the inflated stream (gzip), for this thread to look. */
-    private final long target;
+    /** Counted down once this thread has found its start, or given up. */
+    private final CountDownLatch decided = new CountDownLatch(1);
+
+    /**
+     * Where the split point lies in the file (plain) or in the inflated stream (gzip): the start is the first entry
+     * start at or after it. The reading thread waits there for this thread's decision, so it never passes the start
+     * while this thread is still looking for it (a busy machine, a slow inflate): whether the second part is taken
+     * over does not depend on timing.
+     */
+    final long target;
 
     private final boolean gzip;
 
@@ -198,8 +207,22 @@ final class SplitAhead implements AutoCloseable {
         return b.hasRemaining() ? -1 : Integer.toUnsignedLong(b.getInt(0));
     }
 
-    /** Offset of the entry this thread starts at; {@link Long#MAX_VALUE} while it has none. */
-    long offset() {
+    /**
+     * Offset of the entry this thread starts at, waiting until it has decided; {@link Long#MAX_VALUE}: none.
+     *
+     * @throws InterruptedIOException when the reading thread is interrupted
+     */
+    long awaitOffset() throws InterruptedIOException {
+        try {
+            while (!decided.await(100, TimeUnit.MILLISECONDS)) {
+                if (!thread.isAlive()) {
+                    return Long.MAX_VALUE; // cannot happen (counted down in a finally); never wait for nothing
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the second part's start in " + file);
+        }
         return offset;
     }
 
@@ -273,7 +296,7 @@ final class SplitAhead implements AutoCloseable {
         if (!closed) {
             closed = true;
             long at = offset;
-            if (at == Long.MAX_VALUE) {
+            if (decided.getCount() > 0 || at == Long.MAX_VALUE) {
                 LOG.debug("{}: the second thread found no entry start after byte {}", file, target);
             } else {
                 LOG.debug(
@@ -295,20 +318,25 @@ final class SplitAhead implements AutoCloseable {
         long at = -1;
         try (CountingInputStream raw = new CountingInputStream(Files.newInputStream(file))) {
             out.raw = raw;
-            InputStream in = gzip ? KinetoReader.maybeGunzip(raw) : raw;
-            in.skipNBytes(target); // a plain file's channel seeks; a gzip stream inflates up to there
-            byte[] probe = in.readNBytes(PROBE);
-            int i = entryStart(probe, probe.length);
-            if (i < 0 || cancelled) {
-                return; // no split: the reading thread never finds this offset, and reads it all
+            ByteScanner s;
+            try {
+                InputStream in = gzip ? KinetoReader.maybeGunzip(raw) : raw;
+                in.skipNBytes(target); // a plain file's channel seeks; a gzip stream inflates up to there
+                byte[] probe = in.readNBytes(PROBE);
+                int i = entryStart(probe, probe.length);
+                if (i < 0 || cancelled) {
+                    return; // no split: the reading thread reads it all
+                }
+                at = target + i;
+                InputTracker tracker = new InputTracker(
+                        new SequenceInputStream(new ByteArrayInputStream(probe, i, probe.length - i), in), at);
+                s = new ByteScanner(tracker, at);
+                out.scanner = s;
+                out.tracker = tracker;
+                offset = at;
+            } finally {
+                decided.countDown(); // with an offset, or none: the reading thread goes on
             }
-            at = target + i;
-            InputTracker tracker = new InputTracker(
-                    new SequenceInputStream(new ByteArrayInputStream(probe, i, probe.length - i), in), at);
-            ByteScanner s = new ByteScanner(tracker, at);
-            out.scanner = s;
-            out.tracker = tracker;
-            offset = at; // from here on the reading thread compares its entries' starts with it
             boolean arrayClosed = new FastTraceWalk(s, out).entries();
             if (arrayClosed) {
                 out.finish(AFTER_ARRAY, s.position());
