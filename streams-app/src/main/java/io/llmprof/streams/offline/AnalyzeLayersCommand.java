@@ -171,11 +171,8 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
                 try {
                     // The lanes interleaved by time: a host-first file (as Kineto writes large ones) loses no
                     // launch, so it is read once instead of stopped and read again sorted on disk.
-                    summary = PipelinedRead.read(
-                            trace,
-                            options.withInterleavedLanes(true).withSplitRead(true),
-                            run,
-                            TraceReaders::readExact);
+                    summary =
+                            PipelinedRead.read(trace, options.withInterleavedLanes(true), run, TraceReaders::readExact);
                 } catch (NoSuchFileException e) {
                     err.println("analyze layers: cannot open " + trace);
                     return 2;

@@ -36,9 +36,11 @@ final class ExactOrder implements AutoCloseable {
 
     /**
      * Runs {@code attempt} with the bounded reorder window, stopping at the first event beyond it; then, if there was
-     * one, again with every lane sorted on disk.
+     * one, again with every lane sorted on disk. Either reading tokenizes a large file's second part on a second
+     * thread ({@link ReaderOptions#withSplitRead}): an offline command has the machine to itself.
      */
-    <T> T read(ReaderOptions options, Attempt<T> attempt) throws IOException {
+    <T> T read(ReaderOptions base, Attempt<T> attempt) throws IOException {
+        ReaderOptions options = base.withSplitRead(true);
         try {
             return attempt.run(options.withAbortOnLate());
         } catch (LaneSequencer.LateEvent late) {
@@ -80,9 +82,10 @@ final class ExactOrder implements AutoCloseable {
         }
     }
 
-    /** The options of a later reading of the same input: sorted when the first reading was. */
+    /** The options of a later reading of the same input: sorted when the first reading was, and split as it was. */
     ReaderOptions options(ReaderOptions base) {
-        return dir == null ? base : base.withSpillDir(dir);
+        ReaderOptions options = base.withSplitRead(true);
+        return dir == null ? options : options.withSpillDir(dir);
     }
 
     List<String> notices() {

@@ -148,8 +148,7 @@ final class HostRunAnalysis {
             current = file;
             fileNumber++;
             // The lanes interleaved by time: a host-first file loses no launch, so it is read once.
-            summaries.add(TraceReaders.readExact(
-                    file, options.withInterleavedLanes(true).withSplitRead(true), sink));
+            summaries.add(TraceReaders.readExact(file, options.withInterleavedLanes(true), sink));
         }
         segmenters.finishAll();
         for (RankResult r : ranks.values()) {

@@ -133,7 +133,7 @@ final class LayerKernels {
         int window = spans.values().stream().mapToInt(LayerSpan::rows).max().orElse(0);
         Map<Integer, List<TraceEvent>> found = new HashMap<>();
         ArrayDeque<TraceEvent> ring = new ArrayDeque<>(window + 1);
-        KinetoReader.read(trace, options.withSplitRead(true), new OrderedSink() {
+        KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String r, TraceBatch.Lane lane, long index, TraceEvent e) {
                 if (window == 0
@@ -184,7 +184,7 @@ final class LayerKernels {
         Map<Long, Long> externalByCorrelation = new HashMap<>();
         Set<Long> wanted = new HashSet<>();
         Map<Long, TraceEvent> opsByExternal = new HashMap<>();
-        KinetoReader.read(trace, options.withSplitRead(true), new OrderedSink() {
+        KinetoReader.read(trace, options, new OrderedSink() {
             @Override
             public void event(String r, TraceBatch.Lane lane, long index, TraceEvent e) {
                 if (lane != TraceBatch.Lane.HOST || !r.equals(hostRank) || e.externalId() == null) {

@@ -113,25 +113,23 @@ final class PassIndex {
             segmenters.onLaunchLost(order::sortedOnLostLaunch);
         }
         // The lanes interleaved by time, as `analyze layers` reads them: a host-first file loses no launch.
-        index.summary = TraceReaders.readExact(
-                trace, options.withInterleavedLanes(true).withSplitRead(true), new OrderedSink() {
-                    @Override
-                    public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
-                        if (i == 0) {
-                            index.firstEventNs =
-                                    Math.min(index.firstEventNs, e.startNs()); // each lane is in start order
-                            if (lane == TraceBatch.Lane.GPU) {
-                                index.devices.put(rank, e.device());
-                            }
-                        }
-                        segmenters.event(rank, lane, e);
+        index.summary = TraceReaders.readExact(trace, options.withInterleavedLanes(true), new OrderedSink() {
+            @Override
+            public void event(String rank, TraceBatch.Lane lane, long i, TraceEvent e) {
+                if (i == 0) {
+                    index.firstEventNs = Math.min(index.firstEventNs, e.startNs()); // each lane is in start order
+                    if (lane == TraceBatch.Lane.GPU) {
+                        index.devices.put(rank, e.device());
                     }
+                }
+                segmenters.event(rank, lane, e);
+            }
 
-                    @Override
-                    public void endOfTrace(String rank, TraceBatch.Lane lane) {
-                        segmenters.endOfTrace(rank, lane);
-                    }
-                });
+            @Override
+            public void endOfTrace(String rank, TraceBatch.Lane lane) {
+                segmenters.endOfTrace(rank, lane);
+            }
+        });
         segmenters.finishAll();
         index.launchesLost = segmenters.launchesLost();
         if (index.firstEventNs == Long.MAX_VALUE) {
