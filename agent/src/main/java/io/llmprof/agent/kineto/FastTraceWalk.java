@@ -189,10 +189,11 @@ final class FastTraceWalk {
                 if (position >= ahead.target) {
                     // at the split point: wait for the other thread's start (it is found by then, but for a busy box)
                     long start = ahead.awaitOffset();
-                    if (start == Long.MAX_VALUE) {
-                        ahead.close(); // it found none: this walk reads on alone
+                    if (start == Long.MAX_VALUE || position > start) {
+                        // it found none, or its start is not an entry start of this walk: this walk reads on alone
+                        ahead.close();
                         ahead = null;
-                    } else if (position >= start) {
+                    } else if (position == start) {
                         int state = takeOver();
                         if (state == SplitAhead.AFTER_ARRAY) {
                             return;
@@ -225,17 +226,12 @@ final class FastTraceWalk {
     }
 
     /**
-     * At or past the second part's first entry: when exactly at it, the entries the other thread recorded are
-     * reported as this walk would have reported them, and the scanner moves on to where they end (the state is
-     * returned); anywhere else, they are dropped and this walk reads on ({@link SplitAhead#AT_ENTRY}).
+     * At the second part's first entry: the entries the other thread recorded are reported as this walk would have
+     * reported them, and the scanner moves on to where they end; returns how they end.
      */
     private int takeOver() throws InterruptedIOException {
         SplitAhead a = ahead;
         ahead = null;
-        if (s.position() != a.awaitOffset()) {
-            a.close();
-            return SplitAhead.AT_ENTRY;
-        }
         EventFields f = this.f;
         while (true) {
             SplitAhead.Chunk c = a.take();

@@ -226,18 +226,6 @@ final class SplitAhead implements AutoCloseable {
         return offset;
     }
 
-    /** The offset of the first '{' after {@code from} that follows '}' and ',' (whitespace between); -1: none. */
-    static long entryStartAfter(Path file, long from) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(PROBE);
-        try (FileChannel ch = FileChannel.open(file)) {
-            while (b.hasRemaining() && ch.read(b, from + b.position()) > 0) {
-                // keep reading until the probe is full or the file ends
-            }
-        }
-        int i = entryStart(b.array(), b.position());
-        return i < 0 ? -1 : from + i;
-    }
-
     /** The index of the first '{' in {@code a[0, n)} that follows '}' and ',' (whitespace between); -1: none. */
     static int entryStart(byte[] a, int n) {
         int state = 0; // 0: looking for '}', 1: '}' seen, 2: '}' ',' seen
