@@ -17,45 +17,58 @@ import picocli.CommandLine.Command;
 /**
  * The launcher's training run for its class-data-sharing archive (JDK 17's {@code -XX:ArchiveClassesAtExit}): the
  * JVM archives every class this run loads, and later starts map them instead of loading and verifying them from the
- * jars again. It runs what a command-line user runs most, in one JVM: {@code synth} of a small trace of the bundled
- * demo model, then {@code analyze layers} on it in both formats. Nothing is printed; the trace is written to a
+ * jars again. It runs what a command-line user runs most, in one JVM: {@code synth} of a trace of the bundled demo
+ * model, then {@code analyze layers} on it in both formats, {@code analyze host} and {@code analyze kernels}. Nothing is printed; the trace is written to a
  * temporary directory and removed. Hidden: the launcher runs it once per build (see ./llmprof).
  */
 @Command(
         name = "class-archive-training",
         hidden = true,
-        description = "The launcher's class-archive training run (internal): synth + analyze layers, silently.")
+        description = "The launcher's class-archive training run (internal): synth + analyze, silently.")
 public final class ClassArchiveTraining implements Callable<Integer> {
+    /**
+     * Passes of the training trace: about 9 MB, so that its reading takes the paths a real trace takes (the split
+     * read from 8 MB, the host lane spooled to disk past 4,096 queued events) and their classes are archived too.
+     */
+    static final int PASSES = 32;
+
+    /** The training trace's name in the run's directory. */
+    static final String TRACE = "rank-0.pt.trace.json";
+
     @Override
     public Integer call() throws IOException {
         Path dir = Files.createTempDirectory("llmprof-class-archive");
         try {
-            Path model = dir.resolve("model.json");
-            try (InputStream in = DemoCommand.class.getResourceAsStream(DemoCommand.DEMO_MODEL)) {
-                if (in == null) {
-                    throw new IllegalStateException("bundled demo model is missing from the jar");
-                }
-                Files.copy(in, model);
-            }
-            Path trace = dir.resolve("rank-0.pt.trace.json");
-            int exit = run(List.of("synth", "--config", model.toString(), "--passes", "4", "--out", trace.toString()));
-            for (String format : List.of("json", "text")) {
-                if (exit == 0) {
-                    exit = run(List.of(
-                            "analyze",
-                            "layers",
-                            "--trace",
-                            trace.toString(),
-                            "--config",
-                            model.toString(),
-                            "--format",
-                            format));
-                }
-            }
-            return exit;
+            return train(dir);
         } finally {
             delete(dir);
         }
+    }
+
+    /** The training runs, with their files in {@code dir}; the first that fails stops them and gives its exit. */
+    static int train(Path dir) throws IOException {
+        Path model = dir.resolve("model.json");
+        try (InputStream in = DemoCommand.class.getResourceAsStream(DemoCommand.DEMO_MODEL)) {
+            if (in == null) {
+                throw new IllegalStateException("bundled demo model is missing from the jar");
+            }
+            Files.copy(in, model);
+        }
+        String trace = dir.resolve(TRACE).toString();
+        String config = model.toString();
+        List<List<String>> runs = List.of(
+                List.of("synth", "--config", config, "--passes", String.valueOf(PASSES), "--out", trace),
+                List.of("analyze", "layers", "--trace", trace, "--config", config, "--format", "json"),
+                List.of("analyze", "layers", "--trace", trace, "--config", config, "--format", "text"),
+                List.of("analyze", "host", "--trace", trace, "--config", config),
+                List.of("analyze", "kernels", "--trace", trace, "--config", config, "--layer", "1"));
+        for (List<String> args : runs) {
+            int exit = run(args);
+            if (exit != 0) {
+                return exit;
+            }
+        }
+        return 0;
     }
 
     /** One command in this JVM, its output discarded. */
