@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.PriorityQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -41,10 +43,14 @@ import java.util.stream.Stream;
  * resumes by is the same as without this sink.
  *
  * <p>Memory is bounded whatever the file size: per lane, up to {@value #CHUNK} queued events (or about {@value
- * #CHUNK_BYTES} bytes) are held, then written to a spool file in a temp directory (length-prefixed protobuf {@code
- * TraceBatch} chunks, as the offline sort spills them), which the merge reads back a chunk at a time while it is
- * still being written. A lane that never queues a chunk never touches the disk. The directory is created at the
- * first spill and deleted by {@link #close} (also on failure) or, if the JVM exits first, by a shutdown hook.
+ * #CHUNK_BYTES} bytes) are held, then set aside as a chunk. A chunk stays in memory while every interleaver of the
+ * JVM together holds at most {@link Budget#DEFAULT_BYTES} of set-aside events (estimated, {@link #bytes}); past
+ * that it is written to a spool file in a temp directory (length-prefixed protobuf {@code TraceBatch} chunks, as the
+ * offline sort spills them), which the merge reads back a chunk at a time while it is still being written. So a
+ * host-first file of a hundred MB or two is merged without encoding, writing, reading and decoding its host lane
+ * (a seventh of the reading thread's time on a 140 MB trace), and a larger one still holds a bounded amount. A lane
+ * that never writes a chunk never touches the disk. The directory is created at the first write and deleted by
+ * {@link #close} (also on failure) or, if the JVM exits first, by a shutdown hook.
  *
  * <p>Problems pass through at once. Not thread-safe: the reading thread drives it, and its {@link #event} calls pass
  * events on to the sink.
@@ -56,9 +62,53 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     /** A chunk is also written once its events' names and dims pass this many characters (huge names). */
     static final int CHUNK_BYTES = 1 << 20;
 
+    /** Estimated heap per queued event besides its name and dims (the event, its boxed fields, list slots). */
+    static final int EVENT_BYTES = 128;
+
+    /**
+     * Bytes of set-aside chunks that may stay in memory, shared by the interleavers that hold it (by default every
+     * interleaver of the JVM, so that readers of many files at once hold no more than one).
+     */
+    public static final class Budget {
+        /** The JVM-wide default: 48 MiB of estimated events, about 300,000 host events of a Kineto trace. */
+        public static final long DEFAULT_BYTES = 48L << 20;
+
+        static final Budget JVM = new Budget(DEFAULT_BYTES);
+
+        private final long limit;
+        private final AtomicLong used = new AtomicLong();
+
+        /** @param limit bytes; 0 writes every chunk to disk */
+        public Budget(long limit) {
+            this.limit = limit;
+        }
+
+        boolean tryReserve(long bytes) {
+            while (true) {
+                long u = used.get();
+                if (u + bytes > limit) {
+                    return false;
+                }
+                if (used.compareAndSet(u, u + bytes)) {
+                    return true;
+                }
+            }
+        }
+
+        void release(long bytes) {
+            used.addAndGet(-bytes);
+        }
+
+        /** Bytes reserved now. */
+        public long used() {
+            return used.get();
+        }
+    }
+
     private final OrderedSink out;
     private final Path parent;
     private final ReadProgress progress;
+    private final Budget budget;
     private final List<Spool> lanes = new ArrayList<>();
     private final Map<String, Rank> ranks = new HashMap<>();
     private final List<Spool> ends = new ArrayList<>();
@@ -74,9 +124,15 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
      * @param progress told how many of the events received so far were passed on ({@link ReadProgress#passedOn})
      */
     public LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress) {
+        this(out, parent, progress, Budget.JVM);
+    }
+
+    /** @param budget what set-aside chunks may hold in memory before they go to disk */
+    LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress, Budget budget) {
         this.out = Objects.requireNonNull(out, "out");
         this.parent = parent;
         this.progress = Objects.requireNonNullElse(progress, ReadProgress.NONE);
+        this.budget = Objects.requireNonNull(budget, "budget");
     }
 
     @Override
@@ -151,11 +207,12 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         }
     }
 
-    /** Deletes the spool directory. */
+    /** Deletes the spool directory and gives back what its chunks held of the memory budget. */
     @Override
     public void close() {
         for (Spool s : lanes) {
             s.closeFiles();
+            s.releaseChunks();
         }
         deleteDir();
         if (cleanupOnExit != null) {
@@ -253,14 +310,26 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         }
     }
 
+    /** A chunk's estimated heap. */
+    static long bytes(List<TraceEvent> events) {
+        long n = 0;
+        for (TraceEvent e : events) {
+            n += EVENT_BYTES + chars(e);
+        }
+        return n;
+    }
+
     private static int chars(TraceEvent event) {
         return event.name().length()
                 + (event.inputDims() == null ? 0 : event.inputDims().length());
     }
 
+    /** A set-aside chunk: its events while they are in memory, else null (the next chunk of the spool file). */
+    private record Chunk(List<TraceEvent> events, long bytes) {}
+
     /**
-     * One (rank, lane)'s queue: its spooled chunks (on disk, read back one decoded chunk at a time), then the events
-     * held in memory.
+     * One (rank, lane)'s queue: its set-aside chunks (in memory, or on disk and read back one decoded chunk at a
+     * time), then the events held in memory.
      */
     private final class Spool {
         final Rank owner;
@@ -279,9 +348,11 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         Path file;
         DataOutputStream writer;
         DataInputStream reader;
-        int chunksWritten;
-        int chunksRead;
-        /** The chunk read back last, passed on up to {@code chunkPos}. */
+        /** Set-aside chunks, in order. */
+        final ArrayDeque<Chunk> chunks = new ArrayDeque<>();
+        /** Events of the set-aside chunks kept in memory. */
+        long chunkedInMemory;
+        /** The chunk taken last, passed on up to {@code chunkPos}. */
         List<TraceEvent> chunk = List.of();
 
         int chunkPos;
@@ -310,8 +381,9 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             }
         }
 
+        /** Events in memory: the queue's tail, the chunk being passed on and the chunks kept in memory. */
         long held() {
-            return tail.size() - tailHead + chunk.size() - chunkPos;
+            return tail.size() - tailHead + chunk.size() - chunkPos + chunkedInMemory;
         }
 
         /** The next queued event, or null when none is queued now. */
@@ -319,8 +391,8 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             if (chunkPos < chunk.size()) {
                 return chunk.get(chunkPos);
             }
-            while (chunksRead < chunksWritten) {
-                readChunk();
+            while (!chunks.isEmpty()) {
+                takeChunk();
                 if (!chunk.isEmpty()) {
                     return chunk.get(0);
                 }
@@ -357,26 +429,44 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             }
         }
 
-        /** Writes the events queued in memory as one chunk, flushed so that {@link #peek} can read it back. */
+        /**
+         * Sets the events queued in memory aside as one chunk: kept in memory while the budget allows, else written
+         * to the spool file, flushed so that {@link #peek} can read it back.
+         */
         private void spill() {
-            try {
-                if (writer == null) {
-                    file = Files.createTempFile(dir(), "lane-", ".pb");
-                    writer = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16));
+            List<TraceEvent> queued = tailHead == 0 ? tail : tail.subList(tailHead, tail.size());
+            long bytes = bytes(queued);
+            if (budget.tryReserve(bytes)) {
+                chunks.add(new Chunk(new ArrayList<>(queued), bytes));
+                chunkedInMemory += queued.size();
+            } else {
+                try {
+                    if (writer == null) {
+                        file = Files.createTempFile(dir(), "lane-", ".pb");
+                        writer = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16));
+                    }
+                    SpoolChunks.write(writer, lane, queued);
+                    writer.flush();
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot spool events to " + dir + ": " + e.getMessage(), e);
                 }
-                List<TraceEvent> queued = tailHead == 0 ? tail : tail.subList(tailHead, tail.size());
-                SpoolChunks.write(writer, lane, queued);
-                writer.flush();
-                chunksWritten++;
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot spool events to " + dir + ": " + e.getMessage(), e);
+                chunks.add(new Chunk(null, 0));
             }
             tail.clear();
             tailHead = 0;
             tailChars = 0;
         }
 
-        private void readChunk() {
+        /** Makes the next set-aside chunk the one being passed on (its memory back to the budget). */
+        private void takeChunk() {
+            Chunk c = chunks.poll();
+            if (c.events != null) {
+                chunk = c.events;
+                chunkedInMemory -= chunk.size();
+                budget.release(c.bytes);
+                chunkPos = 0;
+                return;
+            }
             try {
                 if (reader == null) {
                     reader = new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16));
@@ -386,10 +476,18 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                     throw new EOFException("no chunk left");
                 }
                 chunkPos = 0;
-                chunksRead++;
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read spooled events " + file + ": " + e, e);
             }
+        }
+
+        /** Drops the chunks kept in memory (a read that stopped early) and gives their budget back. */
+        void releaseChunks() {
+            for (Chunk c : chunks) {
+                budget.release(c.bytes);
+            }
+            chunks.clear();
+            chunkedInMemory = 0;
         }
 
         void closeFiles() {

@@ -51,6 +51,9 @@ class LaneInterleaverTest {
         }
     }
 
+    /** Every chunk set aside goes to disk. */
+    private static final LaneInterleaver.Budget NO_MEMORY = new LaneInterleaver.Budget(0);
+
     private static TraceEvent host(long start) {
         return new TraceEvent(TraceEvent.Kind.CPU_OP, "op", start, 1, null, null, null, 3L, "[[2, 3]]");
     }
@@ -160,7 +163,10 @@ class LaneInterleaverTest {
             };
             boolean hostFirst = rnd.nextBoolean();
             Path spool = null;
-            try (LaneInterleaver lanes = new LaneInterleaver(sink, dir, ReadProgress.NONE)) {
+            // every chunk on disk, a few chunks in memory and the rest on disk, or everything in memory
+            long[] limits = {0, 3 * LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK, 1L << 30};
+            LaneInterleaver.Budget budget = new LaneInterleaver.Budget(limits[(int) (seed % 3)]);
+            try (LaneInterleaver lanes = new LaneInterleaver(sink, dir, ReadProgress.NONE, budget)) {
                 int[] next = new int[lanesIn.size()];
                 while (true) {
                     List<Integer> open = new ArrayList<>();
@@ -184,7 +190,9 @@ class LaneInterleaverTest {
                                 next[l],
                                 lanesIn.get(l).get(next[l]));
                         next[l]++;
-                        assertThat(lanes.held()).isLessThanOrEqualTo(2L * LaneInterleaver.CHUNK * lanesIn.size());
+                        if (budget.used() == 0) {
+                            assertThat(lanes.held()).isLessThanOrEqualTo(2L * LaneInterleaver.CHUNK * lanesIn.size());
+                        }
                     }
                     spool = spool == null ? lanes.spoolDir() : spool;
                 }
@@ -195,6 +203,9 @@ class LaneInterleaverTest {
             }
             spilled += spool == null ? 0 : 1;
             assertThat(spool == null || !Files.exists(spool)).isTrue();
+            assertThat(budget.used())
+                    .as("seed %d: the memory budget is given back", seed)
+                    .isZero();
             for (int r = 0; r < ranks; r++) {
                 List<TraceEvent> h = lanesIn.get(2 * r);
                 List<TraceEvent> g = lanesIn.get(2 * r + 1);
@@ -273,21 +284,26 @@ class LaneInterleaverTest {
 
     @Test
     void aLongLaneIsSpooledToDiskInChunksAndTheDirectoryIsDeleted() throws IOException {
+        // (no memory budget: every chunk set aside goes to disk)
         Recorder out = new Recorder();
         int n = 3 * LaneInterleaver.CHUNK + 17;
         List<Long> progress = new ArrayList<>();
         Path spool;
-        try (LaneInterleaver lanes = new LaneInterleaver(out, dir, new ReadProgress() {
-            @Override
-            public void inputBytes(long consumedSoFar) {}
+        try (LaneInterleaver lanes = new LaneInterleaver(
+                out,
+                dir,
+                new ReadProgress() {
+                    @Override
+                    public void inputBytes(long consumedSoFar) {}
 
-            @Override
-            public void passedOn(long passedOn, long total) {
-                assertThat(passedOn).isLessThanOrEqualTo(total);
-                assertThat(total).as("events received so far").isLessThanOrEqualTo(2L * n);
-                progress.add(passedOn);
-            }
-        })) {
+                    @Override
+                    public void passedOn(long passedOn, long total) {
+                        assertThat(passedOn).isLessThanOrEqualTo(total);
+                        assertThat(total).as("events received so far").isLessThanOrEqualTo(2L * n);
+                        progress.add(passedOn);
+                    }
+                },
+                NO_MEMORY)) {
             for (int i = 0; i < n; i++) {
                 lanes.event("0", Lane.HOST, i, host(2L * i));
                 assertThat(lanes.held()).isLessThanOrEqualTo(LaneInterleaver.CHUNK);
@@ -327,7 +343,7 @@ class LaneInterleaverTest {
         Recorder out = new Recorder();
         out.failAfter = 100;
         Path spool;
-        LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE);
+        LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE, NO_MEMORY);
         try (lanes) {
             for (int i = 0; i < 2 * LaneInterleaver.CHUNK; i++) {
                 lanes.event("0", Lane.HOST, i, host(i));
@@ -337,6 +353,72 @@ class LaneInterleaverTest {
             assertThatThrownBy(lanes::finish).hasMessage("the sink failed");
         }
         assertThat(spool).doesNotExist();
+        assertThat(dir).isEmptyDirectory();
+    }
+
+    @Test
+    void chunksStayInMemoryWithinTheBudgetAndTheRestGoesToDisk() throws IOException {
+        long chunkBytes = LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
+        LaneInterleaver.Budget budget = new LaneInterleaver.Budget(2 * chunkBytes);
+        Recorder out = new Recorder();
+        int n = 5 * LaneInterleaver.CHUNK + 17;
+        try (LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE, budget)) {
+            for (int i = 0; i < 2 * LaneInterleaver.CHUNK; i++) {
+                lanes.event("0", Lane.HOST, i, host(2L * i));
+            }
+            assertThat(lanes.spoolDir()).as("two chunks fit the budget").isNull();
+            assertThat(budget.used()).isEqualTo(2 * chunkBytes);
+            assertThat(lanes.held()).isEqualTo(2L * LaneInterleaver.CHUNK);
+            for (int i = 2 * LaneInterleaver.CHUNK; i < n; i++) {
+                lanes.event("0", Lane.HOST, i, host(2L * i));
+            }
+            Path spool = lanes.spoolDir();
+            assertThat(spool).as("the next three went to disk").isNotNull();
+            assertThat(budget.used()).isEqualTo(2 * chunkBytes);
+            assertThat(lanes.held()).isLessThanOrEqualTo(3L * LaneInterleaver.CHUNK);
+            for (int i = 0; i < n; i++) {
+                lanes.event("0", Lane.GPU, i, kernel(2L * i + 1));
+                if (i == 0) {
+                    // as a chunk read back from disk, the one being passed on is outside the budget
+                    assertThat(budget.used())
+                            .as("the first chunk, being passed on, gave its share back")
+                            .isEqualTo(chunkBytes);
+                }
+            }
+            assertThat(budget.used()).isZero();
+            lanes.endOfTrace("0", Lane.HOST);
+            lanes.endOfTrace("0", Lane.GPU);
+            lanes.finish();
+            try (Stream<Path> files = Files.list(spool)) {
+                assertThat(files.count()).isEqualTo(1);
+            }
+        }
+        assertThat(out.events).hasSize(2 * n);
+        for (int i = 0; i < 2 * n; i++) {
+            assertThat(out.events.get(i)).isEqualTo(i % 2 == 0 ? host(i) : kernel(i));
+        }
+    }
+
+    @Test
+    void interleaversShareTheirBudgetAndAFailedReadGivesItsShareBack() {
+        long chunkBytes = LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
+        LaneInterleaver.Budget budget = new LaneInterleaver.Budget(chunkBytes);
+        Recorder first = new Recorder();
+        first.failAfter = 10;
+        LaneInterleaver a = new LaneInterleaver(first, dir, ReadProgress.NONE, budget);
+        LaneInterleaver b = new LaneInterleaver(new Recorder(), dir, ReadProgress.NONE, budget);
+        try (a;
+                b) {
+            for (int i = 0; i < LaneInterleaver.CHUNK; i++) {
+                a.event("0", Lane.HOST, i, host(i));
+                b.event("0", Lane.HOST, i, host(i));
+            }
+            assertThat(a.spoolDir()).as("the first took the budget").isNull();
+            assertThat(b.spoolDir()).as("the second found it spent").isNotNull();
+            assertThat(budget.used()).isEqualTo(chunkBytes);
+            assertThatThrownBy(a::finish).hasMessage("the sink failed");
+        }
+        assertThat(budget.used()).as("close gave the failed read's chunks back").isZero();
         assertThat(dir).isEmptyDirectory();
     }
 
