@@ -94,14 +94,18 @@ final class FastTraceWalk {
     /** The second part tokenized on another thread, until this walk reaches its first entry; else null. */
     private SplitAhead ahead;
 
-    FastTraceWalk(ByteScanner scanner, Target target) {
-        this(scanner, target, null);
+    /** cpu_ops' Input Dims are read ({@link ReaderOptions#inputDims()}), else skipped. */
+    private final boolean inputDims;
+
+    FastTraceWalk(ByteScanner scanner, Target target, boolean inputDims) {
+        this(scanner, target, null, inputDims);
     }
 
-    FastTraceWalk(ByteScanner scanner, Target target, SplitAhead ahead) {
+    FastTraceWalk(ByteScanner scanner, Target target, SplitAhead ahead, boolean inputDims) {
         this.s = scanner;
         this.target = target;
         this.ahead = ahead;
+        this.inputDims = inputDims;
     }
 
     /**
@@ -315,7 +319,7 @@ final class FastTraceWalk {
                 case F_ARGS -> {
                     if (s.peek() == '{') {
                         s.pos++;
-                        args(f.cat == CAT_CPU_OP || f.cat == CAT_UNSEEN);
+                        args(inputDims && (f.cat == CAT_CPU_OP || f.cat == CAT_UNSEEN));
                     } else {
                         s.skipValue();
                     }

@@ -255,9 +255,9 @@ public final class KinetoReader {
                 if (replay == null) {
                     scanner = new ByteScanner(tracker);
                     if (options.splitRead()) {
-                        ahead = SplitAhead.start(file, fileSize, gzip);
+                        ahead = SplitAhead.start(file, fileSize, gzip, options.inputDims());
                     }
-                    complete = new FastTraceWalk(scanner, this, ahead).root();
+                    complete = new FastTraceWalk(scanner, this, ahead, options.inputDims()).root();
                 } else {
                     p = FACTORY.createParser(tracker);
                     complete = parseRoot();
@@ -474,7 +474,7 @@ public final class KinetoReader {
                     case "dur" -> f.dur = micros(v);
                     case "args" -> {
                         if (v == JsonToken.START_OBJECT) {
-                            readArgs(f.cat == CAT_CPU_OP || f.cat == CAT_UNSEEN);
+                            readArgs(options.inputDims() && (f.cat == CAT_CPU_OP || f.cat == CAT_UNSEEN));
                         } else {
                             p.skipChildren();
                         }

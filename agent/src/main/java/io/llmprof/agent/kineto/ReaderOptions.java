@@ -27,6 +27,9 @@ import java.util.Objects;
  * @param splitRead a large Kineto file's second part (gzipped: inflated) is tokenized on a second thread while the
  *     reading thread goes through the first ({@link SplitAhead}): same calls, same order, same results; for an
  *     offline command on a machine with a core to spare. Off by default (the live agent shares its cores with Kafka)
+ * @param inputDims cpu_ops carry their Input Dims ({@link io.llmprof.events.TraceEvent#inputDims()}), the default;
+ *     false for a reading whose analysis never looks at them ({@code analyze layers}, {@code analyze host}): the
+ *     reader skips them as any other arg instead of copying them out (a twentieth of the reading thread)
  */
 public record ReaderOptions(
         int reorderWindow,
@@ -36,7 +39,8 @@ public record ReaderOptions(
         boolean abortOnLate,
         boolean interleaveLanes,
         boolean releaseQuietLanes,
-        boolean splitRead) {
+        boolean splitRead,
+        boolean inputDims) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -51,7 +55,7 @@ public record ReaderOptions(
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null, false, false, false, false);
+        this(reorderWindow, maxProblemsKept, progress, null, false, false, false, false, true);
     }
 
     public static ReaderOptions defaults() {
@@ -67,7 +71,8 @@ public record ReaderOptions(
                 abortOnLate,
                 interleaveLanes,
                 releaseQuietLanes,
-                splitRead);
+                splitRead,
+                inputDims);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
@@ -79,13 +84,22 @@ public record ReaderOptions(
                 abortOnLate,
                 interleaveLanes,
                 releaseQuietLanes,
-                splitRead);
+                splitRead,
+                inputDims);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, dir, false, interleaveLanes, releaseQuietLanes, splitRead);
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                dir,
+                false,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead,
+                inputDims);
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
@@ -98,7 +112,8 @@ public record ReaderOptions(
                 true,
                 interleaveLanes,
                 releaseQuietLanes,
-                splitRead);
+                splitRead,
+                inputDims);
     }
 
     /**
@@ -114,7 +129,8 @@ public record ReaderOptions(
                 abortOnLate,
                 interleave,
                 releaseQuietLanes,
-                splitRead);
+                splitRead,
+                inputDims);
     }
 
     /**
@@ -125,7 +141,15 @@ public record ReaderOptions(
      */
     public ReaderOptions withQuietLanesReleased(boolean release) {
         return new ReaderOptions(
-                reorderWindow, maxProblemsKept, progress, spillDir, abortOnLate, interleaveLanes, release, splitRead);
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                release,
+                splitRead,
+                inputDims);
     }
 
     /**
@@ -141,6 +165,24 @@ public record ReaderOptions(
                 abortOnLate,
                 interleaveLanes,
                 releaseQuietLanes,
-                split);
+                split,
+                inputDims);
+    }
+
+    /**
+     * cpu_ops with their Input Dims (true, the default), or without (false): for an analysis that never reads them,
+     * which the reader then skips.
+     */
+    public ReaderOptions withInputDims(boolean dims) {
+        return new ReaderOptions(
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead,
+                dims);
     }
 }

@@ -93,6 +93,8 @@ final class SplitAhead implements AutoCloseable {
     final long target;
 
     private final boolean gzip;
+    /** As the reading thread's walk: cpu_ops' Input Dims read, else skipped. */
+    private final boolean inputDims;
 
     private static final Logger LOG = LoggerFactory.getLogger(SplitAhead.class);
 
@@ -160,10 +162,11 @@ final class SplitAhead implements AutoCloseable {
         }
     }
 
-    private SplitAhead(Path file, long target, boolean gzip) {
+    private SplitAhead(Path file, long target, boolean gzip, boolean inputDims) {
         this.file = file;
         this.target = target;
         this.gzip = gzip;
+        this.inputDims = inputDims;
         this.thread = new Thread(this::run, "kineto-split-ahead");
         thread.setDaemon(true);
     }
@@ -171,14 +174,14 @@ final class SplitAhead implements AutoCloseable {
     /**
      * Starts tokenizing the second part of {@code file} ({@code size} bytes; {@code gzip}: the reading thread found
      * the gzip magic bytes); null when the file, or a gzipped file's inflated size as its trailer gives it, is not
-     * {@link #worthSplitting}.
+     * {@link #worthSplitting}. {@code inputDims}: as the reading thread's walk ({@link ReaderOptions#inputDims()}).
      */
-    static SplitAhead start(Path file, long size, boolean gzip) {
+    static SplitAhead start(Path file, long size, boolean gzip, boolean inputDims) {
         long length = gzip ? inflatedSizeHint(file, size) : size;
         if (!worthSplitting(length, gzip)) {
             return null;
         }
-        SplitAhead ahead = new SplitAhead(file, (long) (length * SPLIT_AT), gzip);
+        SplitAhead ahead = new SplitAhead(file, (long) (length * SPLIT_AT), gzip, inputDims);
         ahead.thread.start();
         return ahead;
     }
@@ -325,7 +328,7 @@ final class SplitAhead implements AutoCloseable {
             } finally {
                 decided.countDown(); // with an offset, or none: the reading thread goes on
             }
-            boolean arrayClosed = new FastTraceWalk(s, out).entries();
+            boolean arrayClosed = new FastTraceWalk(s, out, inputDims).entries();
             if (arrayClosed) {
                 out.finish(AFTER_ARRAY, s.position());
                 return;

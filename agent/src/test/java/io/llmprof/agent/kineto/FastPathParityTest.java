@@ -43,9 +43,16 @@ class FastPathParityTest {
     private record Result(RecordingSink sink, ReadSummary summary, List<Long> progress) {}
 
     private static Result read(Path file, boolean fastPath) throws IOException {
+        return read(file, fastPath, true);
+    }
+
+    private static Result read(Path file, boolean fastPath, boolean inputDims) throws IOException {
         RecordingSink sink = new RecordingSink();
         List<Long> progress = new ArrayList<>();
-        ReaderOptions options = ReaderOptions.defaults().withReorderWindow(4).withProgress(progress::add);
+        ReaderOptions options = ReaderOptions.defaults()
+                .withReorderWindow(4)
+                .withProgress(progress::add)
+                .withInputDims(inputDims);
         ReadSummary summary = KinetoReader.read(file, options, sink, fastPath);
         return new Result(sink, summary, progress);
     }
@@ -196,6 +203,33 @@ class FastPathParityTest {
             })
     void oddDocumentsReadAsJacksonReadsThem(String json) throws IOException {
         assertSameAsJackson(Fixtures.write(dir, "doc.json", json));
+    }
+
+    /** Without Input Dims, both walks skip them (odd ones too) and read the rest as with them. */
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "[[1, 2], [3]]",
+                "[]",
+                "\"a string\"",
+                "[[1, {\"x\": [true, null]}], 2.5e3]",
+                "[[1, 2]",
+                "[[1, 2], [3]] 4"
+            })
+    void withoutInputDimsBothWalksSkipThemAndReadTheRestTheSame(String dims) throws IOException {
+        String json = "{\"traceEvents\": [" + Fixtures.cpuOp("aten::mm", "10.5", "2", 7, dims) + ", "
+                + Fixtures.kernel("k", "12", "1", 1) + "]}";
+        Path file = Fixtures.write(dir, "dims.json", json);
+        Result fast = read(file, true, false);
+        Result jackson = read(file, false, false);
+        Result withDims = read(file, true, true);
+        assertThat(fast.sink.events).isEqualTo(jackson.sink.events);
+        assertThat(fast.sink.problems).isEqualTo(jackson.sink.problems);
+        assertThat(fast.summary).isEqualTo(jackson.summary);
+        assertThat(fast.sink.events)
+                .allSatisfy(d -> assertThat(d.event().inputDims()).isNull());
+        assertThat(fast.sink.events).hasSameSizeAs(withDims.sink.events);
+        assertThat(fast.summary).isEqualTo(withDims.summary);
     }
 
     @Test

@@ -37,10 +37,16 @@ class SplitReadParityTest {
     private record Result(RecordingSink sink, ReadSummary summary, List<Long> progress, long takenOver) {}
 
     private static Result read(Path file, boolean split) throws IOException {
+        return read(file, split, true);
+    }
+
+    private static Result read(Path file, boolean split, boolean inputDims) throws IOException {
         RecordingSink sink = new RecordingSink();
         List<Long> progress = new ArrayList<>();
-        ReaderOptions options =
-                ReaderOptions.defaults().withProgress(progress::add).withSplitRead(split);
+        ReaderOptions options = ReaderOptions.defaults()
+                .withProgress(progress::add)
+                .withSplitRead(split)
+                .withInputDims(inputDims);
         long before = SplitAhead.TAKEN_OVER.sum();
         ReadSummary summary = KinetoReader.read(file, options, sink);
         return new Result(sink, summary, progress, SplitAhead.TAKEN_OVER.sum() - before);
@@ -163,6 +169,45 @@ class SplitReadParityTest {
         // the second thread starts at 42 % of the bytes: the whole GPU part and some host entries
         assertThat(taken).isGreaterThan(PAIRS * 2L);
         assertThat(read(file, true).sink.lane("0", Lane.GPU)).hasSize(PAIRS);
+    }
+
+    /** Without Input Dims both threads skip them, and nothing else changes. */
+    @Test
+    void withoutInputDimsNeitherThreadKeepsThemAndNothingElseChanges() throws IOException {
+        Path file = Fixtures.write(dir, "rank-0.json", hostFirst(PAIRS, null));
+        Result withDims = read(file, false, true);
+        Result split = read(file, true, false);
+        Result oneThread = read(file, false, false);
+
+        assertThat(split.takenOver()).isGreaterThan(PAIRS * 2L);
+        List<TraceEvent> cpuOps = withDims.sink.lane("0", Lane.HOST).stream()
+                .filter(e -> e.kind() == TraceEvent.Kind.CPU_OP)
+                .toList();
+        assertThat(cpuOps.get(PAIRS - 1).inputDims())
+                .as("the second part has cpu_ops with Input Dims")
+                .isEqualTo("[[" + ((PAIRS - 1) % 64) + ",4096],[4096]]");
+        assertThat(split.sink.events)
+                .allSatisfy(d -> assertThat(d.event().inputDims()).isNull());
+        assertThat(split.sink.events).isEqualTo(oneThread.sink.events);
+        assertThat(split.sink.events)
+                .isEqualTo(withDims.sink.events.stream()
+                        .map(d -> new RecordingSink.Delivered(d.rank(), d.lane(), d.index(), withoutDims(d.event())))
+                        .toList());
+        assertThat(split.summary).isEqualTo(withDims.summary);
+    }
+
+    private static TraceEvent withoutDims(TraceEvent e) {
+        return new TraceEvent(
+                e.kind(),
+                e.name(),
+                e.startNs(),
+                e.durNs(),
+                e.device(),
+                e.stream(),
+                e.correlation(),
+                e.externalId(),
+                null,
+                e.graphId());
     }
 
     static Stream<Arguments> oddEntriesInTheSecondPart() {

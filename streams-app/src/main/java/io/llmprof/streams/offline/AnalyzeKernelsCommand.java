@@ -137,7 +137,8 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
             err.println("analyze kernels: " + e.getMessage());
             return 2;
         }
-        PassIndex index = order.read(ReaderOptions.defaults(), o -> {
+        // the passes only: the Input Dims of the chosen layer's kernels come with the second reading (LayerKernels)
+        PassIndex index = order.read(ReaderOptions.defaults().withInputDims(false), o -> {
             PassIndex p = PassIndex.read(trace, config, i -> fwdPass != null && i == fwdPass, null, o, order);
             order.sortedIf(p.launchesLost);
             return p;

@@ -144,7 +144,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
         }
         try (ExactOrder order = new ExactOrder()) {
             return order.read(
-                    ReaderOptions.defaults(),
+                    ReaderOptions.defaults().withInputDims(false), // no layer figure uses them
                     options -> analyze(files, segmenterConfig, catalog, options, order, out, err));
         }
     }

@@ -125,7 +125,8 @@ final class HostRunAnalysis {
     static HostRunAnalysis read(HostConfig config, SegmenterConfig segmenterConfig, List<Path> files)
             throws IOException {
         try (ExactOrder order = new ExactOrder()) {
-            HostRunAnalysis a = order.read(ReaderOptions.defaults(), o -> {
+            // no host figure uses Input Dims
+            HostRunAnalysis a = order.read(ReaderOptions.defaults().withInputDims(false), o -> {
                 HostRunAnalysis fresh = new HostRunAnalysis(config, segmenterConfig, files);
                 fresh.segmenters.onLaunchLost(order::sortedOnLostLaunch);
                 HostRunAnalysis r = fresh.read(o);
