@@ -312,7 +312,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
             args.add(f.toString());
         }
         t = System.nanoTime();
-        int code = new CommandLine(new AnalyzeCommand())
+        int code = AnalyzeCommand.commandLine()
                 .setOut(new PrintWriter(Writer.nullWriter()))
                 .setErr(new PrintWriter(new StringWriter()))
                 .execute(args.toArray(String[]::new));

@@ -26,7 +26,8 @@ import picocli.CommandLine.Command;
  * classes and those of their fields: the whole tree was most of a command's JVM start-up ({@code analyze layers
  * --help}). {@link #main} therefore builds only the subcommand named on the command line; anything else (no
  * subcommand, {@code --help}, {@code help}, a name that is not a command, for which picocli suggests the nearest)
- * gets the whole tree, which {@link #commandLine()} builds for the tests as well.
+ * gets the whole tree, which {@link #commandLine()} builds for the tests as well. Under {@code analyze} it goes one
+ * level further: {@code analyze layers} builds {@code layers} alone ({@link AnalyzeCommand}).
  */
 @Command(
         name = "llmprof",
@@ -69,21 +70,37 @@ public final class Llmprof implements Runnable {
 
     /** The whole command tree. */
     public static CommandLine commandLine() {
-        return commandLine(SUBCOMMANDS.keySet());
+        return commandLine(SUBCOMMANDS.keySet(), null);
     }
 
-    /** The tree {@code args} need: only their subcommand when the first argument names one, else the whole tree. */
+    /**
+     * The tree {@code args} need: only their subcommand when the first argument names one (and under {@code
+     * analyze}, only the analysis the second names), else the whole tree.
+     */
     static CommandLine commandLine(String[] args) {
         if (args.length > 0 && SUBCOMMANDS.containsKey(args[0]) && !"help".equals(args[0])) {
-            return commandLine(List.of(args[0]));
+            String analysis =
+                    "analyze".equals(args[0]) && args.length > 1 && AnalyzeCommand.SUBCOMMANDS.containsKey(args[1])
+                            ? args[1]
+                            : null;
+            return commandLine(List.of(args[0]), analysis);
         }
         return commandLine();
     }
 
-    private static CommandLine commandLine(Collection<String> names) {
+    /** @param analysis the one {@code analyze} subcommand to build; null: all of them */
+    private static CommandLine commandLine(Collection<String> names, String analysis) {
         CommandLine cl = new CommandLine(new Llmprof());
         for (String name : names) {
-            cl.addSubcommand(name, SUBCOMMANDS.get(name));
+            if ("analyze".equals(name)) {
+                cl.addSubcommand(
+                        name,
+                        analysis == null
+                                ? AnalyzeCommand.commandLine()
+                                : AnalyzeCommand.commandLine(List.of(analysis)));
+            } else {
+                cl.addSubcommand(name, SUBCOMMANDS.get(name));
+            }
         }
         // set after the subcommands are added: these settings apply to those present
         return cl.setCaseInsensitiveEnumValuesAllowed(true).setExecutionExceptionHandler(CliErrors.fromEnvironment());

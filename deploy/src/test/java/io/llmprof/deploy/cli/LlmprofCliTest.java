@@ -2,6 +2,7 @@ package io.llmprof.deploy.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.llmprof.streams.offline.AnalyzeCommand;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
@@ -63,6 +64,17 @@ class LlmprofCliTest {
         }
         assertThat(Llmprof.commandLine().getSubcommands().keySet())
                 .containsExactlyElementsOf(Llmprof.SUBCOMMANDS.keySet());
+        for (Map.Entry<String, Class<?>> e : AnalyzeCommand.SUBCOMMANDS.entrySet()) {
+            CommandLine.Command command = e.getValue().getAnnotation(CommandLine.Command.class);
+            assertThat(command.name()).as(e.getValue().getName()).isEqualTo(e.getKey());
+            assertThat(command.aliases()).as(e.getKey()).isEmpty();
+        }
+        assertThat(Llmprof.commandLine()
+                        .getSubcommands()
+                        .get("analyze")
+                        .getSubcommands()
+                        .keySet())
+                .containsExactly("layers", "kernels", "perfetto", "host", "nsys-stats");
     }
 
     /** main builds only the subcommand it runs (start-up), and the whole tree whenever the usage may be needed. */
@@ -72,6 +84,24 @@ class LlmprofCliTest {
                         .getSubcommands()
                         .keySet())
                 .containsExactly("analyze");
+        // under analyze, only the analysis named (picocli reflects over each one's options: start-up)
+        assertThat(Llmprof.commandLine(new String[] {"analyze", "host", "--trace", "t.json"})
+                        .getSubcommands()
+                        .get("analyze")
+                        .getSubcommands()
+                        .keySet())
+                .containsExactly("host");
+        for (String[] args :
+                new String[][] {{"analyze"}, {"analyze", "--help"}, {"analyze", "layrs"}, {"analyze", "-h", "layers"}
+                }) {
+            assertThat(Llmprof.commandLine(args)
+                            .getSubcommands()
+                            .get("analyze")
+                            .getSubcommands()
+                            .keySet())
+                    .as(String.join(" ", args))
+                    .containsExactlyElementsOf(AnalyzeCommand.SUBCOMMANDS.keySet());
+        }
         for (String[] args : new String[][] {{}, {"--help"}, {"-V"}, {"help", "analyze"}, {"analyse"}, {"--debug"}}) {
             assertThat(Llmprof.commandLine(args).getSubcommands().keySet())
                     .as(String.join(" ", args))

@@ -26,7 +26,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import picocli.CommandLine;
 
 /** Broker + streams app + dashboard in this JVM, all on random ports, sharing one registry. */
 public final class PipelineHarness implements AutoCloseable {
@@ -141,7 +140,7 @@ public final class PipelineHarness implements AutoCloseable {
         if (modelConfig != null) {
             args.addAll(List.of("--config", modelConfig.toString()));
         }
-        int exit = new CommandLine(new AnalyzeCommand())
+        int exit = AnalyzeCommand.commandLine()
                 .setOut(new PrintWriter(out))
                 .setErr(new PrintWriter(err))
                 .execute(args.toArray(String[]::new));
