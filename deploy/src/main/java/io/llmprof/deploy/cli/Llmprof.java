@@ -9,6 +9,7 @@ import io.llmprof.deploy.broker.BrokerCommand;
 import io.llmprof.events.ConsoleOut;
 import io.llmprof.streams.cli.StreamsCommand;
 import io.llmprof.streams.offline.AnalyzeCommand;
+import io.llmprof.streams.profile.ProfileCatalog;
 import io.llmprof.streams.service.export.ExportCommand;
 import java.nio.charset.Charset;
 import java.util.Collection;
@@ -50,11 +51,33 @@ public final class Llmprof implements Runnable {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && "analyze".equals(args[0])) {
+            warmUp();
+        }
         CommandLine cl = commandLine(args);
         // picocli's own standard output (same charset), through which a command can also write UTF-8 bytes it
         // already has (the layer report's spilled passes) without decoding and encoding them again
         cl.setOut(new ConsoleOut(System.out, stdoutCharset()));
         System.exit(cl.execute(args));
+    }
+
+    /**
+     * Loads the built-in profile catalog on another thread while picocli builds and parses the command: every
+     * analysis needs it, and its first load (Jackson's data binding set up for the catalog's records) is a sixth
+     * of a second of start-up on one core. Silent: a failure here is the analysis's to report when it loads it.
+     */
+    private static void warmUp() {
+        Thread t = new Thread(
+                () -> {
+                    try {
+                        ProfileCatalog.builtIn();
+                    } catch (RuntimeException | Error e) {
+                        // reported by the command that needs the catalog
+                    }
+                },
+                "llmprof-warm-up");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** The charset picocli writes standard output in. */
