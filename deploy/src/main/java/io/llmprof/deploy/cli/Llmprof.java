@@ -51,7 +51,7 @@ public final class Llmprof implements Runnable {
     }
 
     public static void main(String[] args) {
-        if (args.length > 0 && "analyze".equals(args[0])) {
+        if (warmsUp(args)) {
             warmUp();
         }
         CommandLine cl = commandLine(args);
@@ -60,6 +60,22 @@ public final class Llmprof implements Runnable {
         cl.setOut(new ConsoleOut(System.out, stdoutCharset()));
         System.exit(cl.execute(args));
     }
+
+    /** The analyses that load the profile catalog, run (not asked for their usage or the version). */
+    static boolean warmsUp(String[] args) {
+        if (args.length < 2 || !"analyze".equals(args[0]) || !CATALOG_ANALYSES.contains(args[1])) {
+            return false;
+        }
+        for (String a : args) {
+            if (a.equals("-h") || a.equals("--help") || a.equals("-V") || a.equals("--version")) {
+                return false; // the warm-up would only compete with the usage for the cores
+            }
+        }
+        return true;
+    }
+
+    private static final java.util.Set<String> CATALOG_ANALYSES =
+            java.util.Set.of("layers", "kernels", "perfetto", "host");
 
     /**
      * Loads the built-in profile catalog on another thread while picocli builds and parses the command: every

@@ -123,6 +123,27 @@ class LlmprofCliTest {
                 .isSameAs(lone.getExecutionExceptionHandler());
     }
 
+    /** The catalog is loaded ahead only for an analysis that will need it, never for a usage or the version. */
+    @Test
+    void onlyAnAnalysisThatLoadsTheCatalogWarmsItUp() {
+        assertThat(Llmprof.warmsUp(new String[] {"analyze", "layers", "--trace", "t.json"}))
+                .isTrue();
+        assertThat(Llmprof.warmsUp(new String[] {"analyze", "host", "--trace", "t.json"}))
+                .isTrue();
+        for (String[] args : new String[][] {
+            {"analyze", "layers", "--help"},
+            {"analyze", "layers", "-h"},
+            {"analyze", "kernels", "--trace", "t.json", "-V"},
+            {"analyze", "nsys-stats", "--db", "x.sqlite"},
+            {"analyze"},
+            {"analyze", "--help"},
+            {"synth", "--config", "c.json"},
+            {}
+        }) {
+            assertThat(Llmprof.warmsUp(args)).as(String.join(" ", args)).isFalse();
+        }
+    }
+
     private static void walk(CommandLine c, java.util.function.Consumer<CommandLine> visit) {
         visit.accept(c);
         c.getSubcommands().values().stream().distinct().forEach(sub -> walk(sub, visit));
