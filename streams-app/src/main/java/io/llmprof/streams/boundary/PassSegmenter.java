@@ -36,6 +36,9 @@ import java.util.regex.Pattern;
  * anchor counting. Without any marker on the rank, anchor counting alone cuts the passes.
  */
 public final class PassSegmenter {
+    /** {@code TraceEvent.Kind.values()} once: each call copies the array (two per kernel delivered). */
+    private static final TraceEvent.Kind[] KINDS = TraceEvent.Kind.values();
+
     public static final String NEXT_PASS = "next_pass";
     public static final String RESYNC = "resync";
     public static final String END_OF_TRACE = "end_of_trace";
@@ -273,7 +276,7 @@ public final class PassSegmenter {
 
     private void deliver(long[] p, long res, Out out) {
         String canonical = pendingNames.get((int) p[P_NAME]);
-        TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) p[P_KIND]];
+        TraceEvent.Kind kind = KINDS[(int) p[P_KIND]];
         String text = res > 0 ? stepText(res) : null;
         // Decided now, in delivery order: the launch is known (the host lane has passed it) and what the run's
         // eager kernels taught so far is what a live run would know here.
@@ -1114,7 +1117,7 @@ public final class PassSegmenter {
         Map<Long, String> steps = new HashMap<>(warmupSteps);
         warmupSteps.clear();
         for (long[] w : buffered) {
-            TraceEvent.Kind kind = TraceEvent.Kind.values()[(int) w[Rows.W_KIND]];
+            TraceEvent.Kind kind = KINDS[(int) w[Rows.W_KIND]];
             long res = w.length > Rows.W_STEP ? w[Rows.W_STEP] : StepTracker.ANCHOR;
             String canonical = names.get((int) w[Rows.W_NAME]);
             int category = w.length > Rows.W_CATEGORY

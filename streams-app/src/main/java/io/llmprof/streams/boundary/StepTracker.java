@@ -446,8 +446,10 @@ final class StepTracker {
         return markersSeen;
     }
 
+    private static final StepMarker.Family[] FAMILIES = StepMarker.Family.values();
+
     private static StepMarker.Family family(long ordinal) {
-        return StepMarker.Family.values()[(int) ordinal];
+        return FAMILIES[(int) ordinal]; // values() copies the array at each call
     }
 
     // ---------------------------------------------------------------- state
