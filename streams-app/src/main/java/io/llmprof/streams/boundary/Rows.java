@@ -51,7 +51,9 @@ final class Rows {
             return 0;
         }
         long[][] sorted = rows.toArray(new long[0][]);
-        Arrays.sort(sorted, Comparator.comparingLong(r -> r[START]));
+        if (!startOrdered(sorted)) { // a stream's rows come in start order but for late events
+            Arrays.sort(sorted, Comparator.comparingLong(r -> r[START]));
+        }
         long total = 0;
         long cs = sorted[0][START];
         long ce = end(sorted[0]);
@@ -67,6 +69,15 @@ final class Rows {
             }
         }
         return total + (ce - cs);
+    }
+
+    private static boolean startOrdered(long[][] rows) {
+        for (int i = 1; i < rows.length; i++) {
+            if (rows[i][START] < rows[i - 1][START]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static long median(long[] values) {
