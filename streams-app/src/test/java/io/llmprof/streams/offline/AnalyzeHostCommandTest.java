@@ -99,7 +99,7 @@ class AnalyzeHostCommandTest {
     static Out host(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        CommandLine cli = AnalyzeCommand.commandLine();
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
         List<String> all = new ArrayList<>();

@@ -29,7 +29,7 @@ class AnalyzeLayersCommandTest {
     static Out analyze(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        CommandLine cli = AnalyzeCommand.commandLine();
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
         int code = cli.execute(args);

@@ -46,7 +46,7 @@ class DeepSeekLayersTest {
                 .ranks()
                 .get(0);
         StringWriter out = new StringWriter();
-        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        CommandLine cli = AnalyzeCommand.commandLine();
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(new StringWriter()));
         assertThat(cli.execute(

@@ -355,7 +355,7 @@ class RealTraceCategoriesTest {
         Path trace = SharedData.file("tracelens/inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz");
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        CommandLine cli = AnalyzeCommand.commandLine();
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
         int code = cli.execute("kernels", "--trace", trace.toString(), "--layer", "3", "--format", "json");

@@ -81,7 +81,7 @@ class UserProfileEndToEndTest {
     static String analyze(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cli = new CommandLine(new AnalyzeCommand());
+        CommandLine cli = AnalyzeCommand.commandLine();
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
         assertThat(cli.execute(args)).as(err.toString()).isZero();
