@@ -28,7 +28,8 @@ import java.util.Objects;
  *     reading thread goes through the first ({@link SplitAhead}): same calls, same order, same results; for an
  *     offline command on a machine with a core to spare. Off by default (the live agent shares its cores with Kafka)
  * @param inputDims cpu_ops carry their Input Dims ({@link io.llmprof.events.TraceEvent#inputDims()}), the default;
- *     false for a reading whose analysis never looks at them ({@code analyze layers}, {@code analyze host}): the
+ *     false for a reading whose analysis never looks at them ({@code analyze layers}, {@code host}, {@code perfetto},
+ *     the first reading of {@code kernels}): the
  *     reader skips them as any other arg instead of copying them out (a twentieth of the reading thread)
  */
 public record ReaderOptions(

@@ -28,7 +28,7 @@ import picocli.CommandLine.Command;
 public final class ClassArchiveTraining implements Callable<Integer> {
     /**
      * Passes of the training trace: about 9 MB, so that its reading takes the paths a real trace takes (the split
-     * read from 8 MB, the host lane spooled to disk past 4,096 queued events) and their classes are archived too.
+     * read from 8 MB, the host lane set aside in chunks past 4,096 queued events) and their classes are archived too.
      */
     static final int PASSES = 32;
 
