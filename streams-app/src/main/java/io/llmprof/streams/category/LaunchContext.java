@@ -33,8 +33,8 @@ import java.util.Map;
  * #MAX_LAUNCHES} launches waiting for their kernel (a launch is dropped once a kernel starting {@value #PRUNE_LAG_NS}
  * ns after it arrived: launches made during graph capture never get a kernel; kernels on a communication stream may
  * run long after launches of other streams, so the lag is in time, not in correlations), {@value #MAX_RECENT_OPS}
- * cpu_ops by External id, {@value #MAX_LEARNED} learned names (later names are not learned), {@value
- * #MAX_LAUNCH_NAMES} runtime call names with their launch kind (later ones are classified each time). Its whole state is
+ * cpu_ops by External id, {@value #MAX_LEARNED} learned names (later names are not learned); runtime call names are
+ * classified through {@link ApiNames}' bounded cache. Its whole state is
  * {@link #state()}. Not thread-safe (one per segmenter).
  */
 public final class LaunchContext {
@@ -51,7 +51,6 @@ public final class LaunchContext {
     static final long PRUNE_LAG_NS = 10_000_000_000L;
     static final int MAX_RECENT_OPS = 1_024;
     static final int MAX_LEARNED = 4_096;
-    static final int MAX_LAUNCH_NAMES = 1_024;
 
     /** Where a kernel's category came from. */
     public enum Source {
@@ -82,8 +81,8 @@ public final class LaunchContext {
     private final LinkedHashMap<Long, long[]> recentOps = new LinkedHashMap<>();
 
     private final Map<Long, Integer> learned = new LinkedHashMap<>();
-    /** Runtime call name -> {@link ApiNames#launchKind}, for at most {@value #MAX_LAUNCH_NAMES} names. */
-    private final Map<String, Integer> launchKinds = new java.util.HashMap<>();
+    /** Runtime call names classified once each (not state: derived from the name). */
+    private final ApiNames api = new ApiNames();
 
     private final Map<String, Long> hashes = new LinkedHashMap<>(256, 0.75f, true) {
         @Override
@@ -200,20 +199,8 @@ public final class LaunchContext {
         return (int) (frame[F_COMM] != NONE ? frame[F_COMM] : frame[F_CTX]);
     }
 
-    /** A runtime call's launch kind by name, remembered (a few dozen names; not state: derived from the name). */
-    private int launchKind(String name) {
-        Integer kind = launchKinds.get(name);
-        if (kind == null) {
-            kind = ApiNames.launchKind(name);
-            if (launchKinds.size() < MAX_LAUNCH_NAMES) {
-                launchKinds.put(name, kind);
-            }
-        }
-        return kind;
-    }
-
     private void launch(TraceEvent e) {
-        int kind = launchKind(e.name());
+        int kind = api.launchKind(e.name());
         if (kind == 0) {
             return;
         }

@@ -150,9 +150,12 @@ public final class ApiNames {
         return f;
     }
 
-    /** What a runtime call launches, by its raw name (suffixes stripped): {@link #LAUNCH}, {@link #GRAPH_LAUNCH} or 0. */
-    public static int launchKind(String rawName) {
-        int f = classify(stripVersion(rawName));
+    /**
+     * What a runtime call launches, by its raw name (suffixes stripped): {@link #LAUNCH}, {@link #GRAPH_LAUNCH} or 0;
+     * through this instance's cache of {@link #flags}.
+     */
+    public int launchKind(String rawName) {
+        int f = flags(stripVersion(rawName));
         return is(f, GRAPH_LAUNCH) ? GRAPH_LAUNCH : is(f, LAUNCH) ? LAUNCH : 0;
     }
 
