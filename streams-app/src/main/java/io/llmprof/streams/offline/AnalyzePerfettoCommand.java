@@ -149,19 +149,18 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             return 2;
         }
         Set<Integer> wanted = layers == null ? null : new LinkedHashSet<>(layers);
-        PassIndex index = order.read(
-                ReaderOptions.defaults().withInputDims(false),
-                o -> { // not exported
-                    PassIndex p = PassIndex.read(
-                            trace,
-                            config,
-                            i -> fwdPass != null && i == fwdPass,
-                            fwdPass == null && wanted != null ? wanted::contains : null,
-                            o,
-                            order);
-                    order.sortedIf(p.launchesLost);
-                    return p;
-                });
+        // the passes and layers only: the export has no cpu_op Input Dims
+        PassIndex index = order.read(ReaderOptions.defaults().withInputDims(false), o -> {
+            PassIndex p = PassIndex.read(
+                    trace,
+                    config,
+                    i -> fwdPass != null && i == fwdPass,
+                    fwdPass == null && wanted != null ? wanted::contains : null,
+                    o,
+                    order);
+            order.sortedIf(p.launchesLost);
+            return p;
+        });
         Integer refused = InputReport.refuse("analyze perfetto", trace, index.summary, err);
         if (refused != null) {
             return refused;
