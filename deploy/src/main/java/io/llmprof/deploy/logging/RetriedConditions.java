@@ -12,14 +12,27 @@ import java.util.Objects;
 record RetriedConditions(List<Rule> rules) {
     /**
      * The broker's rejection of a transactional producer's batch whose sequence is not 0 while the partition has no
-     * state for that producer yet (KIP-890 transactions v2, KAFKA-18202, apache/kafka#19902): the producer re-sends
-     * and the transaction commits; docs/runbook.md "Log lines that are not alerts".
+     * state for that producer yet (KIP-890 transactions v2, KAFKA-18202, apache/kafka#19902), and the out-of-order
+     * rejections of the same producer's later batches in flight: the producer re-sends and the transaction commits;
+     * docs/runbook.md "Log lines that are not alerts".
      */
     static final RetriedConditions DEFAULT = new RetriedConditions(List.of(
             new Rule(
                     "kafka.server.ReplicaManager",
                     "org.apache.kafka.common.errors.OutOfOrderSequenceException",
                     "for transactions v2 idempotent producer with no existing state"),
+            /*
+             * What follows that rejection while the producer has more batches in flight to the partition: each later
+             * batch arrives with a gap before it ("Out of order sequence number for producer 2 at offset 5 in
+             * partition ...: 4 (incoming seq. number), 1 (current end sequence number)"). Kafka's producer retries a
+             * batch that is not the next one after its last acknowledged (TransactionManager.canRetry) once the
+             * earlier batches land; a gap it cannot close aborts the transaction, which Kafka Streams reports itself.
+             * Seen in `bench live`'s service part on the embedded broker.
+             */
+            new Rule(
+                    "kafka.server.ReplicaManager",
+                    "org.apache.kafka.common.errors.OutOfOrderSequenceException",
+                    "(current end sequence number)"),
             /*
              * A streams instance restarted on its state directory after a crash under exactly-once (no checkpoint
              * file): Kafka Streams wipes the tasks' local stores and restores them from their changelogs, and says so

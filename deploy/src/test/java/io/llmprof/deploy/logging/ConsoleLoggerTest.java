@@ -98,6 +98,33 @@ class ConsoleLoggerTest {
         });
     }
 
+    /** The broker's rejection of the batches in flight behind it, as Kafka 4.3 wrote it in `bench live`. */
+    private static final OutOfOrderSequenceException IN_FLIGHT_BEHIND = new OutOfOrderSequenceException(
+            "Out of order sequence number for producer 2 at offset 5 in partition llmprof.service-forwards-1: 4"
+                    + " (incoming seq. number), 1 (current end sequence number)");
+
+    @Test
+    void theBatchesInFlightBehindARetriedRejectionGoToDebugToo() {
+        Recording broker = new Recording("kafka.server.ReplicaManager", Level.DEBUG);
+        wrap(broker, false)
+                .error(
+                        "[ReplicaManager broker=1] Error processing append operation on partition {}",
+                        "x:llmprof.service-forwards-1",
+                        IN_FLIGHT_BEHIND);
+
+        assertThat(broker.lines).singleElement().satisfies(l -> {
+            assertThat(l.level()).isEqualTo(Level.DEBUG);
+            assertThat(l.message())
+                    .contains("Out of order sequence number for producer 2")
+                    .contains("recovered by Kafka, nothing lost")
+                    .doesNotContain("\n");
+        });
+        // the same exception from another logger (a client that could not retry it) still shows
+        Recording client = new Recording("org.apache.kafka.clients.producer.internals.Sender", Level.WARN);
+        wrap(client, false).error("send failed", IN_FLIGHT_BEHIND);
+        assertThat(client.lines).singleElement().extracting(Line::level).isEqualTo(Level.ERROR);
+    }
+
     /** Kafka Streams 4.3's line after a restart on the state dir of an instance killed under exactly-once. */
     private static final String TASKS_CORRUPTED = "stream-thread [app-StreamThread-1] Get exceptions for the following"
             + " tasks: {2_0=org.apache.kafka.streams.errors.TaskCorruptedException: Tasks [2_0] are corrupted and hence"
