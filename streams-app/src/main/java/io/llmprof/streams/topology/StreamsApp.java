@@ -5,6 +5,8 @@ import io.llmprof.streams.health.StreamsHealth;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
@@ -13,10 +15,13 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
@@ -115,7 +120,7 @@ public final class StreamsApp implements AutoCloseable {
                 app.stateLock.notifyAll();
             }
         });
-        metrics.bindTo(registry);
+        metrics.bindTo(kafkaStreamsMeters(registry, config.streamsProperties()));
         try {
             streams.start();
         } catch (RuntimeException e) {
@@ -213,6 +218,42 @@ public final class StreamsApp implements AutoCloseable {
                 stateLock.wait(Math.max(1, Math.min(Duration.ofNanos(left).toMillis(), 200)));
             }
         }
+    }
+
+    /**
+     * Kafka Streams' per-state-store (RocksDB), per-task, per-processor-node and per-topic meters: a few hundred names
+     * times every store and task. On the demo they were 2,602 of the 4,009 series of {@code /metrics}, and a scrape
+     * cost the dashboard 64 ms of CPU (docs/benchmarks.md). No dashboard, alert or runbook step uses them.
+     */
+    static final List<String> DETAIL_PREFIXES =
+            List.of("kafka.stream.state.", "kafka.stream.task.", "kafka.stream.processor.node.", "kafka.stream.topic.");
+
+    /**
+     * Where Kafka Streams' meters are bound: {@code registry} behind a filter that leaves out {@link
+     * #DETAIL_PREFIXES}, unless {@code metrics.recording.level} asks for more than INFO (then every one, as Kafka
+     * Streams records them). The client's and each stream thread's meters (alive threads, state, process, poll and
+     * commit ratios) and those of its consumers and producers (lag) always go through. The filter sits on a composite
+     * registry of its own, so it applies to these meters only, and is in place before any of them is registered.
+     */
+    static MeterRegistry kafkaStreamsMeters(MeterRegistry registry, Properties streamsProperties) {
+        String level = streamsProperties.getProperty(StreamsConfig.METRICS_RECORDING_LEVEL_CONFIG, "INFO");
+        if (!"INFO".equalsIgnoreCase(level.trim())) {
+            return registry;
+        }
+        CompositeMeterRegistry scoped =
+                new CompositeMeterRegistry(registry.config().clock());
+        scoped.config().meterFilter(MeterFilter.deny(id -> isDetail(id.getName())));
+        scoped.add(registry);
+        return scoped;
+    }
+
+    static boolean isDetail(String meterName) {
+        for (String prefix : DETAIL_PREFIXES) {
+            if (meterName.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
