@@ -63,7 +63,7 @@ public final class Llmprof implements Runnable {
 
     /** The analyses that load the profile catalog, run (not asked for their usage or the version). */
     static boolean warmsUp(String[] args) {
-        if (args.length < 2 || !"analyze".equals(args[0]) || !CATALOG_ANALYSES.contains(args[1])) {
+        if (args.length < 2 || !"analyze".equals(args[0]) || !AnalyzeCommand.CATALOG_ANALYSES.contains(args[1])) {
             return false;
         }
         for (String a : args) {
@@ -73,9 +73,6 @@ public final class Llmprof implements Runnable {
         }
         return true;
     }
-
-    private static final java.util.Set<String> CATALOG_ANALYSES =
-            java.util.Set.of("layers", "kernels", "perfetto", "host");
 
     /**
      * Loads the built-in profile catalog on another thread while picocli builds and parses the command: every

@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -23,6 +24,9 @@ import picocli.CommandLine.Spec;
 public final class AnalyzeCommand implements Runnable {
     /** The subcommands by name, in the order the usage lists them; each name is its class's {@code @Command} name. */
     public static final Map<String, Class<?>> SUBCOMMANDS = subcommands();
+
+    /** The subcommands that load the profile catalog (all but {@code nsys-stats}): what a launcher may load ahead. */
+    public static final Set<String> CATALOG_ANALYSES = Set.of("layers", "kernels", "perfetto", "host");
 
     @Spec
     CommandSpec spec;
