@@ -279,6 +279,42 @@ class CrossRankTopologyTest {
     }
 
     @Test
+    void eviction_finds_the_next_oldest_index_across_gaps_near_and_beyond_the_first_scan() {
+        // Aligned indexes 0, 3, 40 (40 is past the first scan after 3, CrossRankProcessor.NEXT_PROBE = 16), then 41,
+        // 42, 43, keep 3: each eviction must find the next index held, near or far, and a pass older than the oldest
+        // held is late.
+        try (Harness h = harness(stateDir, 3)) {
+            TestInputTopic<String, PassRecord> in = passesIn(h);
+            long[] t = {T0};
+            java.util.function.LongConsumer both = index -> {
+                in.pipeInput("J/0", pass("J", "r", "0", index, index * 1000, 100), t[0]++);
+                in.pipeInput("J/1", pass("J", "r", "1", index, index * 1000, 150), t[0]++);
+            };
+            for (long index : new long[] {0, 3, 40}) {
+                both.accept(index);
+            }
+            assertThat(held(h)).containsExactly(0L, 3L, 40L);
+            both.accept(41);
+            assertThat(held(h)).containsExactly(3L, 40L, 41L);
+            both.accept(42);
+            assertThat(held(h)).containsExactly(40L, 41L, 42L);
+            // Index 39 is older than every index held now: late, not aggregated.
+            in.pipeInput("J/1", pass("J", "r", "1", 39, 39_000, 100), t[0]++);
+            assertThat(h.count(StreamsMeters.CROSS_RANK_LATE)).isEqualTo(1);
+            assertThat(held(h)).containsExactly(40L, 41L, 42L);
+            both.accept(43);
+            assertThat(held(h)).containsExactly(41L, 42L, 43L);
+            // Each evicted pass (0, 3, 40) was metered once as final.
+            assertThat(h.registry
+                            .get(StreamsMeters.CROSS_RANK_SKEW)
+                            .tags(StreamsMeters.TAG_JOB, "J")
+                            .timer()
+                            .count())
+                    .isEqualTo(3);
+        }
+    }
+
+    @Test
     void a_rank_far_behind_is_logged_once_per_run_and_every_late_pass_counted() {
         // slf4j-simple writes to whatever System.err is when it logs
         java.io.PrintStream err = System.err;
