@@ -38,6 +38,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -354,9 +355,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
             String run,
             List<Figure> figures)
             throws InterruptedException {
-        Stage agent = new Stage(() -> sum(registry, AgentMeters.EVENTS));
-        Stage streams = new Stage(() -> sum(registry, StreamsMeters.INGESTED));
-        Stage dashboard = new Stage(() -> sum(registry, DashboardMeters.PASSES_CLOSED));
+        Stage agent = new Stage(sum(registry, AgentMeters.EVENTS));
+        Stage streams = new Stage(sum(registry, StreamsMeters.INGESTED));
+        Stage dashboard = new Stage(sum(registry, DashboardMeters.PASSES_CLOSED));
         double agent0 = agent.value.getAsDouble();
         double streams0 = streams.value.getAsDouble();
         double dashboard0 = dashboard.value.getAsDouble();
@@ -413,8 +414,8 @@ public final class BenchLiveCommand implements Callable<Integer> {
             throws IOException, InterruptedException {
         BenchHttp http = new BenchHttp();
         URI requests = URI.create(dashboard.url() + "/api/requests?limit=1&job=" + JOB + "&instance=" + instance);
-        Stage agent = new Stage(() -> sum(registry, AgentMeters.SERVICE_EVENTS));
-        Stage streams = new Stage(() -> sum(registry, StreamsMeters.SERVICE_EVENTS));
+        Stage agent = new Stage(sum(registry, AgentMeters.SERVICE_EVENTS));
+        Stage streams = new Stage(sum(registry, StreamsMeters.SERVICE_EVENTS));
         // Every 25 ms, not 5: each read is a REST call the dashboard answers on the same two cores.
         Stage rest = new Stage(() -> http.requestsSeen(requests), TimeUnit.MILLISECONDS.toNanos(25));
         double agent0 = agent.value.getAsDouble();
@@ -712,11 +713,30 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 .orElse(Double.NaN);
     }
 
-    /** The sum of every counter of that name (all tags); 0 while none is registered. */
-    static double sum(MeterRegistry registry, String name) {
-        return registry.find(name).counters().stream()
-                .mapToDouble(Counter::count)
-                .sum();
+    /**
+     * The sum of every counter of that name (all tags), as a supplier for a {@link Stage}; 0 while none is
+     * registered. The counters are collected as they are registered (and dropped as they are removed), so a read adds
+     * up those counters only. {@code registry.find(name)} copies and filters every meter of the registry, about 1,400
+     * with Kafka's; three stages read every 5 ms that way took the sampler thread a fifth as much CPU as the stream
+     * thread it measured, on the same two cores.
+     */
+    static DoubleSupplier sum(MeterRegistry registry, String name) {
+        CopyOnWriteArrayList<Counter> counters = new CopyOnWriteArrayList<>();
+        registry.config()
+                .onMeterAdded(m -> {
+                    if (m instanceof Counter c && m.getId().getName().equals(name)) {
+                        counters.addIfAbsent(c);
+                    }
+                })
+                .onMeterRemoved(counters::remove);
+        registry.find(name).counters().forEach(counters::addIfAbsent);
+        return () -> {
+            double total = 0;
+            for (Counter c : counters) {
+                total += c.count();
+            }
+            return total;
+        };
     }
 
     /** A stage's progress: when its value first moved and when it last changed. */

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.DoubleSupplier;
 import org.junit.jupiter.api.Test;
 
 class BenchLiveCommandTest {
@@ -69,13 +70,20 @@ class BenchLiveCommandTest {
     }
 
     @Test
-    void countersAreSummedOverTheirTags() {
+    void countersAreSummedOverTheirTagsAsTheyAreRegisteredAndRemoved() {
         SimpleMeterRegistry r = new SimpleMeterRegistry();
-        assertThat(BenchLiveCommand.sum(r, "llmprof.x")).isZero();
-        Counter.builder("llmprof.x").tag("lane", "gpu").register(r).increment(3);
+        Counter.builder("llmprof.x").tag("lane", "early").register(r).increment(1);
+        DoubleSupplier sum = BenchLiveCommand.sum(r, "llmprof.x");
+        assertThat(sum.getAsDouble()).isEqualTo(1);
+        Counter gpu = Counter.builder("llmprof.x").tag("lane", "gpu").register(r);
+        gpu.increment(3);
         Counter.builder("llmprof.x").tag("lane", "host").register(r).increment(4);
+        Counter.builder("llmprof.y").register(r).increment(100);
 
-        assertThat(BenchLiveCommand.sum(r, "llmprof.x")).isEqualTo(7);
+        assertThat(sum.getAsDouble()).isEqualTo(8);
+        r.remove(gpu);
+        assertThat(sum.getAsDouble()).isEqualTo(5);
+        assertThat(BenchLiveCommand.sum(r, "llmprof.none").getAsDouble()).isZero();
     }
 
     @Test
