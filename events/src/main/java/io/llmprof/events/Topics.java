@@ -36,7 +36,7 @@ public final class Topics {
 
     /** One record per host-overhead step window of a rank ({@link io.llmprof.events.host.HostStep}), keyed by rank. */
     public static final Topic<String, io.llmprof.events.host.HostStep> HOST_STEPS =
-            new Topic<>("llmprof.host-steps", Serdes.String(), new JsonSerde<>(io.llmprof.events.host.HostStep.class));
+            new Topic<>("llmprof.host-steps", Serdes.String(), OutputRecordSerde.hostSteps());
 
     /**
      * The rolling host-overhead assessment of a rank and phase ({@link io.llmprof.events.host.HostVerdict}), keyed

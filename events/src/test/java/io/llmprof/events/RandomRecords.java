@@ -12,7 +12,8 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * Random values for output records (strings, numbers, booleans, string lists, string-to-long maps, lists of such records): nulls,
+ * Random values for output records (strings, numbers, booleans, string and long lists, string-to-long maps, nested
+ * records, lists and string-keyed maps of such records): nulls,
  * extremes, escapes, non-ASCII, a lone surrogate, long strings.
  */
 public final class RandomRecords {
@@ -64,6 +65,28 @@ public final class RandomRecords {
             };
         } else if (type == boolean.class || type == Boolean.class) {
             return random.nextBoolean();
+        } else if (type instanceof Class<?> c && c.isRecord()) {
+            return record(c, random, nullsInside);
+        } else if (type instanceof ParameterizedType p
+                && p.getRawType() == List.class
+                && p.getActualTypeArguments()[0] == Long.class) {
+            List<Long> list = new ArrayList<>();
+            for (int n = random.nextInt(6); n > 0; n--) {
+                list.add((Long) value(long.class, random, nullsInside));
+            }
+            return list;
+        } else if (type instanceof ParameterizedType p
+                && p.getRawType() == Map.class
+                && p.getActualTypeArguments()[1] instanceof Class<?> element
+                && element.isRecord()) {
+            Map<String, Object> map = new LinkedHashMap<>();
+            for (int n = random.nextInt(4); n > 0; n--) {
+                Object item = record(element, random, nullsInside);
+                if (item != null) {
+                    map.put(randomString(random), item);
+                }
+            }
+            return map;
         } else if (type instanceof ParameterizedType p
                 && p.getRawType() == List.class
                 && p.getActualTypeArguments()[0] instanceof Class<?> element

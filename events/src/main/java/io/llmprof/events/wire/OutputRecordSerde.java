@@ -14,12 +14,16 @@ import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
+import io.llmprof.events.host.HostMetrics;
+import io.llmprof.events.host.HostStep;
+import io.llmprof.events.host.HostSums;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
 import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.HostStepOut;
 import io.llmprof.events.wire.proto.KernelFamilyOut;
 import io.llmprof.events.wire.proto.LayerHalfOut;
 import io.llmprof.events.wire.proto.LayerOut;
@@ -34,8 +38,8 @@ import java.util.Map;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
- * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code RequestOut},
- * {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
+ * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code HostStepOut},
+ * {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
  * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder}). A
  * value that starts with {@code '{'} is a JSON record written before this format (still on a topic after an upgrade)
@@ -83,6 +87,11 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** {@link LayerRecord} as {@code LayerOut}. */
     public static OutputRecordSerde<LayerRecord> layers() {
         return new OutputRecordSerde<>(LayerRecord.class, OutputRecordSerde::write, OutputRecordSerde::layer);
+    }
+
+    /** {@link HostStep} as {@code HostStepOut}. */
+    public static OutputRecordSerde<HostStep> hostSteps() {
+        return new OutputRecordSerde<>(HostStep.class, OutputRecordSerde::write, OutputRecordSerde::hostStep);
     }
 
     /** {@link RequestRecord} as {@code RequestOut}. */
@@ -351,6 +360,231 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
             }
         }
         return new LayerHalf(label, startNs, endNs, sumNs, kernels);
+    }
+
+    private static void write(HostStep s, CodedOutputStream out) throws IOException {
+        string(out, HostStepOut.JOB_FIELD_NUMBER, s.job());
+        string(out, HostStepOut.RUN_FIELD_NUMBER, s.run());
+        string(out, HostStepOut.RANK_FIELD_NUMBER, s.rank());
+        int64(out, HostStepOut.INDEX_FIELD_NUMBER, s.index());
+        string(out, HostStepOut.LABEL_FIELD_NUMBER, s.label());
+        optional(out, HostStepOut.STEP_NUMBER_FIELD_NUMBER, s.stepNumber());
+        string(out, HostStepOut.PHASE_FIELD_NUMBER, s.phase());
+        string(out, HostStepOut.SOURCE_FIELD_NUMBER, s.source());
+        int64(out, HostStepOut.START_NS_FIELD_NUMBER, s.startNs());
+        int64(out, HostStepOut.END_NS_FIELD_NUMBER, s.endNs());
+        optional(out, HostStepOut.GAP_BEFORE_NS_FIELD_NUMBER, s.gapBeforeNs());
+        WireWriter.nested(out, HostStepOut.SUMS_FIELD_NUMBER, s.sums(), OutputRecordSerde::write);
+        WireWriter.nested(out, HostStepOut.METRICS_FIELD_NUMBER, s.metrics(), OutputRecordSerde::write);
+        stringLongMap(out, HostStepOut.NVTX_FIELD_NUMBER, s.nvtx());
+        stringLongMap(out, HostStepOut.APIS_FIELD_NUMBER, s.apis());
+        if (!s.collectives().isEmpty()) { // packed, as proto3 writes a repeated scalar
+            int size = 0;
+            for (long start : s.collectives()) {
+                size += CodedOutputStream.computeInt64SizeNoTag(start);
+            }
+            out.writeTag(HostStepOut.COLLECTIVES_FIELD_NUMBER, LEN);
+            out.writeUInt32NoTag(size);
+            for (long start : s.collectives()) {
+                out.writeInt64NoTag(start);
+            }
+        }
+        if (s.complete()) {
+            out.writeBool(HostStepOut.COMPLETE_FIELD_NUMBER, true);
+        }
+        for (String note : s.notes()) {
+            out.writeString(HostStepOut.NOTES_FIELD_NUMBER, note);
+        }
+        stringLongMap(out, HostStepOut.GAP_NVTX_FIELD_NUMBER, s.gapNvtx());
+        for (Map.Entry<String, HostStep.KernelTime> e : s.kernelTimes().entrySet()) {
+            // a map entry (key = 1, value = 2, both always written) holding a KernelTimeOut, sized by hand: the
+            // nested writer's scratch space holds one level only
+            HostStep.KernelTime t = e.getValue();
+            int valueSize = (t.count() == 0 ? 0 : CodedOutputStream.computeInt64Size(1, t.count()))
+                    + (t.ns() == 0 ? 0 : CodedOutputStream.computeInt64Size(2, t.ns()));
+            out.writeTag(HostStepOut.KERNEL_TIMES_FIELD_NUMBER, LEN);
+            out.writeUInt32NoTag(CodedOutputStream.computeStringSize(1, e.getKey())
+                    + CodedOutputStream.computeTagSize(2)
+                    + CodedOutputStream.computeUInt32SizeNoTag(valueSize)
+                    + valueSize);
+            out.writeString(1, e.getKey());
+            out.writeTag(2, LEN);
+            out.writeUInt32NoTag(valueSize);
+            int64(out, 1, t.count());
+            int64(out, 2, t.ns());
+        }
+    }
+
+    private static void write(HostSums s, CodedOutputStream out) throws IOException {
+        long[] fields = {
+            s.steps(),
+            s.windowNs(),
+            s.busyNs(),
+            s.launchNs(),
+            s.launchCalls(),
+            s.apiCalls(),
+            s.prepNs(),
+            s.exposedNs(),
+            s.commNs(),
+            s.kernels(),
+            s.graphKernels(),
+            s.memops()
+        };
+        for (int i = 0; i < fields.length; i++) {
+            int64(out, i + 1, fields[i]); // HostSumsOut numbers its fields in the record's order
+        }
+    }
+
+    private static void write(HostMetrics m, CodedOutputStream out) throws IOException {
+        Double[] fields = {
+            m.gpuIdleRatio(),
+            m.launchOverheadRatio(),
+            m.hostPrepExposedRatio(),
+            m.hostPrepPerfImpact(),
+            m.hostPrepIdleAttribution(),
+            m.gpuUtilization(),
+            m.ncclRatio(),
+            m.graphCoverage()
+        };
+        for (int i = 0; i < fields.length; i++) {
+            optional(out, i + 1, fields[i]); // HostMetricsOut numbers its fields in the record's order
+        }
+    }
+
+    static HostStep hostStep(CodedInputStream in) throws IOException {
+        String job = null, run = null, rank = null, label = null, phase = null, source = null;
+        long index = 0, startNs = 0, endNs = 0;
+        Long stepNumber = null, gapBeforeNs = null;
+        boolean complete = false;
+        long[] sums = null; // a repeated message field merges into the one before, as the generated parser merges it
+        Double[] metrics = null;
+        Map<String, Long> nvtx = new LinkedHashMap<>();
+        Map<String, Long> apis = new LinkedHashMap<>();
+        Map<String, Long> gapNvtx = new LinkedHashMap<>();
+        Map<String, HostStep.KernelTime> kernelTimes = new LinkedHashMap<>();
+        List<Long> collectives = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case HostStepOut.JOB_FIELD_NUMBER << 3 | LEN -> job = SHARED.of(in.readStringRequireUtf8());
+                case HostStepOut.RUN_FIELD_NUMBER << 3 | LEN -> run = SHARED.of(in.readStringRequireUtf8());
+                case HostStepOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = SHARED.of(in.readStringRequireUtf8());
+                case HostStepOut.INDEX_FIELD_NUMBER << 3 | VARINT -> index = in.readInt64();
+                case HostStepOut.LABEL_FIELD_NUMBER << 3 | LEN -> label = in.readStringRequireUtf8();
+                case HostStepOut.STEP_NUMBER_FIELD_NUMBER << 3 | VARINT -> stepNumber = in.readInt64();
+                case HostStepOut.PHASE_FIELD_NUMBER << 3 | LEN -> phase = SHARED.of(in.readStringRequireUtf8());
+                case HostStepOut.SOURCE_FIELD_NUMBER << 3 | LEN -> source = SHARED.of(in.readStringRequireUtf8());
+                case HostStepOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case HostStepOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case HostStepOut.GAP_BEFORE_NS_FIELD_NUMBER << 3 | VARINT -> gapBeforeNs = in.readInt64();
+                case HostStepOut.SUMS_FIELD_NUMBER << 3 | LEN -> sums =
+                        nested(in, new Int64Fields(sums == null ? new long[12] : sums));
+                case HostStepOut.METRICS_FIELD_NUMBER << 3 | LEN -> metrics =
+                        nested(in, new DoubleFields(metrics == null ? new Double[8] : metrics));
+                case HostStepOut.NVTX_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, nvtx);
+                case HostStepOut.APIS_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, apis);
+                case HostStepOut.COLLECTIVES_FIELD_NUMBER << 3 | VARINT -> collectives.add(in.readInt64());
+                case HostStepOut.COLLECTIVES_FIELD_NUMBER << 3 | LEN -> {
+                    int limit = in.pushLimit(in.readRawVarint32());
+                    while (in.getBytesUntilLimit() > 0) {
+                        collectives.add(in.readInt64());
+                    }
+                    in.popLimit(limit);
+                }
+                case HostStepOut.COMPLETE_FIELD_NUMBER << 3 | VARINT -> complete = in.readBool();
+                case HostStepOut.NOTES_FIELD_NUMBER << 3 | LEN -> notes.add(in.readStringRequireUtf8());
+                case HostStepOut.GAP_NVTX_FIELD_NUMBER << 3 | LEN -> stringLongEntry(in, gapNvtx);
+                case HostStepOut.KERNEL_TIMES_FIELD_NUMBER << 3 | LEN -> kernelTimeEntry(in, kernelTimes);
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        HostSums s = sums == null
+                ? null
+                : new HostSums(
+                        sums[0], sums[1], sums[2], sums[3], sums[4], sums[5], sums[6], sums[7], sums[8], sums[9],
+                        sums[10], sums[11]);
+        HostMetrics m = metrics == null
+                ? null
+                : new HostMetrics(
+                        metrics[0], metrics[1], metrics[2], metrics[3], metrics[4], metrics[5], metrics[6], metrics[7]);
+        return new HostStep(
+                job,
+                run,
+                rank,
+                index,
+                label,
+                stepNumber,
+                phase,
+                source,
+                startNs,
+                endNs,
+                gapBeforeNs,
+                s,
+                m,
+                nvtx,
+                apis,
+                collectives,
+                complete,
+                notes,
+                gapNvtx,
+                kernelTimes);
+    }
+
+    /**
+     * A message whose fields 1..n are all {@code int64} ({@code HostSumsOut}, {@code KernelTimeOut}), field k read
+     * into {@code into[k - 1]} over what it held; any other field read past.
+     */
+    private record Int64Fields(long[] into) implements Decoder<long[]> {
+        @Override
+        public long[] decode(CodedInputStream in) throws IOException {
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                int field = WireFormat.getTagFieldNumber(tag);
+                if (WireFormat.getTagWireType(tag) == VARINT && field >= 1 && field <= into.length) {
+                    into[field - 1] = in.readInt64();
+                } else {
+                    WireReader.skipOrRefuse(in, tag);
+                }
+            }
+            return into;
+        }
+    }
+
+    /**
+     * A message whose fields 1..n are all {@code optional double} ({@code HostMetricsOut}), field k read into {@code
+     * into[k - 1]} over what it held; any other field read past.
+     */
+    private record DoubleFields(Double[] into) implements Decoder<Double[]> {
+        @Override
+        public Double[] decode(CodedInputStream in) throws IOException {
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                int field = WireFormat.getTagFieldNumber(tag);
+                if (WireFormat.getTagWireType(tag) == FIXED64 && field >= 1 && field <= into.length) {
+                    into[field - 1] = in.readDouble();
+                } else {
+                    WireReader.skipOrRefuse(in, tag);
+                }
+            }
+            return into;
+        }
+    }
+
+    /**
+     * One entry of a {@code map<string, KernelTimeOut>}, put in {@code map}: as protobuf's map-entry parser reads it,
+     * a missing key is "", a missing value the empty message, and a repeated value merges into the one before.
+     */
+    private static void kernelTimeEntry(CodedInputStream in, Map<String, HostStep.KernelTime> map) throws IOException {
+        nested(in, entry -> {
+            String key = "";
+            long[] value = new long[2];
+            for (int tag = entry.readTag(); tag != 0; tag = entry.readTag()) {
+                switch (tag) {
+                    case 1 << 3 | LEN -> key = SHARED.of(entry.readStringRequireUtf8());
+                    case 2 << 3 | LEN -> nested(entry, new Int64Fields(value));
+                    default -> WireReader.skipInEntry(entry, tag);
+                }
+            }
+            return map.put(key, new HostStep.KernelTime(value[0], value[1]));
+        });
     }
 
     private static void write(RequestRecord r, CodedOutputStream out) throws IOException {
