@@ -17,7 +17,7 @@ public final class Topics {
 
     /** One record per closed pass, keyed by rank. */
     public static final Topic<String, PassRecord> PASSES =
-            new Topic<>("llmprof.passes", Serdes.String(), new JsonSerde<>(PassRecord.class));
+            new Topic<>("llmprof.passes", Serdes.String(), OutputRecordSerde.passes());
 
     /** One record per layer of a closed pass, keyed by rank; protobuf. */
     public static final Topic<String, LayerRecord> LAYERS =
@@ -32,7 +32,7 @@ public final class Topics {
      * latest record per (job, run, index) is the current one.
      */
     public static final Topic<String, CrossRankPass> CROSS_RANK =
-            new Topic<>("llmprof.cross-rank", Serdes.String(), new JsonSerde<>(CrossRankPass.class));
+            new Topic<>("llmprof.cross-rank", Serdes.String(), OutputRecordSerde.crossRank());
 
     /** One record per host-overhead step window of a rank ({@link io.llmprof.events.host.HostStep}), keyed by rank. */
     public static final Topic<String, io.llmprof.events.host.HostStep> HOST_STEPS =

@@ -1,5 +1,6 @@
 package io.llmprof.events.wire;
 
+import static io.llmprof.events.wire.WireWriter.bool;
 import static io.llmprof.events.wire.WireWriter.int32;
 import static io.llmprof.events.wire.WireWriter.int64;
 import static io.llmprof.events.wire.WireWriter.optional;
@@ -10,10 +11,13 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
+import io.llmprof.events.Segment;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
@@ -22,11 +26,14 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
+import io.llmprof.events.wire.proto.CrossRankOut;
+import io.llmprof.events.wire.proto.CrossRankRankOut;
 import io.llmprof.events.wire.proto.ForwardOut;
 import io.llmprof.events.wire.proto.HostStepOut;
 import io.llmprof.events.wire.proto.KernelFamilyOut;
 import io.llmprof.events.wire.proto.LayerHalfOut;
 import io.llmprof.events.wire.proto.LayerOut;
+import io.llmprof.events.wire.proto.PassOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
 import java.io.IOException;
@@ -38,8 +45,9 @@ import java.util.Map;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
- * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code HostStepOut},
- * {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code RequestStateOut}), mapped field by field; a null field of the record is
+ * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code PassOut},
+ * {@code CrossRankOut}, {@code HostStepOut}, {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code
+ * RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
  * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder}). A
  * value that starts with {@code '{'} is a JSON record written before this format (still on a topic after an upgrade)
@@ -87,6 +95,16 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** {@link LayerRecord} as {@code LayerOut}. */
     public static OutputRecordSerde<LayerRecord> layers() {
         return new OutputRecordSerde<>(LayerRecord.class, OutputRecordSerde::write, OutputRecordSerde::layer);
+    }
+
+    /** {@link PassRecord} as {@code PassOut}. */
+    public static OutputRecordSerde<PassRecord> passes() {
+        return new OutputRecordSerde<>(PassRecord.class, OutputRecordSerde::write, OutputRecordSerde::pass);
+    }
+
+    /** {@link CrossRankPass} as {@code CrossRankOut}. */
+    public static OutputRecordSerde<CrossRankPass> crossRank() {
+        return new OutputRecordSerde<>(CrossRankPass.class, OutputRecordSerde::write, OutputRecordSerde::crossRank);
     }
 
     /** {@link HostStep} as {@code HostStepOut}. */
@@ -362,6 +380,253 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         return new LayerHalf(label, startNs, endNs, sumNs, kernels);
     }
 
+    private static void write(PassRecord p, CodedOutputStream out) throws IOException {
+        string(out, PassOut.JOB_FIELD_NUMBER, p.job());
+        string(out, PassOut.RUN_FIELD_NUMBER, p.run());
+        string(out, PassOut.RANK_FIELD_NUMBER, p.rank());
+        string(out, PassOut.PROFILE_FIELD_NUMBER, p.profile());
+        string(out, PassOut.ANCHOR_FIELD_NUMBER, p.anchor());
+        int32(out, PassOut.NUM_LAYERS_FIELD_NUMBER, p.numLayers());
+        int32(out, PassOut.BLOCKS_PER_LAYER_FIELD_NUMBER, p.blocksPerLayer());
+        int64(out, PassOut.INDEX_FIELD_NUMBER, p.index());
+        int64(out, PassOut.START_NS_FIELD_NUMBER, p.startNs());
+        int64(out, PassOut.END_NS_FIELD_NUMBER, p.endNs());
+        int64(out, PassOut.WALL_NS_FIELD_NUMBER, p.wallNs());
+        int64(out, PassOut.BUSY_NS_FIELD_NUMBER, p.busyNs());
+        int64(out, PassOut.SUM_NS_FIELD_NUMBER, p.sumNs());
+        int32(out, PassOut.KERNELS_FIELD_NUMBER, p.kernels());
+        bool(out, PassOut.COMPLETE_FIELD_NUMBER, p.complete());
+        bool(out, PassOut.STEADY_FIELD_NUMBER, p.steady());
+        WireWriter.nested(out, PassOut.PROLOGUE_FIELD_NUMBER, p.prologue(), OutputRecordSerde::write);
+        WireWriter.nested(out, PassOut.EPILOGUE_FIELD_NUMBER, p.epilogue(), OutputRecordSerde::write);
+        int32(out, PassOut.LAYER_COUNT_FIELD_NUMBER, p.layerCount());
+        string(out, PassOut.CLOSED_BY_FIELD_NUMBER, p.closedBy());
+        for (String note : p.notes()) {
+            out.writeString(PassOut.NOTES_FIELD_NUMBER, note);
+        }
+        string(out, PassOut.PHASE_FIELD_NUMBER, p.phase());
+        optional(out, PassOut.BATCH_SIZE_FIELD_NUMBER, p.batchSize());
+        optional(out, PassOut.TOKENS_FIELD_NUMBER, p.tokens());
+        string(out, PassOut.STEP_FIELD_NUMBER, p.step());
+        string(out, PassOut.BOUNDARY_FIELD_NUMBER, p.boundary());
+        int64(out, PassOut.TRACE_START_NS_FIELD_NUMBER, p.traceStartNs());
+        string(out, PassOut.WORKLOAD_FIELD_NUMBER, p.workload());
+    }
+
+    private static void write(Segment s, CodedOutputStream out) throws IOException {
+        int64(out, 1, s.wallNs()); // SegmentOut: wall_ns = 1, sum_ns = 2, kernels = 3
+        int64(out, 2, s.sumNs());
+        int32(out, 3, s.kernels());
+    }
+
+    static PassRecord pass(CodedInputStream in) throws IOException {
+        String job = null, run = null, rank = null, profile = null, anchor = null, closedBy = null, phase = null;
+        String step = null, boundary = null, workload = null;
+        int numLayers = 0, blocksPerLayer = 0, kernels = 0, layerCount = 0;
+        long index = 0, startNs = 0, endNs = 0, wallNs = 0, busyNs = 0, sumNs = 0, traceStartNs = 0;
+        boolean complete = false, steady = false;
+        long[] prologue = null; // a repeated message field merges into the one before, as the generated parser does
+        long[] epilogue = null;
+        List<String> notes = new ArrayList<>();
+        Integer batchSize = null;
+        Long tokens = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case PassOut.JOB_FIELD_NUMBER << 3 | LEN -> job = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.RUN_FIELD_NUMBER << 3 | LEN -> run = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.PROFILE_FIELD_NUMBER << 3 | LEN -> profile = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.ANCHOR_FIELD_NUMBER << 3 | LEN -> anchor = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.NUM_LAYERS_FIELD_NUMBER << 3 | VARINT -> numLayers = in.readInt32();
+                case PassOut.BLOCKS_PER_LAYER_FIELD_NUMBER << 3 | VARINT -> blocksPerLayer = in.readInt32();
+                case PassOut.INDEX_FIELD_NUMBER << 3 | VARINT -> index = in.readInt64();
+                case PassOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case PassOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case PassOut.WALL_NS_FIELD_NUMBER << 3 | VARINT -> wallNs = in.readInt64();
+                case PassOut.BUSY_NS_FIELD_NUMBER << 3 | VARINT -> busyNs = in.readInt64();
+                case PassOut.SUM_NS_FIELD_NUMBER << 3 | VARINT -> sumNs = in.readInt64();
+                case PassOut.KERNELS_FIELD_NUMBER << 3 | VARINT -> kernels = in.readInt32();
+                case PassOut.COMPLETE_FIELD_NUMBER << 3 | VARINT -> complete = in.readBool();
+                case PassOut.STEADY_FIELD_NUMBER << 3 | VARINT -> steady = in.readBool();
+                case PassOut.PROLOGUE_FIELD_NUMBER << 3 | LEN -> prologue =
+                        nested(in, new SegmentFields(prologue == null ? new long[3] : prologue));
+                case PassOut.EPILOGUE_FIELD_NUMBER << 3 | LEN -> epilogue =
+                        nested(in, new SegmentFields(epilogue == null ? new long[3] : epilogue));
+                case PassOut.LAYER_COUNT_FIELD_NUMBER << 3 | VARINT -> layerCount = in.readInt32();
+                case PassOut.CLOSED_BY_FIELD_NUMBER << 3 | LEN -> closedBy = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.NOTES_FIELD_NUMBER << 3 | LEN -> notes.add(in.readStringRequireUtf8());
+                case PassOut.PHASE_FIELD_NUMBER << 3 | LEN -> phase = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
+                case PassOut.TOKENS_FIELD_NUMBER << 3 | VARINT -> tokens = in.readInt64();
+                case PassOut.STEP_FIELD_NUMBER << 3 | LEN -> step = in.readStringRequireUtf8();
+                case PassOut.BOUNDARY_FIELD_NUMBER << 3 | LEN -> boundary = SHARED.of(in.readStringRequireUtf8());
+                case PassOut.TRACE_START_NS_FIELD_NUMBER << 3 | VARINT -> traceStartNs = in.readInt64();
+                case PassOut.WORKLOAD_FIELD_NUMBER << 3 | LEN -> workload = SHARED.of(in.readStringRequireUtf8());
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new PassRecord(
+                job,
+                run,
+                rank,
+                profile,
+                anchor,
+                numLayers,
+                blocksPerLayer,
+                index,
+                startNs,
+                endNs,
+                wallNs,
+                busyNs,
+                sumNs,
+                kernels,
+                complete,
+                steady,
+                segment(prologue),
+                segment(epilogue),
+                layerCount,
+                closedBy,
+                notes,
+                phase,
+                batchSize,
+                tokens,
+                step,
+                boundary,
+                traceStartNs,
+                workload);
+    }
+
+    private static Segment segment(long[] fields) {
+        return fields == null ? null : new Segment(fields[0], fields[1], (int) fields[2]);
+    }
+
+    /**
+     * A {@code SegmentOut} read into {@code into} (wall, sum, kernels) over what it held, as protobuf reads its int64
+     * and int32 fields; any other field read past.
+     */
+    private record SegmentFields(long[] into) implements Decoder<long[]> {
+        @Override
+        public long[] decode(CodedInputStream in) throws IOException {
+            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+                switch (tag) {
+                    case 1 << 3 | VARINT -> into[0] = in.readInt64();
+                    case 2 << 3 | VARINT -> into[1] = in.readInt64();
+                    case 3 << 3 | VARINT -> into[2] = in.readInt32();
+                    default -> WireReader.skipOrRefuse(in, tag);
+                }
+            }
+            return into;
+        }
+    }
+
+    private static void write(CrossRankPass c, CodedOutputStream out) throws IOException {
+        string(out, CrossRankOut.JOB_FIELD_NUMBER, c.job());
+        string(out, CrossRankOut.RUN_FIELD_NUMBER, c.run());
+        int64(out, CrossRankOut.INDEX_FIELD_NUMBER, c.index());
+        string(out, CrossRankOut.ALIGNED_BY_FIELD_NUMBER, c.alignedBy());
+        for (CrossRankPass.Rank r : c.ranks()) {
+            WireWriter.nested(out, CrossRankOut.RANKS_FIELD_NUMBER, r, OutputRecordSerde::write);
+        }
+        int32(out, CrossRankOut.RANKS_REPORTED_FIELD_NUMBER, c.ranksReported());
+        int32(out, CrossRankOut.COMPLETE_RANKS_FIELD_NUMBER, c.completeRanks());
+        for (String missing : c.missingRanks()) {
+            out.writeString(CrossRankOut.MISSING_RANKS_FIELD_NUMBER, missing);
+        }
+        int64(out, CrossRankOut.MIN_WALL_NS_FIELD_NUMBER, c.minWallNs());
+        int64(out, CrossRankOut.MEDIAN_WALL_NS_FIELD_NUMBER, c.medianWallNs());
+        int64(out, CrossRankOut.MAX_WALL_NS_FIELD_NUMBER, c.maxWallNs());
+        int64(out, CrossRankOut.SKEW_NS_FIELD_NUMBER, c.skewNs());
+        if (Double.doubleToRawLongBits(c.skewPct()) != 0) { // proto3 writes any double but +0.0 (-0.0 included)
+            out.writeDouble(CrossRankOut.SKEW_PCT_FIELD_NUMBER, c.skewPct());
+        }
+        string(out, CrossRankOut.SLOWEST_RANK_FIELD_NUMBER, c.slowestRank());
+        int64(out, CrossRankOut.START_SKEW_NS_FIELD_NUMBER, c.startSkewNs());
+    }
+
+    private static void write(CrossRankPass.Rank r, CodedOutputStream out) throws IOException {
+        string(out, CrossRankRankOut.RANK_FIELD_NUMBER, r.rank());
+        int64(out, CrossRankRankOut.PASS_INDEX_FIELD_NUMBER, r.passIndex());
+        optional(out, CrossRankRankOut.STEP_FIELD_NUMBER, r.step());
+        int64(out, CrossRankRankOut.WALL_NS_FIELD_NUMBER, r.wallNs());
+        int64(out, CrossRankRankOut.START_NS_FIELD_NUMBER, r.startNs());
+        int64(out, CrossRankRankOut.END_NS_FIELD_NUMBER, r.endNs());
+        int64(out, CrossRankRankOut.BUSY_NS_FIELD_NUMBER, r.busyNs());
+        bool(out, CrossRankRankOut.COMPLETE_FIELD_NUMBER, r.complete());
+        bool(out, CrossRankRankOut.STEADY_FIELD_NUMBER, r.steady());
+        string(out, CrossRankRankOut.PHASE_FIELD_NUMBER, r.phase());
+    }
+
+    static CrossRankPass crossRank(CodedInputStream in) throws IOException {
+        String job = null, run = null, alignedBy = null, slowestRank = null;
+        long index = 0, minWallNs = 0, medianWallNs = 0, maxWallNs = 0, skewNs = 0, startSkewNs = 0;
+        int ranksReported = 0, completeRanks = 0;
+        double skewPct = 0;
+        List<CrossRankPass.Rank> ranks = new ArrayList<>();
+        List<String> missingRanks = new ArrayList<>();
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case CrossRankOut.JOB_FIELD_NUMBER << 3 | LEN -> job = SHARED.of(in.readStringRequireUtf8());
+                case CrossRankOut.RUN_FIELD_NUMBER << 3 | LEN -> run = SHARED.of(in.readStringRequireUtf8());
+                case CrossRankOut.INDEX_FIELD_NUMBER << 3 | VARINT -> index = in.readInt64();
+                case CrossRankOut.ALIGNED_BY_FIELD_NUMBER << 3 | LEN -> alignedBy =
+                        SHARED.of(in.readStringRequireUtf8());
+                case CrossRankOut.RANKS_FIELD_NUMBER << 3 | LEN -> ranks.add(nested(in, OutputRecordSerde::rank));
+                case CrossRankOut.RANKS_REPORTED_FIELD_NUMBER << 3 | VARINT -> ranksReported = in.readInt32();
+                case CrossRankOut.COMPLETE_RANKS_FIELD_NUMBER << 3 | VARINT -> completeRanks = in.readInt32();
+                case CrossRankOut.MISSING_RANKS_FIELD_NUMBER << 3 | LEN -> missingRanks.add(
+                        SHARED.of(in.readStringRequireUtf8()));
+                case CrossRankOut.MIN_WALL_NS_FIELD_NUMBER << 3 | VARINT -> minWallNs = in.readInt64();
+                case CrossRankOut.MEDIAN_WALL_NS_FIELD_NUMBER << 3 | VARINT -> medianWallNs = in.readInt64();
+                case CrossRankOut.MAX_WALL_NS_FIELD_NUMBER << 3 | VARINT -> maxWallNs = in.readInt64();
+                case CrossRankOut.SKEW_NS_FIELD_NUMBER << 3 | VARINT -> skewNs = in.readInt64();
+                case CrossRankOut.SKEW_PCT_FIELD_NUMBER << 3 | FIXED64 -> skewPct = in.readDouble();
+                case CrossRankOut.SLOWEST_RANK_FIELD_NUMBER << 3 | LEN -> slowestRank =
+                        SHARED.of(in.readStringRequireUtf8());
+                case CrossRankOut.START_SKEW_NS_FIELD_NUMBER << 3 | VARINT -> startSkewNs = in.readInt64();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new CrossRankPass(
+                job,
+                run,
+                index,
+                alignedBy,
+                ranks,
+                ranksReported,
+                completeRanks,
+                missingRanks,
+                minWallNs,
+                medianWallNs,
+                maxWallNs,
+                skewNs,
+                skewPct,
+                slowestRank,
+                startSkewNs);
+    }
+
+    private static CrossRankPass.Rank rank(CodedInputStream in) throws IOException {
+        String rank = null, phase = null;
+        long passIndex = 0, wallNs = 0, startNs = 0, endNs = 0, busyNs = 0;
+        Long step = null;
+        boolean complete = false, steady = false;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case CrossRankRankOut.RANK_FIELD_NUMBER << 3 | LEN -> rank = SHARED.of(in.readStringRequireUtf8());
+                case CrossRankRankOut.PASS_INDEX_FIELD_NUMBER << 3 | VARINT -> passIndex = in.readInt64();
+                case CrossRankRankOut.STEP_FIELD_NUMBER << 3 | VARINT -> step = in.readInt64();
+                case CrossRankRankOut.WALL_NS_FIELD_NUMBER << 3 | VARINT -> wallNs = in.readInt64();
+                case CrossRankRankOut.START_NS_FIELD_NUMBER << 3 | VARINT -> startNs = in.readInt64();
+                case CrossRankRankOut.END_NS_FIELD_NUMBER << 3 | VARINT -> endNs = in.readInt64();
+                case CrossRankRankOut.BUSY_NS_FIELD_NUMBER << 3 | VARINT -> busyNs = in.readInt64();
+                case CrossRankRankOut.COMPLETE_FIELD_NUMBER << 3 | VARINT -> complete = in.readBool();
+                case CrossRankRankOut.STEADY_FIELD_NUMBER << 3 | VARINT -> steady = in.readBool();
+                case CrossRankRankOut.PHASE_FIELD_NUMBER << 3 | LEN -> phase = SHARED.of(in.readStringRequireUtf8());
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new CrossRankPass.Rank(rank, passIndex, step, wallNs, startNs, endNs, busyNs, complete, steady, phase);
+    }
+
     private static void write(HostStep s, CodedOutputStream out) throws IOException {
         string(out, HostStepOut.JOB_FIELD_NUMBER, s.job());
         string(out, HostStepOut.RUN_FIELD_NUMBER, s.run());
@@ -389,9 +654,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 out.writeInt64NoTag(start);
             }
         }
-        if (s.complete()) {
-            out.writeBool(HostStepOut.COMPLETE_FIELD_NUMBER, true);
-        }
+        bool(out, HostStepOut.COMPLETE_FIELD_NUMBER, s.complete());
         for (String note : s.notes()) {
             out.writeString(HostStepOut.NOTES_FIELD_NUMBER, note);
         }

@@ -146,6 +146,12 @@ final class WireWriter {
         }
     }
 
+    static void bool(CodedOutputStream out, int field, boolean value) throws IOException {
+        if (value) {
+            out.writeBool(field, true);
+        }
+    }
+
     static void string(CodedOutputStream out, int field, String value) throws IOException {
         if (value != null) {
             out.writeString(field, value);

@@ -6,11 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.Json;
 import io.llmprof.events.KernelFamily;
 import io.llmprof.events.LayerHalf;
 import io.llmprof.events.LayerRecord;
+import io.llmprof.events.PassRecord;
 import io.llmprof.events.RandomRecords;
+import io.llmprof.events.Segment;
 import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
 import io.llmprof.events.host.HostMetrics;
@@ -21,6 +24,8 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
+import io.llmprof.events.wire.proto.CrossRankOut;
+import io.llmprof.events.wire.proto.CrossRankRankOut;
 import io.llmprof.events.wire.proto.ForwardOut;
 import io.llmprof.events.wire.proto.HostMetricsOut;
 import io.llmprof.events.wire.proto.HostStepOut;
@@ -29,8 +34,10 @@ import io.llmprof.events.wire.proto.KernelFamilyOut;
 import io.llmprof.events.wire.proto.KernelTimeOut;
 import io.llmprof.events.wire.proto.LayerHalfOut;
 import io.llmprof.events.wire.proto.LayerOut;
+import io.llmprof.events.wire.proto.PassOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
+import io.llmprof.events.wire.proto.SegmentOut;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,6 +53,8 @@ class OutputRecordSerdeTest {
     private static final Map<Class<?>, Parser<? extends Message>> PARSERS = Map.of(
             LayerRecord.class, LayerOut.parser(),
             HostStep.class, HostStepOut.parser(),
+            PassRecord.class, PassOut.parser(),
+            CrossRankPass.class, CrossRankOut.parser(),
             RequestRecord.class, RequestOut.parser(),
             BatchRecord.class, BatchOut.parser(),
             ForwardRecord.class, ForwardOut.parser(),
@@ -68,8 +77,10 @@ class OutputRecordSerdeTest {
         protobufOutputs().forEach(t -> names.add(t.name()));
         assertThat(names)
                 .containsExactly(
+                        "llmprof.cross-rank",
                         "llmprof.host-steps",
                         "llmprof.layers",
+                        "llmprof.passes",
                         "llmprof.service-batches",
                         "llmprof.service-forwards",
                         "llmprof.service-request-states",
@@ -258,7 +269,7 @@ class OutputRecordSerdeTest {
                                 ? withNestedExtras(layer, random)
                                 : record instanceof HostStep step
                                         ? withNestedExtras(step, random)
-                                        : serde.encode(record),
+                                        : withNestedExtras(serde, record, random),
                         other == null ? new byte[0] : serde.encode(other),
                         random);
                 byte[] bytes = n % 2 == 1 ? WireDamage.damaged(whole, random) : whole;
@@ -316,6 +327,12 @@ class OutputRecordSerdeTest {
         }
         if (type == HostStep.class) {
             return hostStep(HostStepOut.parseFrom(bytes));
+        }
+        if (type == PassRecord.class) {
+            return pass(PassOut.parseFrom(bytes));
+        }
+        if (type == CrossRankPass.class) {
+            return crossRank(CrossRankOut.parseFrom(bytes));
         }
         Message m = PARSERS.get(type).parseFrom(bytes);
         java.lang.reflect.RecordComponent[] components = type.getRecordComponents();
@@ -379,6 +396,77 @@ class OutputRecordSerdeTest {
                 p.hasCompressRatio() ? p.getCompressRatio() : null,
                 families,
                 halves);
+    }
+
+    /** The record the generated parser's {@code PassOut} maps to (nested prologue and epilogue). */
+    static PassRecord pass(PassOut p) {
+        return new PassRecord(
+                p.hasJob() ? p.getJob() : null,
+                p.hasRun() ? p.getRun() : null,
+                p.hasRank() ? p.getRank() : null,
+                p.hasProfile() ? p.getProfile() : null,
+                p.hasAnchor() ? p.getAnchor() : null,
+                p.getNumLayers(),
+                p.getBlocksPerLayer(),
+                p.getIndex(),
+                p.getStartNs(),
+                p.getEndNs(),
+                p.getWallNs(),
+                p.getBusyNs(),
+                p.getSumNs(),
+                p.getKernels(),
+                p.getComplete(),
+                p.getSteady(),
+                p.hasPrologue() ? segment(p.getPrologue()) : null,
+                p.hasEpilogue() ? segment(p.getEpilogue()) : null,
+                p.getLayerCount(),
+                p.hasClosedBy() ? p.getClosedBy() : null,
+                p.getNotesList(),
+                p.hasPhase() ? p.getPhase() : null,
+                p.hasBatchSize() ? p.getBatchSize() : null,
+                p.hasTokens() ? p.getTokens() : null,
+                p.hasStep() ? p.getStep() : null,
+                p.hasBoundary() ? p.getBoundary() : null,
+                p.getTraceStartNs(),
+                p.hasWorkload() ? p.getWorkload() : null);
+    }
+
+    private static Segment segment(SegmentOut s) {
+        return new Segment(s.getWallNs(), s.getSumNs(), s.getKernels());
+    }
+
+    /** The record the generated parser's {@code CrossRankOut} maps to (nested ranks). */
+    static CrossRankPass crossRank(CrossRankOut c) {
+        List<CrossRankPass.Rank> ranks = new ArrayList<>();
+        for (CrossRankRankOut r : c.getRanksList()) {
+            ranks.add(new CrossRankPass.Rank(
+                    r.hasRank() ? r.getRank() : null,
+                    r.getPassIndex(),
+                    r.hasStep() ? r.getStep() : null,
+                    r.getWallNs(),
+                    r.getStartNs(),
+                    r.getEndNs(),
+                    r.getBusyNs(),
+                    r.getComplete(),
+                    r.getSteady(),
+                    r.hasPhase() ? r.getPhase() : null));
+        }
+        return new CrossRankPass(
+                c.hasJob() ? c.getJob() : null,
+                c.hasRun() ? c.getRun() : null,
+                c.getIndex(),
+                c.hasAlignedBy() ? c.getAlignedBy() : null,
+                ranks,
+                c.getRanksReported(),
+                c.getCompleteRanks(),
+                c.getMissingRanksList(),
+                c.getMinWallNs(),
+                c.getMedianWallNs(),
+                c.getMaxWallNs(),
+                c.getSkewNs(),
+                c.getSkewPct(),
+                c.hasSlowestRank() ? c.getSlowestRank() : null,
+                c.getStartSkewNs());
     }
 
     /** The record the generated parser's {@code HostStepOut} maps to (nested sums, metrics and kernel times). */
@@ -482,6 +570,32 @@ class OutputRecordSerdeTest {
             eo.flush();
             o.writeByteArray(
                     HostStepOut.KERNEL_TIMES_FIELD_NUMBER, withExtraFields(entry.toByteArray(), new byte[0], random));
+        }
+        o.flush();
+        return out.toByteArray();
+    }
+
+    /**
+     * A pass followed by another prologue or epilogue (merged into its own), a cross-rank record by another rank
+     * entry, each with unknown and mistyped fields of its own; any other record as it is encoded.
+     */
+    private static byte[] withNestedExtras(OutputRecordSerde<Object> serde, Object record, Random random)
+            throws Exception {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.write(serde.encode(record));
+        com.google.protobuf.CodedOutputStream o = com.google.protobuf.CodedOutputStream.newInstance(out);
+        if (record instanceof PassRecord && random.nextBoolean()) {
+            byte[] segment =
+                    SegmentOut.newBuilder().setKernels(random.nextInt()).build().toByteArray();
+            int field = random.nextBoolean() ? PassOut.PROLOGUE_FIELD_NUMBER : PassOut.EPILOGUE_FIELD_NUMBER;
+            o.writeByteArray(field, withExtraFields(segment, new byte[0], random));
+        } else if (record instanceof CrossRankPass && random.nextBoolean()) {
+            byte[] rank = CrossRankRankOut.newBuilder()
+                    .setRank("r" + random.nextInt(8))
+                    .setWallNs(random.nextLong())
+                    .build()
+                    .toByteArray();
+            o.writeByteArray(CrossRankOut.RANKS_FIELD_NUMBER, withExtraFields(rank, new byte[0], random));
         }
         o.flush();
         return out.toByteArray();

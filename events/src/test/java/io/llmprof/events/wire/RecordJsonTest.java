@@ -147,9 +147,9 @@ class RecordJsonTest {
                 .isInstanceOf(RecordJson.UndecodableException.class)
                 .hasMessageStartingWith("not a llmprof.trace-events record: SerializationException: cannot read");
         byte[] notJson = "{\"job\": 1} trailing".getBytes(StandardCharsets.UTF_8);
-        assertThatThrownBy(() -> RecordJson.line(record(Topics.PASSES.name(), "k", notJson)))
+        assertThatThrownBy(() -> RecordJson.line(record(Topics.ANOMALIES.name(), "k", notJson)))
                 .isInstanceOf(RecordJson.UndecodableException.class);
-        assertThatThrownBy(() -> RecordJson.line(record(Topics.PASSES.name(), "k", new byte[0])))
+        assertThatThrownBy(() -> RecordJson.line(record(Topics.ANOMALIES.name(), "k", new byte[0])))
                 .isInstanceOf(RecordJson.UndecodableException.class);
     }
 
