@@ -18,6 +18,7 @@ import io.llmprof.streams.processor.HostProcessor;
 import io.llmprof.streams.processor.PassSegmenterProcessor;
 import io.llmprof.streams.processor.RunKey;
 import io.llmprof.streams.processor.RunState;
+import io.llmprof.streams.processor.RunStateSerde;
 import io.llmprof.streams.processor.SegmenterStateSerde;
 import io.llmprof.streams.processor.ServiceProcessor;
 import io.llmprof.streams.service.MoeLayers;
@@ -147,9 +148,7 @@ public final class TopologyFactory {
                 new PassSegmenterProcessor.Sinks(PASSES_SINK, LAYERS_SINK, ANOMALIES_SINK, HOST);
         // The trace stores carry a commit hook: the segmenter and host states are encoded once per commit.
         StoreBuilder<KeyValueStore<RunKey, RunState>> runStore = CommitHookStore.builder(Stores.keyValueStoreBuilder(
-                        Stores.persistentKeyValueStore(RUN_STORE),
-                        new JsonSerde<>(RunKey.class),
-                        new JsonSerde<>(RunState.class)))
+                        Stores.persistentKeyValueStore(RUN_STORE), new JsonSerde<>(RunKey.class), new RunStateSerde()))
                 .withCachingEnabled()
                 .withLoggingEnabled(Map.of());
         SegmenterStateSerde segmenterSerde = new SegmenterStateSerde();

@@ -7,7 +7,7 @@ import io.llmprof.events.TraceBatch.Lane;
 import org.junit.jupiter.api.Test;
 
 class RunStateTest {
-    private final JsonSerde<RunState> serde = new JsonSerde<>(RunState.class);
+    private final RunStateSerde serde = new RunStateSerde();
 
     @Test
     void cursors_are_per_source_and_lane_and_only_move_where_told() {
@@ -36,12 +36,60 @@ class RunStateTest {
                 .withNext("a.json", Lane.HOST, 9)
                 .seen(Lane.GPU, 42)
                 .withPending(true);
+        RunState ended = RunState.fresh()
+                .withNext("b.json", Lane.GPU, Long.MAX_VALUE)
+                .seen(Lane.HOST, 7)
+                .markEnded();
 
-        byte[] bytes = serde.serializer().serialize("t", s);
-        RunState back = serde.deserializer().deserialize("t", bytes);
+        for (RunState state : new RunState[] {s, ended, RunState.fresh()}) {
+            byte[] bytes = serde.serializer().serialize("t", state);
+            assertThat(serde.deserializer().deserialize("t", bytes)).isEqualTo(state);
+            assertThat(bytes.length).as("every batch writes it").isLessThan(100);
+        }
+        assertThat(serde.deserializer()
+                        .deserialize("t", serde.serializer().serialize("t", s))
+                        .lastGpuRecordMs())
+                .isEqualTo(42);
+        assertThat(serde.deserializer()
+                        .deserialize("t", serde.serializer().serialize("t", ended))
+                        .lastGpuRecordMs())
+                .isNull();
+    }
 
-        assertThat(back).isEqualTo(s);
-        assertThat(bytes.length).as("every batch writes it").isLessThan(300);
+    @Test
+    void a_json_value_an_earlier_release_wrote_still_reads() {
+        RunState s = RunState.fresh()
+                .withNext("a.json", Lane.GPU, 5)
+                .seen(Lane.GPU, 42)
+                .withPending(true);
+        byte[] json = new JsonSerde<>(RunState.class).serializer().serialize("t", s);
+        assertThat(json[0]).isEqualTo((byte) '{');
+
+        assertThat(serde.deserializer().deserialize("t", json)).isEqualTo(s);
+    }
+
+    @Test
+    void a_value_of_another_format_or_with_an_unknown_lane_is_refused_naming_the_topic() {
+        byte[] otherFormat = io.llmprof.streams.state.proto.RunStateProto.newBuilder()
+                .setFormat(2)
+                .build()
+                .toByteArray();
+        byte[] unknownLane = io.llmprof.streams.state.proto.RunStateProto.newBuilder()
+                .setFormat(RunStateSerde.FORMAT)
+                .addCursors(io.llmprof.streams.state.proto.LaneCursorProto.newBuilder()
+                        .setSource("a.json")
+                        .setLane("TPU")
+                        .setNext(1))
+                .build()
+                .toByteArray();
+        byte[] garbage = {(byte) 0xFF, 0x01};
+
+        for (byte[] bad : new byte[][] {otherFormat, unknownLane, garbage, "{\"cursors\": 3".getBytes()}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> serde.deserializer().deserialize("llmprof-streams-runs-changelog", bad))
+                    .isInstanceOf(org.apache.kafka.common.errors.SerializationException.class)
+                    .hasMessageStartingWith("cannot read a run state from llmprof-streams-runs-changelog");
+        }
     }
 
     @Test
