@@ -449,9 +449,9 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
                 case PassOut.COMPLETE_FIELD_NUMBER << 3 | VARINT -> complete = in.readBool();
                 case PassOut.STEADY_FIELD_NUMBER << 3 | VARINT -> steady = in.readBool();
                 case PassOut.PROLOGUE_FIELD_NUMBER << 3 | LEN -> prologue =
-                        nested(in, new SegmentFields(prologue == null ? new long[3] : prologue));
+                        nested(in, new Int64Fields(prologue == null ? new long[3] : prologue));
                 case PassOut.EPILOGUE_FIELD_NUMBER << 3 | LEN -> epilogue =
-                        nested(in, new SegmentFields(epilogue == null ? new long[3] : epilogue));
+                        nested(in, new Int64Fields(epilogue == null ? new long[3] : epilogue));
                 case PassOut.LAYER_COUNT_FIELD_NUMBER << 3 | VARINT -> layerCount = in.readInt32();
                 case PassOut.CLOSED_BY_FIELD_NUMBER << 3 | LEN -> closedBy = SHARED.of(in.readStringRequireUtf8());
                 case PassOut.NOTES_FIELD_NUMBER << 3 | LEN -> notes.add(in.readStringRequireUtf8());
@@ -498,25 +498,6 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
 
     private static Segment segment(long[] fields) {
         return fields == null ? null : new Segment(fields[0], fields[1], (int) fields[2]);
-    }
-
-    /**
-     * A {@code SegmentOut} read into {@code into} (wall, sum, kernels) over what it held, as protobuf reads its int64
-     * and int32 fields; any other field read past.
-     */
-    private record SegmentFields(long[] into) implements Decoder<long[]> {
-        @Override
-        public long[] decode(CodedInputStream in) throws IOException {
-            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-                switch (tag) {
-                    case 1 << 3 | VARINT -> into[0] = in.readInt64();
-                    case 2 << 3 | VARINT -> into[1] = in.readInt64();
-                    case 3 << 3 | VARINT -> into[2] = in.readInt32();
-                    default -> WireReader.skipOrRefuse(in, tag);
-                }
-            }
-            return into;
-        }
     }
 
     private static void write(CrossRankPass c, CodedOutputStream out) throws IOException {
@@ -794,8 +775,9 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     }
 
     /**
-     * A message whose fields 1..n are all {@code int64} ({@code HostSumsOut}, {@code KernelTimeOut}), field k read
-     * into {@code into[k - 1]} over what it held; any other field read past.
+     * A message whose fields 1..n are all {@code int64} or {@code int32} varints ({@code HostSumsOut}, {@code
+     * KernelTimeOut}, {@code SegmentOut}), field k read into {@code into[k - 1]} over what it held; any other field read
+     * past. An {@code int32} field is the low 32 bits of what is read here, as protobuf's {@code readInt32} keeps them.
      */
     private record Int64Fields(long[] into) implements Decoder<long[]> {
         @Override
@@ -1014,9 +996,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         optional(out, ForwardOut.BUBBLE_NS_FIELD_NUMBER, r.bubbleNs());
         string(out, ForwardOut.BATCH_TYPE_FIELD_NUMBER, r.batchType());
         int32(out, ForwardOut.BATCH_SIZE_FIELD_NUMBER, r.batchSize());
-        if (r.spec()) {
-            out.writeBool(ForwardOut.SPEC_FIELD_NUMBER, true);
-        }
+        bool(out, ForwardOut.SPEC_FIELD_NUMBER, r.spec());
     }
 
     static ForwardRecord forward(CodedInputStream in) throws IOException {

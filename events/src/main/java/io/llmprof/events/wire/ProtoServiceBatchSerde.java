@@ -36,9 +36,8 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                     WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.ServiceBatch.SOURCE_FIELD_NUMBER, b.source());
                     WireWriter.int64(
                             out, io.llmprof.events.wire.proto.ServiceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
-                    if (b.endOfStream()) {
-                        out.writeBool(io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, true);
-                    }
+                    WireWriter.bool(
+                            out, io.llmprof.events.wire.proto.ServiceBatch.END_OF_STREAM_FIELD_NUMBER, b.endOfStream());
                 },
                 io.llmprof.events.wire.proto.ServiceBatch.STRING_TABLE_FIELD_NUMBER,
                 io.llmprof.events.wire.proto.ServiceBatch.EVENTS_FIELD_NUMBER,

@@ -37,9 +37,8 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
                     WireWriter.nonEmpty(out, io.llmprof.events.wire.proto.TraceBatch.SOURCE_FIELD_NUMBER, b.source());
                     WireWriter.int64(
                             out, io.llmprof.events.wire.proto.TraceBatch.FIRST_INDEX_FIELD_NUMBER, b.firstIndex());
-                    if (b.endOfTrace()) {
-                        out.writeBool(io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, true);
-                    }
+                    WireWriter.bool(
+                            out, io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, b.endOfTrace());
                 },
                 io.llmprof.events.wire.proto.TraceBatch.STRING_TABLE_FIELD_NUMBER,
                 io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER,

@@ -146,6 +146,7 @@ final class WireWriter {
         }
     }
 
+    /** A proto3 bool without presence: false is not written. */
     static void bool(CodedOutputStream out, int field, boolean value) throws IOException {
         if (value) {
             out.writeBool(field, true);
