@@ -94,16 +94,8 @@ public final class CrossRankProcessor implements Processor<String, PassRecord, S
         if (index < 0) {
             return runKey(job, run) + String.format(Locale.ROOT, "%0" + INDEX_DIGITS + "d", index);
         }
-        String digits = Long.toString(index);
-        StringBuilder key = new StringBuilder(job.length() + run.length() + 2 + INDEX_DIGITS)
-                .append(job)
-                .append(SEP)
-                .append(run)
-                .append(SEP);
-        for (int i = digits.length(); i < INDEX_DIGITS; i++) {
-            key.append('0');
-        }
-        return key.append(digits).toString();
+        String digits = Long.toString(index); // at most 19 digits
+        return runKey(job, run) + "0".repeat(INDEX_DIGITS - digits.length()) + digits;
     }
 
     @Override
