@@ -1,17 +1,20 @@
 package io.llmprof.streams.host;
 
-import java.util.HashSet;
-import java.util.Set;
+import com.carrotsearch.hppc.LongHashSet;
 
-/** The last {@code capacity} distinct longs added, with O(1) membership. */
+/**
+ * The last {@code capacity} distinct longs added, with O(1) membership. The set holds primitives: it is asked about
+ * every GPU op on the stream thread, where a boxed {@code HashSet<Long>} cost a {@code Long} per question.
+ */
 final class LongRingSet {
     final long[] ring;
     int pos;
     int size;
-    private final Set<Long> set = new HashSet<>();
+    private final LongHashSet set;
 
     LongRingSet(int capacity) {
         ring = new long[capacity];
+        set = new LongHashSet(capacity);
     }
 
     void add(long v) {
