@@ -40,10 +40,11 @@ public final class Topics {
 
     /**
      * The rolling host-overhead assessment of a rank and phase ({@link io.llmprof.events.host.HostVerdict}), keyed
-     * by {@code <rank key>|<phase>}; the latest record per key is the current one.
+     * by {@code <rank key>|<phase>}; the latest record per key is the current one. Protobuf; a JSON verdict
+     * written before still reads.
      */
-    public static final Topic<String, io.llmprof.events.host.HostVerdict> HOST_VERDICTS = new Topic<>(
-            "llmprof.host-verdicts", Serdes.String(), new JsonSerde<>(io.llmprof.events.host.HostVerdict.class));
+    public static final Topic<String, io.llmprof.events.host.HostVerdict> HOST_VERDICTS =
+            new Topic<>("llmprof.host-verdicts", Serdes.String(), OutputRecordSerde.hostVerdicts());
 
     /** The baseline run of each job (compacted): key job, value run; a null value unmarks it. */
     public static final Topic<String, String> HOST_BASELINES =

@@ -21,6 +21,7 @@ import io.llmprof.events.Segment;
 import io.llmprof.events.host.HostMetrics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
+import io.llmprof.events.host.HostVerdict;
 import io.llmprof.events.service.BatchRecord;
 import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
@@ -46,7 +47,7 @@ import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code PassOut},
- * {@code CrossRankOut}, {@code HostStepOut}, {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code
+ * {@code CrossRankOut}, {@code HostStepOut}, {@code HostVerdictOut} (through the generated classes), {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code
  * RequestStateOut}), mapped field by field; a null field of the record is
  * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
  * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder}). A
@@ -105,6 +106,11 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** {@link CrossRankPass} as {@code CrossRankOut}. */
     public static OutputRecordSerde<CrossRankPass> crossRank() {
         return new OutputRecordSerde<>(CrossRankPass.class, OutputRecordSerde::write, OutputRecordSerde::crossRank);
+    }
+
+    /** {@link HostVerdict} as {@code HostVerdictOut}, through the generated classes ({@link HostVerdictWire}). */
+    public static OutputRecordSerde<HostVerdict> hostVerdicts() {
+        return new OutputRecordSerde<>(HostVerdict.class, HostVerdictWire::write, HostVerdictWire::read);
     }
 
     /** {@link HostStep} as {@code HostStepOut}. */
