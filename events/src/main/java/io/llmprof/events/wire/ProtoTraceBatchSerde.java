@@ -41,13 +41,38 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
                             out, io.llmprof.events.wire.proto.TraceBatch.END_OF_TRACE_FIELD_NUMBER, b.endOfTrace());
                 },
                 io.llmprof.events.wire.proto.TraceBatch.STRING_TABLE_FIELD_NUMBER,
-                io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER,
                 batch.events(),
                 TraceEvent::startNs,
-                ProtoTraceBatchSerde::event);
+                ProtoTraceBatchSerde::eventField);
     }
 
-    /** One {@code TraceEvent}'s fields. */
+    /**
+     * One {@code TraceEvent} as an element of the batch's {@code events}: its tag, its length, computed from the
+     * values, then its fields, straight into the batch (no scratch copy, no writer, per event).
+     */
+    private static void eventField(TraceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
+            throws IOException {
+        int kind = kind(e.kind()).getNumber(); // never 0: every kind has a number
+        int name = strings.index(e.name());
+        int dims = e.inputDims() != null ? strings.index(e.inputDims()) : -1; // after the name, as event() indexes
+        int size = CodedOutputStream.computeEnumSize(EVENT_KIND, kind)
+                + (name != 0 ? CodedOutputStream.computeUInt32Size(EVENT_NAME, name) : 0)
+                + (startDelta != 0 ? CodedOutputStream.computeSInt64Size(EVENT_START_DELTA, startDelta) : 0)
+                + (e.durNs() != 0 ? CodedOutputStream.computeInt64Size(EVENT_DUR, e.durNs()) : 0)
+                + (e.device() != null ? CodedOutputStream.computeInt32Size(EVENT_DEVICE, e.device()) : 0)
+                + (e.stream() != null ? CodedOutputStream.computeInt64Size(EVENT_STREAM, e.stream()) : 0)
+                + (e.correlation() != null ? CodedOutputStream.computeInt64Size(EVENT_CORRELATION, e.correlation()) : 0)
+                + (e.externalId() != null ? CodedOutputStream.computeInt64Size(EVENT_EXTERNAL_ID, e.externalId()) : 0)
+                + (dims >= 0 ? CodedOutputStream.computeUInt32Size(EVENT_INPUT_DIMS, dims) : 0)
+                + (e.graphId() != null ? CodedOutputStream.computeInt64Size(EVENT_GRAPH_ID, e.graphId()) : 0);
+        out.writeTag(EVENTS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+        out.writeUInt32NoTag(size);
+        event(e, startDelta, strings, out);
+    }
+
+    private static final int EVENTS = io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER;
+
+    /** One {@code TraceEvent}'s fields (its strings already in the table: indexing them again finds them). */
     private static void event(TraceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
             throws IOException {
         out.writeEnum(EVENT_KIND, kind(e.kind()).getNumber()); // never 0: every kind has a number

@@ -79,14 +79,33 @@ final class WireWriter {
             List<E> events,
             ToLongFunction<E> startNs,
             EventWriter<E> event) {
+        return batch(
+                batch,
+                header,
+                tableField,
+                events,
+                startNs,
+                (e, delta, strings, out) -> nested(out, eventsField, e, (ev, o) -> event.write(ev, delta, strings, o)));
+    }
+
+    /**
+     * {@link #batch(Object, Encoder, int, int, List, ToLongFunction, EventWriter)} with an event writer that writes
+     * each event's whole field, its tag and length included (one that can size an event without writing it first).
+     */
+    static <B, E> byte[] batch(
+            B batch,
+            Encoder<B> header,
+            int tableField,
+            List<E> events,
+            ToLongFunction<E> startNs,
+            EventWriter<E> eventField) {
         StringTable strings = new StringTable();
         byte[] written = encode(EVENTS, events, (list, out) -> {
             long previousStart = 0;
             for (E e : list) {
                 long start = startNs.applyAsLong(e);
-                long delta = start - previousStart;
+                eventField.write(e, start - previousStart, strings, out);
                 previousStart = start;
-                nested(out, eventsField, e, (ev, o) -> event.write(ev, delta, strings, o));
             }
         });
         return encode(batch, (b, out) -> {
