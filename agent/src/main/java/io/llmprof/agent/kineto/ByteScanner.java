@@ -442,7 +442,253 @@ final class ByteScanner {
 
     /** Skips one value of any kind, checking its syntax. */
     void skipValue() {
+        int end = skipInBuffer(pos, false);
+        if (end >= 0) {
+            pos = end;
+        } else {
+            skipValue(0);
+        }
+    }
+
+    /**
+     * Skips what is left of an object after one of its values: the ',' or '}' next, then any further members, up to
+     * and including its '}'.
+     */
+    void skipRestOfObject() {
+        int end = skipInBuffer(pos, true);
+        if (end >= 0) {
+            pos = end;
+            return;
+        }
+        while (next('}')) {
+            name();
+            expect(':');
+            skipValue(0);
+        }
+    }
+
+    /** {@link #skipValue()} by the checking walk alone, without the loop over the buffer: for tests. */
+    void skipValueByWalk() {
         skipValue(0);
+    }
+
+    /** {@link #skipRestOfObject()} by the checking walk alone: for tests. */
+    void skipRestOfObjectByWalk() {
+        while (next('}')) {
+            name();
+            expect(':');
+            skipValue(0);
+        }
+    }
+
+    /** Levels {@link #skipInBuffer} keeps track of (one bit each); deeper values are the recursive walk's. */
+    private static final int FAST_DEPTH = 62;
+
+    /**
+     * The common case of {@link #skipValue()} and {@link #skipRestOfObject()} in one loop over the buffer, with no
+     * call per token: a value (or the rest of an object, {@code restOfObject}) that lies wholly in the buffer, whose
+     * strings hold no escape, control character or non-ASCII byte, nested at most {@value #FAST_DEPTH} deep, its
+     * numbers and names within the limits. Returns the offset just after it, where the checking walk would have
+     * stopped; -1 for anything else, malformed JSON included, which the checking walk then reads from the same
+     * start (and reports, or reads, exactly as before). It accepts nothing that walk would refuse.
+     */
+    private int skipInBuffer(int start, boolean restOfObject) {
+        byte[] b = buf;
+        int lim = limit;
+        int i = start;
+        long objects = restOfObject ? 1 : 0; // bit k: level k + 1 is an object (else an array)
+        int depth = restOfObject ? 1 : 0;
+        boolean afterValue = restOfObject;
+        while (true) {
+            if (!afterValue) {
+                // a value: its first byte, after whitespace
+                byte c;
+                while (true) {
+                    if (i >= lim) {
+                        return -1;
+                    }
+                    c = b[i];
+                    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                        break;
+                    }
+                    i++;
+                }
+                if (c == '"') {
+                    i = stringEnd(b, i + 1, lim, MAX_TOKEN);
+                } else if (c == '{' || c == '[') {
+                    i++;
+                    byte close = c == '{' ? (byte) '}' : (byte) ']';
+                    while (true) {
+                        if (i >= lim) {
+                            return -1;
+                        }
+                        c = b[i];
+                        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                            break;
+                        }
+                        i++;
+                    }
+                    if (c == close) {
+                        i++; // empty
+                    } else {
+                        if (depth == FAST_DEPTH) {
+                            return -1;
+                        }
+                        objects = objects << 1 | (close == '}' ? 1 : 0);
+                        depth++;
+                        if (close == '}') {
+                            i = member(b, i, lim);
+                            if (i < 0) {
+                                return -1;
+                            }
+                        }
+                        continue; // its first value
+                    }
+                } else if (c == 't' || c == 'f' || c == 'n') {
+                    i = literalEnd(b, i, lim, c == 't' ? TRUE : c == 'f' ? FALSE : NULL);
+                } else {
+                    i = numberEnd(b, i, lim);
+                }
+                if (i < 0) {
+                    return -1;
+                }
+            }
+            // after a value: done at the top, else ',' and the next one, or the container's end
+            if (depth == 0) {
+                return i;
+            }
+            byte c;
+            while (true) {
+                if (i >= lim) {
+                    return -1;
+                }
+                c = b[i];
+                if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                    break;
+                }
+                i++;
+            }
+            boolean object = (objects & 1) != 0;
+            i++;
+            if (c == ',') {
+                if (object) {
+                    i = member(b, i, lim);
+                    if (i < 0) {
+                        return -1;
+                    }
+                }
+                afterValue = false;
+            } else if (c == (object ? '}' : ']')) {
+                objects >>>= 1;
+                depth--;
+                afterValue = true;
+            } else {
+                return -1;
+            }
+        }
+    }
+
+    /** A member's name and its ':' from {@code i} (whitespace first); the offset after the ':', or -1. */
+    private static int member(byte[] b, int i, int lim) {
+        while (i < lim && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+            i++;
+        }
+        if (i >= lim || b[i] != '"') {
+            return -1;
+        }
+        i = stringEnd(b, i + 1, lim, MAX_NAME);
+        if (i < 0) {
+            return -1;
+        }
+        while (i < lim && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+            i++;
+        }
+        return i < lim && b[i] == ':' ? i + 1 : -1;
+    }
+
+    /**
+     * The offset after the closing quote of a string whose bytes start at {@code i}: -1 when it holds an escape, a
+     * control character or a non-ASCII byte, runs past the buffer, or is longer than {@code max}.
+     */
+    private static int stringEnd(byte[] b, int i, int lim, int max) {
+        int first = i;
+        while (i < lim) {
+            byte c = b[i];
+            if (c == '"') {
+                return i - first <= max ? i + 1 : -1;
+            }
+            if (c == '\\' || c < 0x20) {
+                return -1;
+            }
+            i++;
+        }
+        return -1;
+    }
+
+    private static final byte[] TRUE = ascii("true");
+    private static final byte[] FALSE = ascii("false");
+    private static final byte[] NULL = ascii("null");
+
+    /** The offset after a literal spelled {@code word} at {@code i} and followed by a byte that may end it; or -1. */
+    private static int literalEnd(byte[] b, int i, int lim, byte[] word) {
+        int end = i + word.length;
+        if (end >= lim) {
+            return -1;
+        }
+        for (int k = 0; k < word.length; k++) {
+            if (b[i + k] != word[k]) {
+                return -1;
+            }
+        }
+        return endsToken(b[end]) ? end : -1;
+    }
+
+    /** The offset after a number at {@code i}, as {@link #number()} accepts it, followed by a byte that may end it. */
+    private static int numberEnd(byte[] b, int i, int lim) {
+        int start = i;
+        if (i < lim && b[i] == '-') {
+            i++;
+        }
+        if (i >= lim) {
+            return -1;
+        }
+        byte c = b[i];
+        if (c == '0') {
+            i++;
+        } else if (c >= '1' && c <= '9') {
+            i++;
+            while (i < lim && isDigit(b[i])) {
+                i++;
+            }
+        } else {
+            return -1;
+        }
+        if (i < lim && b[i] == '.') {
+            i++;
+            if (i >= lim || !isDigit(b[i])) {
+                return -1;
+            }
+            while (i < lim && isDigit(b[i])) {
+                i++;
+            }
+        }
+        if (i < lim && (b[i] == 'e' || b[i] == 'E')) {
+            i++;
+            if (i < lim && (b[i] == '+' || b[i] == '-')) {
+                i++;
+            }
+            if (i >= lim || !isDigit(b[i])) {
+                return -1;
+            }
+            while (i < lim && isDigit(b[i])) {
+                i++;
+            }
+        }
+        return i < lim && i - start <= MAX_NUMBER && endsToken(b[i]) ? i : -1;
+    }
+
+    private static boolean endsToken(byte c) {
+        return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
     }
 
     private void skipValue(int depth) {

@@ -349,11 +349,7 @@ final class FastTraceWalk {
     }
 
     private void skipRest() {
-        while (s.next('}')) {
-            s.name();
-            s.expect(':');
-            s.skipValue();
-        }
+        s.skipRestOfObject();
     }
 
     private void args(boolean wantDims) {
