@@ -232,6 +232,42 @@ class DashboardApiTest {
                 .contains("llmprof_build_info{version=");
     }
 
+    /**
+     * {@code name[]} (URL-encoded, as a client sends it) narrows a scrape to those metrics (a counter named with or without its {@code _total}, as
+     * Prometheus' exporters take it), with their values as the whole scrape gives them; too many names are refused.
+     */
+    @Test
+    void metricsCanBeNarrowedToNamedMetrics() throws Exception {
+        PassRecord pass = pass("llama", "0", 0);
+        meters.passClosed(pass);
+        meters.layerClosed(layer("llama", "0", 0, 0));
+        String whole = get("/metrics").body;
+        String line = whole.lines()
+                .filter(l -> l.startsWith("llmprof_layers_closed_total "))
+                .findFirst()
+                .orElseThrow();
+
+        Response one = get("/metrics?name%5B%5D=llmprof_layers_closed_total");
+        assertThat(one.status).isEqualTo(200);
+        assertThat(one.contentType).startsWith("text/plain; version=0.0.4");
+        assertThat(one.body)
+                .contains(line)
+                .doesNotContain("llmprof_pass_wall_seconds")
+                .doesNotContain("llmprof_build_info");
+        assertThat(one.body.length()).isLessThan(whole.length() / 5);
+
+        Response two = get("/metrics?name%5B%5D=llmprof_layers_closed&name%5B%5D=llmprof_build_info");
+        assertThat(two.body).contains(line).contains("llmprof_build_info{version=");
+
+        assertThat(get("/metrics?name%5B%5D=no_such_metric").body).doesNotContain("llmprof_");
+
+        StringBuilder many = new StringBuilder("/metrics?");
+        for (int i = 0; i <= DashboardApi.MAX_METRIC_NAMES; i++) {
+            many.append("name%5B%5D=m").append(i).append('&');
+        }
+        assertError(get(many.toString()), 400, "invalid_parameter");
+    }
+
     private void add(PassRecord pass) {
         store.addPass(pass);
     }

@@ -79,9 +79,26 @@ final class BenchHttp {
      * instance in {@code /metrics} counts it (at most {@code perProbeNs} each).
      */
     Probes probe(int ingestPort, String dashboardUrl, String job, String instance, int probes, long perProbeNs) {
+        return probe(ingestPort, dashboardUrl, job, instance, probes, perProbeNs, false);
+    }
+
+    /**
+     * @param wholeScrape read the whole of {@code /metrics} at every look (every Kafka meter rendered, about 40 ms of
+     *     the dashboard's CPU each, back to back on the box being measured) instead of only the counter it waits for
+     *     ({@code name[]}, as Prometheus' exporters take it): the figures before the fourteenth session
+     */
+    Probes probe(
+            int ingestPort,
+            String dashboardUrl,
+            String job,
+            String instance,
+            int probes,
+            long perProbeNs,
+            boolean wholeScrape) {
         URI ingest = URI.create("http://127.0.0.1:" + ingestPort + io.llmprof.agent.ingest.ServiceIngestServer.PATH
                 + "?job=" + job + "&instance=" + instance);
-        URI metrics = URI.create(dashboardUrl + "/metrics");
+        URI metrics = URI.create(
+                dashboardUrl + "/metrics" + (wholeScrape ? "" : "?name%5B%5D=llmprof_service_requests_finished_total"));
         String series = "llmprof_service_requests_finished_total{instance=\"" + instance + "\",job=\"" + job
                 + "\",reason=\"stop\"} ";
         long[] delays = new long[probes];

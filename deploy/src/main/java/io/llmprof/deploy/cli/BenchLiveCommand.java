@@ -103,6 +103,13 @@ public final class BenchLiveCommand implements Callable<Integer> {
     int probes;
 
     @Option(
+            names = "--probe-whole-scrape",
+            description = "Probes read the whole of /metrics at every look, as before the fourteenth session, instead"
+                    + " of only the counter they wait for (name[]): every look then renders every Kafka meter on the"
+                    + " box being measured.")
+    boolean probeWholeScrape;
+
+    @Option(
             names = "--load",
             defaultValue = "0.5",
             description = "Sustained service load during the probes, as a fraction of the measured end-to-end"
@@ -480,7 +487,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
         long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
         BenchHttp.Probes p;
         try {
-            p = new BenchHttp().probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe);
+            p = new BenchHttp().probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe, probeWholeScrape);
         } finally {
             running.set(false);
             load.join(TimeUnit.SECONDS.toMillis(30));
@@ -488,8 +495,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
         double achieved = shipped.get() / ((loadNs[1] - loadNs[0]) / 1e9);
         out.printf(
                 Locale.ROOT,
-                "latency: HTTP ingest -> /metrics under a load of %,.0f events/s (target %,.0f = %.2f x the service"
-                        + " maximum), %d probes: %s%n",
+                "latency: HTTP ingest -> /metrics (%s) under a load of %,.0f events/s (target %,.0f = %.2f x the"
+                        + " service maximum), %d probes: %s%n",
+                probeWholeScrape ? "whole scrapes" : "the counter's series",
                 achieved,
                 rate,
                 loadFraction,
