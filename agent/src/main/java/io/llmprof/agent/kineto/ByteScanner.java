@@ -458,21 +458,17 @@ final class ByteScanner {
         int end = skipInBuffer(pos, true);
         if (end >= 0) {
             pos = end;
-            return;
-        }
-        while (next('}')) {
-            name();
-            expect(':');
-            skipValue(0);
+        } else {
+            skipRestOfObjectByWalk();
         }
     }
 
-    /** {@link #skipValue()} by the checking walk alone, without the loop over the buffer: for tests. */
+    /** {@link #skipValue()} by the checking walk alone, without the loop over the buffer (and for tests). */
     void skipValueByWalk() {
         skipValue(0);
     }
 
-    /** {@link #skipRestOfObject()} by the checking walk alone: for tests. */
+    /** {@link #skipRestOfObject()} by the checking walk alone (and for tests). */
     void skipRestOfObjectByWalk() {
         while (next('}')) {
             name();
@@ -502,33 +498,21 @@ final class ByteScanner {
         while (true) {
             if (!afterValue) {
                 // a value: its first byte, after whitespace
-                byte c;
-                while (true) {
-                    if (i >= lim) {
-                        return -1;
-                    }
-                    c = b[i];
-                    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-                        break;
-                    }
-                    i++;
+                i = whitespaceEnd(b, i, lim);
+                if (i >= lim) {
+                    return -1;
                 }
+                byte c = b[i];
                 if (c == '"') {
                     i = stringEnd(b, i + 1, lim, MAX_TOKEN);
                 } else if (c == '{' || c == '[') {
                     i++;
                     byte close = c == '{' ? (byte) '}' : (byte) ']';
-                    while (true) {
-                        if (i >= lim) {
-                            return -1;
-                        }
-                        c = b[i];
-                        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-                            break;
-                        }
-                        i++;
+                    i = whitespaceEnd(b, i, lim);
+                    if (i >= lim) {
+                        return -1;
                     }
-                    if (c == close) {
+                    if (b[i] == close) {
                         i++; // empty
                     } else {
                         if (depth == FAST_DEPTH) {
@@ -557,17 +541,11 @@ final class ByteScanner {
             if (depth == 0) {
                 return i;
             }
-            byte c;
-            while (true) {
-                if (i >= lim) {
-                    return -1;
-                }
-                c = b[i];
-                if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-                    break;
-                }
-                i++;
+            i = whitespaceEnd(b, i, lim);
+            if (i >= lim) {
+                return -1;
             }
+            byte c = b[i];
             boolean object = (objects & 1) != 0;
             i++;
             if (c == ',') {
@@ -590,9 +568,7 @@ final class ByteScanner {
 
     /** A member's name and its ':' from {@code i} (whitespace first); the offset after the ':', or -1. */
     private static int member(byte[] b, int i, int lim) {
-        while (i < lim && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
-            i++;
-        }
+        i = whitespaceEnd(b, i, lim);
         if (i >= lim || b[i] != '"') {
             return -1;
         }
@@ -600,10 +576,20 @@ final class ByteScanner {
         if (i < 0) {
             return -1;
         }
-        while (i < lim && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) {
+        i = whitespaceEnd(b, i, lim);
+        return i < lim && b[i] == ':' ? i + 1 : -1;
+    }
+
+    /** The offset of the first byte from {@code i} that is not JSON whitespace; {@code lim} if there is none. */
+    private static int whitespaceEnd(byte[] b, int i, int lim) {
+        while (i < lim) {
+            byte c = b[i];
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+                return i;
+            }
             i++;
         }
-        return i < lim && b[i] == ':' ? i + 1 : -1;
+        return lim;
     }
 
     /**
