@@ -16,8 +16,10 @@ import io.llmprof.dashboard.store.ServiceLimits;
 import io.llmprof.dashboard.store.ServiceStore;
 import io.llmprof.events.Json;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -279,12 +281,11 @@ public final class DashboardApi {
     static final int MAX_METRIC_NAMES = 64;
 
     /**
-     * Every series in Prometheus' text format; with {@code name[]} parameters (as Prometheus' own client exporters
-     * take them: {@code /metrics?name[]=llmprof_service_requests_finished_total}, a series' name or its metric's) only
-     * those metrics', whose values
-     * are then the only ones read. A whole scrape renders every Kafka meter too (1,400 series, about 40 ms of CPU on
-     * a 2-core box): a tool that asks for one series many times a second, such as {@code bench live}'s latency probes,
-     * need not pay for the rest.
+     * Every series in Prometheus' text format. With {@code name[]} parameters, as Prometheus' own client exporters
+     * take them ({@code /metrics?name[]=llmprof_service_requests_finished_total}, a series' name or its metric's),
+     * only those metrics, whose values are then the only ones read. A whole scrape renders every Kafka meter too
+     * (1,400 series, about 40 ms of CPU on a 2-core box): a tool that asks for one series many times a second, such as
+     * {@code bench live}'s latency probes, need not pay for the rest.
      */
     static String metrics(PrometheusMeterRegistry registry, Context ctx) {
         List<String> names = ctx.queryParams("name[]");
@@ -295,7 +296,7 @@ public final class DashboardApi {
             throw ApiException.badRequest(
                     "invalid_parameter", "at most " + MAX_METRIC_NAMES + " name[] parameters, got " + names.size());
         }
-        java.util.Set<String> included = new java.util.HashSet<>();
+        Set<String> included = new HashSet<>();
         for (String name : names) {
             included.add(name);
             // a series' name in the text (a counter's _total, a histogram's _count) names its metric as well

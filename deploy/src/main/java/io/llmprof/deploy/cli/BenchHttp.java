@@ -77,12 +77,7 @@ final class BenchHttp {
      * Posts {@code probes} finished requests ({@link BenchServiceCommand#probeBody}) to the HTTP ingest as instance
      * {@code instance} of {@code job}, one at a time, each timed until the finished-requests counter of that
      * instance in {@code /metrics} counts it (at most {@code perProbeNs} each).
-     */
-    Probes probe(int ingestPort, String dashboardUrl, String job, String instance, int probes, long perProbeNs) {
-        return probe(ingestPort, dashboardUrl, job, instance, probes, perProbeNs, false);
-    }
-
-    /**
+     *
      * @param wholeScrape read the whole of {@code /metrics} at every look (every Kafka meter rendered, about 40 ms of
      *     the dashboard's CPU each, back to back on the box being measured) instead of only the counter it waits for
      *     ({@code name[]}, as Prometheus' exporters take it): the figures before the fourteenth session

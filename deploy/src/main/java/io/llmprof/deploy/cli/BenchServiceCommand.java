@@ -149,14 +149,18 @@ public final class BenchServiceCommand implements Callable<Integer> {
     /** (b): one finished request per POST; the delay until the finished counter of the probe instance moves. */
     private int probeLatency(PrintWriter out, int ingestPort, String dashboardUrl) {
         long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
-        BenchHttp.Probes p = http.probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe);
+        BenchHttp.Probes p = http.probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe, false);
         if (p.stopped() != null) {
             out.printf("(b) %s; stopping%n", p.stopped());
         }
         if (p.done() == 0) {
             return 1;
         }
-        out.printf(Locale.ROOT, "(b) HTTP ingest -> /metrics over %d probes: %s%n", p.done(), p.summary());
+        out.printf(
+                Locale.ROOT,
+                "(b) HTTP ingest -> /metrics (the counter's series) over %d probes: %s%n",
+                p.done(),
+                p.summary());
         out.flush();
         return p.done() == probes ? 0 : 1;
     }
