@@ -54,7 +54,7 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
             throws IOException {
         int kind = kind(e.kind()).getNumber(); // never 0: every kind has a number
         int name = strings.index(e.name());
-        int dims = e.inputDims() != null ? strings.index(e.inputDims()) : -1; // after the name, as event() indexes
+        int dims = e.inputDims() != null ? strings.index(e.inputDims()) : -1; // after the name: the table's order
         int size = CodedOutputStream.computeEnumSize(EVENT_KIND, kind)
                 + (name != 0 ? CodedOutputStream.computeUInt32Size(EVENT_NAME, name) : 0)
                 + (startDelta != 0 ? CodedOutputStream.computeSInt64Size(EVENT_START_DELTA, startDelta) : 0)
@@ -67,16 +67,16 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
                 + (e.graphId() != null ? CodedOutputStream.computeInt64Size(EVENT_GRAPH_ID, e.graphId()) : 0);
         out.writeTag(EVENTS, WireFormat.WIRETYPE_LENGTH_DELIMITED);
         out.writeUInt32NoTag(size);
-        event(e, startDelta, strings, out);
+        event(e, kind, name, startDelta, dims, out);
     }
 
     private static final int EVENTS = io.llmprof.events.wire.proto.TraceBatch.EVENTS_FIELD_NUMBER;
 
-    /** One {@code TraceEvent}'s fields (its strings already in the table: indexing them again finds them). */
-    private static void event(TraceEvent e, long startDelta, StringTable strings, CodedOutputStream out)
+    /** One {@code TraceEvent}'s fields, its kind's number and its strings' indexes as {@link #eventField} found them. */
+    private static void event(TraceEvent e, int kind, int name, long startDelta, int dims, CodedOutputStream out)
             throws IOException {
-        out.writeEnum(EVENT_KIND, kind(e.kind()).getNumber()); // never 0: every kind has a number
-        WireWriter.uint32(out, EVENT_NAME, strings.index(e.name()));
+        out.writeEnum(EVENT_KIND, kind);
+        WireWriter.uint32(out, EVENT_NAME, name);
         if (startDelta != 0) {
             out.writeSInt64(EVENT_START_DELTA, startDelta);
         }
@@ -85,8 +85,8 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         WireWriter.optional(out, EVENT_STREAM, e.stream());
         WireWriter.optional(out, EVENT_CORRELATION, e.correlation());
         WireWriter.optional(out, EVENT_EXTERNAL_ID, e.externalId());
-        if (e.inputDims() != null) {
-            out.writeUInt32(EVENT_INPUT_DIMS, strings.index(e.inputDims()));
+        if (dims >= 0) {
+            out.writeUInt32(EVENT_INPUT_DIMS, dims);
         }
         WireWriter.optional(out, EVENT_GRAPH_ID, e.graphId());
     }
