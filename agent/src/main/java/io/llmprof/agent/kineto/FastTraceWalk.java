@@ -279,7 +279,7 @@ final class FastTraceWalk {
                 case F_PH -> {
                     f.phSeen = true;
                     if (!stringValue() || !s.stringIs(W_X)) {
-                        skipRest();
+                        s.skipRestOfObject();
                         target.skippedEntry();
                         return;
                     }
@@ -287,7 +287,7 @@ final class FastTraceWalk {
                 case F_CAT -> {
                     f.cat = stringValue() ? category() : CAT_OTHER;
                     if (f.cat == CAT_OTHER) {
-                        skipRest();
+                        s.skipRestOfObject();
                         target.skippedEntry();
                         return;
                     }
@@ -346,10 +346,6 @@ final class FastTraceWalk {
         }
         s.skipValue();
         return false;
-    }
-
-    private void skipRest() {
-        s.skipRestOfObject();
     }
 
     private void args(boolean wantDims) {

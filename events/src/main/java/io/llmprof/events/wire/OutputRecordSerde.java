@@ -47,9 +47,9 @@ import org.apache.kafka.common.serialization.Deserializer;
 
 /**
  * The busiest output records as their messages in {@code llmprof_wire.proto} ({@code LayerOut}, {@code PassOut},
- * {@code CrossRankOut}, {@code HostStepOut}, {@code HostVerdictOut} (through the generated classes), {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code
- * RequestStateOut}), mapped field by field; a null field of the record is
- * an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
+ * {@code CrossRankOut}, {@code HostStepOut}, {@code RequestOut}, {@code BatchOut}, {@code ForwardOut}, {@code
+ * RequestStateOut}), mapped field by field, and host verdicts ({@code HostVerdictOut}) through the generated classes
+ * ({@link HostVerdictWire}); a null field of the record is an absent {@code optional} field. Encoding writes the fields with protobuf's {@link CodedOutputStream} (field
  * numbers from the generated classes); decoding reads them with its {@link CodedInputStream} (see {@link Decoder}). A
  * value that starts with {@code '{'} is a JSON record written before this format (still on a topic after an upgrade)
  * and is read as JSON, so nothing already accepted becomes unreadable.
