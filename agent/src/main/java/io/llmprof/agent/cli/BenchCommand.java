@@ -6,13 +6,19 @@ import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.nsys.NsysReader;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceReaders;
+import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.agent.service.ServiceShipper;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.events.service.ServiceBatch;
+import io.llmprof.events.service.ServiceEvent;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -26,13 +32,14 @@ import picocli.CommandLine.Spec;
 /**
  * {@code agent bench FILE...}: parse, sequence, batch and encode without Kafka, as {@code agent replay} does before it
  * produces; prints the rate. This is how the team measures the agent's read and ship path on one core (issue 15,
- * item 4) for Kineto JSON and Nsight SQLite exports.
+ * item 4) for Kineto JSON, Nsight SQLite exports and the service formats ({@code agent service}'s inputs, read,
+ * batched and encoded as {@link ServiceShipper} ships them).
  */
 @Command(
         name = "bench",
         mixinStandardHelpOptions = true,
-        description = "Parse + sequence + batch + encode trace files as the agent ships them (no Kafka) and print"
-                + " MB/s, events/s, encoded bytes per event and peak heap.")
+        description = "Parse + sequence + batch + encode trace files or service events as the agent ships them (no"
+                + " Kafka) and print MB/s, events/s, encoded bytes per event and peak heap.")
 public final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -40,8 +47,16 @@ public final class BenchCommand implements Callable<Integer> {
     @Parameters(
             arity = "1..*",
             paramLabel = "FILE",
-            description = "Kineto traces (.json or .json.gz) or Nsight Systems SQLite exports (.sqlite).")
+            description = "Kineto traces (.json or .json.gz), Nsight Systems SQLite exports (.sqlite), or service"
+                    + " events as `agent service` reads them: llmprof JSON lines (.jsonl, .jsonl.gz), ms_service_*.db"
+                    + " or a directory of them (chrome_tracing.json with --service).")
     List<Path> files;
+
+    @Option(
+            names = "--service",
+            description = "Read every FILE as service events (`agent service --input`), whatever its name; without it,"
+                    + " .jsonl, .jsonl.gz, ms_service_*.db and directories are, and everything else is a trace.")
+    boolean service;
 
     @Option(
             names = "--warmup",
@@ -63,9 +78,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(
             names = "--batch-size",
-            defaultValue = "" + TraceBatcher.DEFAULT_BATCH_EVENTS,
-            description = "Events per batch (default: ${DEFAULT-VALUE}).")
-    int batchSize;
+            description = "Events per batch (default: " + TraceBatcher.DEFAULT_BATCH_EVENTS + " for traces, "
+                    + ServiceShipper.DEFAULT_BATCH_SIZE + " for service events, as the agent ships them).")
+    Integer batchSize;
 
     @Option(
             names = "--no-encode",
@@ -113,25 +128,133 @@ public final class BenchCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         ReaderOptions options = ReaderOptions.defaults().withReorderWindow(reorderWindow);
         for (Path file : files) {
-            for (int i = 0; i < warmup; i++) {
-                measure(file, options, batchSize, !noEncode);
-            }
-            for (int i = 0; i < repeat; i++) {
-                Measurement m = measure(file, options, batchSize, !noEncode);
-                out.println(format(m));
-                out.flush();
+            boolean asService = service || isServiceInput(file);
+            int size = batchSize != null
+                    ? batchSize
+                    : asService ? ServiceShipper.DEFAULT_BATCH_SIZE : TraceBatcher.DEFAULT_BATCH_EVENTS;
+            for (int i = 0; i < warmup + repeat; i++) {
+                String line = asService
+                        ? format(measureService(file, size, !noEncode))
+                        : format(measure(file, options, size, !noEncode));
+                if (i >= warmup) {
+                    out.println(line);
+                    out.flush();
+                }
             }
         }
         return 0;
     }
 
-    public static Measurement measure(Path file, ReaderOptions options, int batchSize, boolean encode)
-            throws Exception {
+    /** Whether {@code file} is read as service events without {@code --service}: see the option. */
+    static boolean isServiceInput(Path file) {
+        String name =
+                file.getFileName() == null ? "" : file.getFileName().toString().toLowerCase(Locale.ROOT);
+        return Files.isDirectory(file)
+                || name.endsWith(".jsonl")
+                || name.endsWith(".jsonl.gz")
+                || ServiceReaders.DB_NAME.matcher(name).matches();
+    }
+
+    /**
+     * One measured read of service events.
+     *
+     * @param inputBytes the input's size on disk (a directory's: its databases')
+     * @param encodedBytes as {@link Measurement#encodedBytes}
+     */
+    public record ServiceMeasurement(
+            Path file,
+            ServiceReaders.Summary summary,
+            long inputBytes,
+            long batches,
+            long encodedBytes,
+            double seconds,
+            double cpuSeconds,
+            long peakHeapBytes) {}
+
+    /**
+     * Reads {@code input} as {@code agent service} does ({@link ServiceReaders}), cuts batches of {@code batchSize}
+     * events into the records {@link ServiceShipper} sends, and encodes each with the topic's serializer.
+     */
+    public static ServiceMeasurement measureService(Path input, int batchSize, boolean encode) throws Exception {
+        List<MemoryPoolMXBean> heapPools = heapPools();
+        String job = ServiceReaders.defaultJob(input);
+        String instance = ServiceReaders.defaultInstance(input);
+        String source = input.toString();
+        Serializer<ServiceBatch> encoder = Topics.SERVICE_EVENTS.valueSerde().serializer();
+        List<ServiceEvent> pending = new ArrayList<>(batchSize);
+        long[] counts = {0, 0, encode ? 0 : -1}; // events shipped, batches, bytes
+        java.util.function.Consumer<Boolean> ship = end -> {
+            ServiceBatch b = ServiceShipper.batch(job, instance, source, counts[0], pending, end);
+            counts[0] += pending.size();
+            counts[1]++;
+            if (encode) {
+                counts[2] += encoder.serialize(Topics.SERVICE_EVENTS.name(), b).length;
+            }
+            pending.clear();
+        };
+        java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long cpu0 = threads.getCurrentThreadCpuTime();
+        long t0 = System.nanoTime();
+        ServiceReaders.Summary summary = ServiceReaders.read(
+                input,
+                e -> {
+                    pending.add(e);
+                    if (pending.size() == batchSize) {
+                        ship.accept(false);
+                    }
+                },
+                p -> {});
+        ship.accept(true); // the last batch, as the shipper sends it (end of stream, maybe empty)
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
+        long peak =
+                heapPools.stream().mapToLong(p -> p.getPeakUsage().getUsed()).sum();
+        long bytes = 0;
+        for (Path f : Files.isDirectory(input) ? ServiceReaders.databases(input) : List.of(input)) {
+            bytes += Files.size(f);
+        }
+        return new ServiceMeasurement(input, summary, bytes, counts[1], counts[2], seconds, cpuSeconds, peak);
+    }
+
+    /** The heap pools, their peaks reset after a collection: what a measurement's peak heap is read from. */
+    private static List<MemoryPoolMXBean> heapPools() {
         List<MemoryPoolMXBean> heapPools = ManagementFactory.getMemoryPoolMXBeans().stream()
                 .filter(p -> p.getType() == MemoryType.HEAP)
                 .toList();
         System.gc();
         heapPools.forEach(MemoryPoolMXBean::resetPeakUsage);
+        return heapPools;
+    }
+
+    static String format(ServiceMeasurement m) {
+        ServiceReaders.Summary s = m.summary();
+        return String.format(
+                Locale.ROOT,
+                "%s: service events (%s), %.2f MB in %.3f s = %.1f MB/s, %,.0f events/s; thread CPU %.3f s = %,.0f"
+                        + " events per CPU-second; %,d events, %,d batches, %s, %d problems; peak heap %.1f MB",
+                m.file().getFileName(),
+                s.format(),
+                m.inputBytes() / 1e6,
+                m.seconds(),
+                m.inputBytes() / 1e6 / m.seconds(),
+                s.events() / m.seconds(),
+                m.cpuSeconds(),
+                m.cpuSeconds() == 0 ? 0.0 : s.events() / m.cpuSeconds(),
+                s.events(),
+                m.batches(),
+                m.encodedBytes() < 0
+                        ? "not encoded"
+                        : String.format(
+                                Locale.ROOT,
+                                "encoded %.1f B/event",
+                                s.events() == 0 ? 0.0 : (double) m.encodedBytes() / s.events()),
+                s.problems(),
+                m.peakHeapBytes() / 1e6);
+    }
+
+    public static Measurement measure(Path file, ReaderOptions options, int batchSize, boolean encode)
+            throws Exception {
+        List<MemoryPoolMXBean> heapPools = heapPools();
         long[] batches = {0, encode ? 0 : -1};
         Serializer<TraceBatch> encoder = Topics.TRACE_EVENTS.valueSerde().serializer();
         TraceBatcher batcher = new TraceBatcher(

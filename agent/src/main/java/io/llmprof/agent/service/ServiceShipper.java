@@ -117,6 +117,15 @@ public final class ServiceShipper implements ServiceBatchSink {
         String key = source + "\u0000" + instance;
         long first = nextIndex.getOrDefault(key, 0L);
         nextIndex.put(key, first + events.size());
-        producer.send(new ServiceBatch(job, instance, source, first, List.copyOf(events), end));
+        producer.send(batch(job, instance, source, first, events, end));
+    }
+
+    /**
+     * The record a shipper sends for {@code events} (copied: the caller reuses its list), the {@code first} of them
+     * numbered from the source's start. {@code agent bench} builds its batches here, so it measures what ships.
+     */
+    public static ServiceBatch batch(
+            String job, String instance, String source, long first, List<ServiceEvent> events, boolean end) {
+        return new ServiceBatch(job, instance, source, first, List.copyOf(events), end);
     }
 }

@@ -9,13 +9,20 @@ import io.llmprof.agent.nsys.NsysFixtures;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.replay.Speed;
+import io.llmprof.agent.service.ServiceFixtures;
+import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.agent.watch.Watcher;
 import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.events.service.ServiceBatch;
+import io.llmprof.events.service.ServiceEvent;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import org.apache.kafka.common.serialization.Serializer;
 import org.junit.jupiter.api.Test;
@@ -116,6 +123,54 @@ class AgentCommandTest {
                 .containsPattern("encoded [0-9.]+ B/event")
                 .doesNotContain("JSON");
         assertThat(events).isPositive();
+    }
+
+    @Test
+    void benchReadsServiceEventsAsTheServiceShipperBatchesThem() throws Exception {
+        Path run = dir.resolve("svc");
+        ServiceSynth.write(new ServiceSynth.Spec(40, 2, 1), ServiceFixtures.Format.JSONL, run);
+        Path file = run.resolve("events.jsonl");
+        // the reference: every event read, cut into records of 7 as the shipper cuts them, encoded one by one
+        List<ServiceEvent> events = new ArrayList<>();
+        ServiceReaders.read(file, events::add, p -> {});
+        Serializer<ServiceBatch> serializer = Topics.SERVICE_EVENTS.valueSerde().serializer();
+        long bytes = 0;
+        long batches = 0;
+        for (int from = 0; from < events.size(); from += 7) {
+            List<ServiceEvent> part = events.subList(from, Math.min(events.size(), from + 7));
+            boolean end = from + 7 >= events.size();
+            bytes += serializer.serialize(
+                            Topics.SERVICE_EVENTS.name(),
+                            new ServiceBatch("svc", "events", file.toString(), from, part, end))
+                    .length;
+            batches++;
+        }
+        if (events.size() % 7 == 0) {
+            batches++; // the shipper's last record, empty, says end of stream
+            bytes += serializer.serialize(
+                            Topics.SERVICE_EVENTS.name(),
+                            new ServiceBatch("svc", "events", file.toString(), events.size(), List.of(), true))
+                    .length;
+        }
+        BenchCommand.ServiceMeasurement m = BenchCommand.measureService(file, 7, true);
+        assertThat(m.summary().events()).isEqualTo(events.size()).isGreaterThan(100);
+        assertThat(m.batches()).isEqualTo(batches);
+        assertThat(m.encodedBytes()).isEqualTo(bytes);
+        assertThat(m.inputBytes()).isEqualTo(java.nio.file.Files.size(file));
+        assertThat(BenchCommand.measureService(file, 7, false).encodedBytes()).isEqualTo(-1);
+
+        assertThat(cli().execute("bench", "--batch-size", "7", file.toString())).isZero();
+        assertThat(out.toString())
+                .contains("events.jsonl: service events (jsonl)")
+                .contains(String.format(Locale.ROOT, "%,d events, %,d batches", events.size(), batches))
+                .containsPattern("encoded [0-9.]+ B/event")
+                .contains("0 problems");
+        // a chrome_tracing.json is a trace by its name: --service reads it as service events
+        assertThat(BenchCommand.isServiceInput(file)).isTrue();
+        assertThat(BenchCommand.isServiceInput(run)).isTrue();
+        assertThat(BenchCommand.isServiceInput(dir.resolve("rank0.json.gz"))).isFalse();
+        assertThat(BenchCommand.isServiceInput(dir.resolve("chrome_tracing.json")))
+                .isFalse();
     }
 
     @Test
