@@ -28,6 +28,9 @@ final class StreamedLine {
      */
     static final int MAX_CACHED_CHARS = 256;
 
+    /** The longest key {@link #knownKey} knows: {@code num_scheduled_tokens=}. */
+    private static final int MAX_KNOWN_KEY_CHARS = 21;
+
     /** A longer number token: the tree (which applies Jackson's limits on numbers). */
     static final int MAX_NUMBER_CHARS = 40;
     /** Powers of ten a double holds exactly: a decimal of at most 15 digits divided by one is correctly rounded. */
@@ -372,10 +375,54 @@ final class StreamedLine {
     /** A member's key and its colon, with the white space around them. */
     private String key() {
         ws();
-        String key = string();
+        String key = knownKey();
+        if (key == null) {
+            key = string();
+        }
         ws();
         expect(':');
         ws();
+        return key;
+    }
+
+    /**
+     * At a key's opening quote: the key as a constant when it is one that every line or request object has (the
+     * reserved keys, {@code rid} and its object's keys), written without escapes, and {@link #i} after its closing
+     * quote; else null and {@link #i} unmoved. Found by length and first letters, with no hash and no cache.
+     */
+    private String knownKey() {
+        int start = i + 1;
+        if (start > end || s[i] != '"') {
+            return null;
+        }
+        int stop = Math.min(end, start + MAX_KNOWN_KEY_CHARS + 1);
+        int q = start;
+        while (q < stop && s[q] != '"') {
+            q++;
+        }
+        if (q == stop) {
+            return null;
+        }
+        char first = q > start ? s[start] : 0;
+        String key =
+                switch (q - start) {
+                    case 1 -> "v";
+                    case 3 -> first == 'r' ? "rid" : first == 'p' ? "pid" : "tid";
+                    case 4 -> first == 'n' ? "name" : first == 'i' ? "iter" : "type";
+                    case 5 -> "ts_ns";
+                    case 6 -> first == 'd' && s[start + 1] == 'u' ? "dur_ns" : "domain";
+                    case 21 -> "num_scheduled_tokens=";
+                    default -> null;
+                };
+        if (key == null) {
+            return null;
+        }
+        for (int k = 0; k < key.length(); k++) {
+            if (s[start + k] != key.charAt(k)) {
+                return null;
+            }
+        }
+        i = q + 1;
         return key;
     }
 

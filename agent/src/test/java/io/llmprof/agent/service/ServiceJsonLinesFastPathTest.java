@@ -115,7 +115,16 @@ class ServiceJsonLinesFastPathTest {
                 "{\"ts_ns\":1,\"name\":\"a\",}",
                 "{\"ts_ns\":1,\"name\":\"\\u00e9\\n\",\"k\\\"\":\"v\\\\\"}",
                 "{}",
-                "{\"name\":\"a\"}");
+                "{\"name\":\"a\"}",
+                // keys matched in place (knownKey): escaped spellings, near misses of the same length, repeats
+                "{\"t\\u0073_ns\":1,\"n\\u0061me\":\"a\",\"r\\u0069d\":[{\"r\\u0069d\":\"1\",\"it\\u0065r\":2}]}",
+                "{\"ts_ns\":1,\"t\\u0073_ns\":2,\"name\":\"a\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"pix\":\"1\",\"tie\":\"2\",\"rim\":\"3\",\"nama\":\"4\",\"iteR\":\"5\",\"typo\":\"6\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"ts_nx\":\"1\",\"durans\":\"2\",\"domaim\":\"3\",\"w\":\"4\",\"\":\"5\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"num_scheduled_tokenz=\":1,\"pid\":2,\"tid\":\"3\",\"dur_ns\":4}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"rid\":[{\"rid\":\"1\",\"num_scheduled_tokens=\":5,\"type\":\"d\"}]}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"name\":\"b\"}",
+                "{\"ts_ns\":1,\"name\":\"a\",\"domain\":\"d\",\"v\":1,\"ti\\\"\":\"2\"}");
         for (String line : lines) {
             sameAsTheTree(line);
         }
@@ -126,6 +135,11 @@ class ServiceJsonLinesFastPathTest {
         assertThat(StreamedLine.read(lines.get(33))).isNotNull();
         assertThat(StreamedLine.read(lines.get(39))).isNotNull();
         assertThat(StreamedLine.read(lines.get(0))).isNull();
+        for (int k = lines.size() - 8; k < lines.size(); k++) {
+            boolean repeat =
+                    lines.get(k).contains("t\\u0073_ns\":2") || lines.get(k).contains("\"name\":\"b\"");
+            assertThat(StreamedLine.read(lines.get(k))).as(lines.get(k)).matches(e -> repeat == (e == null));
+        }
     }
 
     /** A line that spans reads is read from the copy; one within a read, where it lies: the same events. */
