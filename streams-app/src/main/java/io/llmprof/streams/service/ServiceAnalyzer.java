@@ -130,6 +130,23 @@ public final class ServiceAnalyzer {
 
     private Long handlingPid;
 
+    /** The last event {@link #dpRankOf} read, and its answer: dispatch asks first, then a batch or forward again. */
+    private ServiceEvent dpRankEvent;
+
+    private String dpRank;
+
+    private long lastPid;
+    private String lastPidKey;
+
+    // The keys of the attributes read for every event or batch, made once: a varargs call allocates its array.
+    private static final String[] BATCH_TYPE_KEYS = {"batchType", "batch_type"};
+    private static final String[] BATCH_SIZE_KEYS = {"batchSize", "batch_size"};
+    private static final String[] ACCEPTED_TOKENS_KEYS = {"acceptedTokens", "accepted_tokens", "numAcceptedTokens"};
+    private static final String[] ITER_KEYS = {"iter", "iteration"};
+    private static final String[] DP_RANK_KEYS = {"dpRank", "dp_rank", "dp"};
+    private static final String[] INPUT_TOKENS_KEYS = {"recvTokenSize", "inputTokens"};
+    private static final String[] REPLY_TOKENS_KEYS = {"replyTokenSize"};
+
     /** An analyzer with its open requests in memory (offline). */
     public ServiceAnalyzer(String job, String instance, ServiceConfig config) {
         this(config, fresh(job, instance), new MemoryRequestTable());
@@ -324,33 +341,38 @@ public final class ServiceAnalyzer {
         } else if (FORWARD.contains(name)) {
             forward(e, reqs, sink);
         } else if (ENQUEUE.contains(name)) {
-            for (Req r : reqs) {
+            for (int k = 0; k < reqs.size(); k++) {
+                Req r = reqs.get(k);
                 enqueue(r, t, sink);
             }
         } else if (DEQUEUE.contains(name)) {
-            for (Req r : reqs) {
+            for (int k = 0; k < reqs.size(); k++) {
+                Req r = reqs.get(k);
                 dequeue(r, t, e, sink);
             }
         } else if ("CacheHitRate".equals(name)) {
             Double hit = number(e, "hitCache");
             if (hit != null && hit >= 0) {
                 double rate = hit > 1 ? hit / 100 : hit;
-                for (Req r : reqs) {
+                for (int k = 0; k < reqs.size(); k++) {
+                    Req r = reqs.get(k);
                     r.cacheHitRate = rate;
                 }
             }
         }
         if ("httpReq".equals(name)) {
-            for (Req r : reqs) {
+            for (int k = 0; k < reqs.size(); k++) {
+                Req r = reqs.get(k);
                 if (r.httpReqNs == null) {
                     r.httpReqNs = t;
                 }
             }
         }
-        Long input = longMetric(e, "recvTokenSize", "inputTokens");
-        Long reply = longMetric(e, "replyTokenSize");
+        Long input = longMetric(e, INPUT_TOKENS_KEYS);
+        Long reply = longMetric(e, REPLY_TOKENS_KEYS);
         boolean progress = PROGRESS.contains(name);
-        for (Req r : reqs) {
+        for (int k = 0; k < reqs.size(); k++) {
+            Req r = reqs.get(k);
             if (input != null && r.inputTokens == null) {
                 r.inputTokens = input;
             }
@@ -365,7 +387,8 @@ public final class ServiceAnalyzer {
             }
         }
         deltas(e, sink);
-        for (Req r : reqs) {
+        for (int k = 0; k < reqs.size(); k++) {
+            Req r = reqs.get(k);
             touch(r, e.endNs());
         }
         if (FINAL.contains(name)) {
@@ -377,7 +400,8 @@ public final class ServiceAnalyzer {
                         name + " for a request never seen: nothing to finish",
                         where(e));
             }
-            for (Req r : reqs) {
+            for (int k = 0; k < reqs.size(); k++) {
+                Req r = reqs.get(k);
                 finishRequest(r, e, sink);
             }
         }
@@ -752,7 +776,7 @@ public final class ServiceAnalyzer {
     }
 
     private BatchInfo emitBatch(ServiceEvent e, String kind, List<Req> reqs, ServiceSink sink) {
-        String labelType = firstLabel(e, "batchType", "batch_type");
+        String labelType = firstLabel(e, BATCH_TYPE_KEYS);
         String batchType = labelType == null ? null : phase(labelType);
         int prefill = 0;
         int decode = 0;
@@ -776,7 +800,7 @@ public final class ServiceAnalyzer {
                 anyTokens = true;
             }
         }
-        Long sizeNumber = longMetric(e, "batchSize", "batch_size");
+        Long sizeNumber = longMetric(e, BATCH_SIZE_KEYS);
         int size = sizeNumber != null
                 ? (int) Math.max(0, Math.min(Integer.MAX_VALUE, sizeNumber))
                 : e.requests().size();
@@ -828,7 +852,7 @@ public final class ServiceAnalyzer {
 
     private void forward(ServiceEvent e, List<Req> reqs, ServiceSink sink) {
         BatchInfo info = emitBatch(e, BatchRecord.EXECUTE, reqs, sink);
-        Long accepted = longMetric(e, "acceptedTokens", "accepted_tokens", "numAcceptedTokens");
+        Long accepted = longMetric(e, ACCEPTED_TOKENS_KEYS);
         boolean spec = "specDecoding".equals(e.name()) || accepted != null;
         for (Req r : reqs) {
             r.forwardSteps++;
@@ -853,7 +877,7 @@ public final class ServiceAnalyzer {
         }
         String pidKey = e.pid() == null ? "" : String.valueOf(e.pid());
         long ordinal = s.forwardCounts.getOrDefault(pidKey, 0L);
-        Long iter = longMetric(e, "iter", "iteration");
+        Long iter = longMetric(e, ITER_KEYS);
         Fwd f = new Fwd();
         f.pid = e.pid();
         f.dpRank = info.dpRank();
@@ -898,6 +922,11 @@ public final class ServiceAnalyzer {
 
     /** prefill / decode / mixed from a framework's spelling ("Prefill", "EXTEND", "context", "generation", ...). */
     static String phase(String text) {
+        if (text.equals("prefill") || text.equals("decode")) {
+            return text.equals("prefill")
+                    ? "prefill"
+                    : "decode"; // the usual spellings, read as the rules below read them
+        }
         String t = text.strip().toLowerCase(Locale.ROOT);
         if (t.contains("mix")) {
             return "mixed";
@@ -916,8 +945,29 @@ public final class ServiceAnalyzer {
 
     /** The event's dp rank: its own label, else its pid's; a dpRankId event or label also maps its pid. */
     private String dpRankOf(ServiceEvent e) {
-        String pidKey = e.pid() == null ? null : String.valueOf(e.pid());
-        String label = firstLabel(e, "dpRank", "dp_rank", "dp");
+        if (e == dpRankEvent) {
+            return dpRank; // asked again for the same event: nothing else maps pids between the calls
+        }
+        dpRankEvent = e;
+        dpRank = dpRankOfNew(e);
+        return dpRank;
+    }
+
+    /** A pid as the dp-rank map's key; the last one's text is kept (an instance's events come from few pids). */
+    private String pidKey(Long pid) {
+        if (pid == null) {
+            return null;
+        }
+        if (pid.longValue() != lastPid || lastPidKey == null) {
+            lastPid = pid;
+            lastPidKey = String.valueOf(pid.longValue());
+        }
+        return lastPidKey;
+    }
+
+    private String dpRankOfNew(ServiceEvent e) {
+        String pidKey = pidKey(e.pid());
+        String label = firstLabel(e, DP_RANK_KEYS);
         if ("dpRankId".equals(e.name())) {
             String v = text(e, "dpRankId");
             if (v == null) {
@@ -1322,6 +1372,9 @@ public final class ServiceAnalyzer {
     }
 
     private void deltas(ServiceEvent e, ServiceSink sink) {
+        if (e.deltas().isEmpty()) {
+            return; // most events: no sorted copy to make
+        }
         for (Map.Entry<String, Double> d : new TreeMap<>(e.deltas()).entrySet()) {
             if (!isStateName(d.getKey())) {
                 continue;
@@ -1396,15 +1449,44 @@ public final class ServiceAnalyzer {
             return;
         }
         s.statesDirty = false;
-        if (s.states.equals(s.lastStates)) {
+        if (!copyIfChanged(s.states, s.lastStates)) {
             return; // changes that cancelled out (a merge, a +1 -1 pair): no count changed
         }
-        s.lastStates = new TreeMap<>(s.states);
         long waiting = s.states.getOrDefault("WAITING", 0L);
         long running = s.states.getOrDefault("RUNNING", 0L);
         long swapped = s.states.getOrDefault("SWAPPED", 0L) + s.states.getOrDefault("PENDING", 0L);
         sink.requestStates(new RequestStateRecord(
                 job, instance, s.statesNs, waiting, running, swapped, s.states, s.statesPidMixed ? null : s.statesPid));
+    }
+
+    /**
+     * Whether {@code now} differs from {@code last} (as {@code equals} says); if so {@code last} becomes its copy.
+     * Both are sorted alike, so they are compared entry by entry, and the usual change (a count, not a state name)
+     * is copied into {@code last}'s entries: no lookups and no new map per snapshot.
+     */
+    static boolean copyIfChanged(TreeMap<String, Long> now, TreeMap<String, Long> last) {
+        if (now.size() == last.size()) {
+            boolean sameKeys = true;
+            boolean sameCounts = true;
+            Iterator<Map.Entry<String, Long>> b = last.entrySet().iterator();
+            for (Map.Entry<String, Long> x : now.entrySet()) {
+                Map.Entry<String, Long> y = b.next();
+                if (!x.getKey().equals(y.getKey())) {
+                    sameKeys = false;
+                    break;
+                }
+                if (!x.getValue().equals(y.getValue())) {
+                    sameCounts = false;
+                    y.setValue(x.getValue());
+                }
+            }
+            if (sameKeys) {
+                return !sameCounts; // every key the same: any changed count is copied already
+            }
+        }
+        last.clear();
+        last.putAll(now);
+        return true;
     }
 
     // ---------------------------------------------------------------------------------------------------------

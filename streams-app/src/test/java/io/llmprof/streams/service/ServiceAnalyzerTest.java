@@ -27,6 +27,41 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** Hand-built event sequences with answers computed by hand (in the comments). */
 class ServiceAnalyzerTest {
+    /** The snapshot's change test and copy, against TreeMap's equals and a fresh copy, for every kind of change. */
+    @Test
+    void stateSnapshotsChangeExactlyWhenTheCountsDiffer() {
+        List<Map<String, Long>> maps = List.of(
+                Map.of(),
+                Map.of("RUNNING", 0L, "WAITING", 0L),
+                Map.of("RUNNING", 1L, "WAITING", 0L),
+                Map.of("RUNNING", 0L, "WAITING", 1L),
+                Map.of("RUNNING", 0L, "SWAPPED", 0L),
+                Map.of("RUNNING", 0L, "WAITING", 0L, "SWAPPED", 0L),
+                Map.of("PENDING", 2L, "RUNNING", 0L, "WAITING", 3L),
+                Map.of("PENDING", 2L, "RUNNING", 0L, "WAITING", 4L),
+                Map.of("END", 2L, "RUNNING", 0L, "WAITING", 3L));
+        for (Map<String, Long> before : maps) {
+            for (Map<String, Long> after : maps) {
+                java.util.TreeMap<String, Long> last = new java.util.TreeMap<>(before);
+                java.util.TreeMap<String, Long> now = new java.util.TreeMap<>(after);
+                boolean changed = ServiceAnalyzer.copyIfChanged(now, last);
+                assertThat(changed).as(before + " -> " + after).isEqualTo(!before.equals(after));
+                assertThat(last).as(before + " -> " + after).isEqualTo(after);
+                assertThat(now).isEqualTo(after);
+            }
+        }
+    }
+
+    @Test
+    void batchTypesInTheirUsualSpellingsReadAsTheRulesReadThem() {
+        for (String t : List.of("prefill", "decode", "Prefill", " decode", "DECODE", "mixed", "extend", "x", "")) {
+            String viaRules = t.strip().isEmpty() ? null : ServiceAnalyzer.phase(" " + t + " ");
+            assertThat(ServiceAnalyzer.phase(t)).as(t).isEqualTo(viaRules);
+        }
+        assertThat(ServiceAnalyzer.phase("prefill")).isEqualTo("prefill");
+        assertThat(ServiceAnalyzer.phase("decode")).isEqualTo("decode");
+    }
+
     static final ServiceConfig CONFIG = ServiceConfig.DEFAULTS;
 
     static RecordingSink run(ServiceConfig config, List<ServiceEvent> events) {
