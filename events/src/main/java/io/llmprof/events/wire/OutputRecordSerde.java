@@ -285,7 +285,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
 
     private static void write(KernelFamily f, CodedOutputStream out) throws IOException {
         if (!f.family().isEmpty()) {
-            out.writeString(KernelFamilyOut.FAMILY_FIELD_NUMBER, f.family());
+            WireWriter.writeString(out, KernelFamilyOut.FAMILY_FIELD_NUMBER, f.family());
         }
         string(out, KernelFamilyOut.CATEGORY_FIELD_NUMBER, f.category());
         int32(out, KernelFamilyOut.COUNT_FIELD_NUMBER, f.count());
@@ -408,7 +408,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int32(out, PassOut.LAYER_COUNT_FIELD_NUMBER, p.layerCount());
         string(out, PassOut.CLOSED_BY_FIELD_NUMBER, p.closedBy());
         for (String note : p.notes()) {
-            out.writeString(PassOut.NOTES_FIELD_NUMBER, note);
+            WireWriter.writeString(out, PassOut.NOTES_FIELD_NUMBER, note);
         }
         string(out, PassOut.PHASE_FIELD_NUMBER, p.phase());
         optional(out, PassOut.BATCH_SIZE_FIELD_NUMBER, p.batchSize());
@@ -517,7 +517,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         int32(out, CrossRankOut.RANKS_REPORTED_FIELD_NUMBER, c.ranksReported());
         int32(out, CrossRankOut.COMPLETE_RANKS_FIELD_NUMBER, c.completeRanks());
         for (String missing : c.missingRanks()) {
-            out.writeString(CrossRankOut.MISSING_RANKS_FIELD_NUMBER, missing);
+            WireWriter.writeString(out, CrossRankOut.MISSING_RANKS_FIELD_NUMBER, missing);
         }
         int64(out, CrossRankOut.MIN_WALL_NS_FIELD_NUMBER, c.minWallNs());
         int64(out, CrossRankOut.MEDIAN_WALL_NS_FIELD_NUMBER, c.medianWallNs());
@@ -643,7 +643,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
         bool(out, HostStepOut.COMPLETE_FIELD_NUMBER, s.complete());
         for (String note : s.notes()) {
-            out.writeString(HostStepOut.NOTES_FIELD_NUMBER, note);
+            WireWriter.writeString(out, HostStepOut.NOTES_FIELD_NUMBER, note);
         }
         stringLongMap(out, HostStepOut.GAP_NVTX_FIELD_NUMBER, s.gapNvtx());
         for (Map.Entry<String, HostStep.KernelTime> e : s.kernelTimes().entrySet()) {
@@ -653,11 +653,11 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
             int valueSize = (t.count() == 0 ? 0 : CodedOutputStream.computeInt64Size(1, t.count()))
                     + (t.ns() == 0 ? 0 : CodedOutputStream.computeInt64Size(2, t.ns()));
             out.writeTag(HostStepOut.KERNEL_TIMES_FIELD_NUMBER, LEN);
-            out.writeUInt32NoTag(CodedOutputStream.computeStringSize(1, e.getKey())
+            out.writeUInt32NoTag(WireWriter.stringSize(1, e.getKey())
                     + CodedOutputStream.computeTagSize(2)
                     + CodedOutputStream.computeUInt32SizeNoTag(valueSize)
                     + valueSize);
-            out.writeString(1, e.getKey());
+            WireWriter.writeString(out, 1, e.getKey());
             out.writeTag(2, LEN);
             out.writeUInt32NoTag(valueSize);
             int64(out, 1, t.count());
@@ -843,7 +843,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         string(out, RequestOut.INSTANCE_FIELD_NUMBER, r.instance());
         string(out, RequestOut.RID_FIELD_NUMBER, r.rid());
         for (String alias : r.aliases()) {
-            out.writeString(RequestOut.ALIASES_FIELD_NUMBER, alias);
+            WireWriter.writeString(out, RequestOut.ALIASES_FIELD_NUMBER, alias);
         }
         string(out, RequestOut.STATUS_FIELD_NUMBER, r.status());
         string(out, RequestOut.FINISH_REASON_FIELD_NUMBER, r.finishReason());
@@ -939,7 +939,7 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         optional(out, BatchOut.KV_FREE_BLOCKS_FIELD_NUMBER, r.kvFreeBlocks());
         optional(out, BatchOut.KV_USAGE_FIELD_NUMBER, r.kvUsage());
         for (String rid : r.rids()) {
-            out.writeString(BatchOut.RIDS_FIELD_NUMBER, rid);
+            WireWriter.writeString(out, BatchOut.RIDS_FIELD_NUMBER, rid);
         }
     }
 

@@ -31,6 +31,11 @@ final class WireWriter {
     /** Scratch space per thread for one nested message. */
     private static final ThreadLocal<byte[]> NESTED = ThreadLocal.withInitial(() -> new byte[1024]);
 
+    /** ASCII strings up to this long are copied through {@link #ASCII}; longer ones or others go to protobuf. */
+    static final int ASCII_CHARS = 256;
+
+    private static final ThreadLocal<byte[]> ASCII = ThreadLocal.withInitial(() -> new byte[ASCII_CHARS]);
+
     /** Scratch space kept for a thread at most (a larger message gets a buffer of its own). */
     private static final int MAX_SCRATCH = 1 << 20;
 
@@ -111,7 +116,7 @@ final class WireWriter {
         return encode(batch, (b, out) -> {
             header.write(b, out);
             for (String s : strings.strings()) {
-                out.writeString(tableField, s);
+                writeString(out, tableField, s);
             }
             out.writeRawBytes(written);
         });
@@ -145,9 +150,8 @@ final class WireWriter {
         for (Map.Entry<String, Long> e : map.entrySet()) {
             long value = e.getValue();
             out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            out.writeUInt32NoTag(
-                    CodedOutputStream.computeStringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
-            out.writeString(1, e.getKey());
+            out.writeUInt32NoTag(stringSize(1, e.getKey()) + CodedOutputStream.computeInt64Size(2, value));
+            writeString(out, 1, e.getKey());
             out.writeInt64(2, value);
         }
     }
@@ -155,7 +159,7 @@ final class WireWriter {
     /** A proto3 string without presence: "" is not written; null is refused, as the generated builders refuse it. */
     static void nonEmpty(CodedOutputStream out, int field, String value) throws IOException {
         if (!value.isEmpty()) {
-            out.writeString(field, value);
+            writeString(out, field, value);
         }
     }
 
@@ -174,8 +178,47 @@ final class WireWriter {
 
     static void string(CodedOutputStream out, int field, String value) throws IOException {
         if (value != null) {
-            out.writeString(field, value);
+            writeString(out, field, value);
         }
+    }
+
+    /**
+     * {@code out.writeString(field, value)}, the same bytes, without its copy: protobuf-java 4 encodes a string on a
+     * server JVM through {@code String.getBytes(UTF_8)}, a new array per string, the largest allocation of the
+     * stream thread's output encoding. An ASCII string (ids, names, kinds: nearly all) is its own UTF-8, copied here
+     * char by char into reused scratch space.
+     */
+    /** {@code CodedOutputStream.computeStringSize(field, value)}, counted here for an ASCII string (see above). */
+    static int stringSize(int field, String value) {
+        int n = value.length();
+        for (int i = 0; i < n; i++) {
+            if (value.charAt(i) >= 0x80) {
+                return CodedOutputStream.computeStringSize(field, value);
+            }
+        }
+        return CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(n) + n;
+    }
+
+    static void writeString(CodedOutputStream out, int field, String value) throws IOException {
+        int n = value.length();
+        if (n <= ASCII_CHARS) {
+            byte[] b = ASCII.get();
+            int i = 0;
+            while (i < n) {
+                char c = value.charAt(i);
+                if (c >= 0x80) {
+                    break;
+                }
+                b[i++] = (byte) c;
+            }
+            if (i == n) {
+                out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+                out.writeUInt32NoTag(n);
+                out.writeRawBytes(b, 0, n);
+                return;
+            }
+        }
+        out.writeString(field, value);
     }
 
     static void int64(CodedOutputStream out, int field, long value) throws IOException {
