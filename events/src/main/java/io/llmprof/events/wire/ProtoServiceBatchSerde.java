@@ -185,7 +185,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         Long pid = null;
         int tid = -1;
         boolean hasTid = false;
-        List<RequestRef> requests = new ArrayList<>();
+        List<RequestRef> requests = null;
         IndexMap metrics = null;
         IndexMap deltas = null;
         IndexMap labels = null;
@@ -200,27 +200,21 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                     tid = in.readUInt32();
                     hasTid = true;
                 }
-                case 7 << 3 | LENGTH -> requests.add(request(in, strings));
+                case 7 << 3 | LENGTH -> {
+                    if (requests == null) {
+                        requests = new ArrayList<>();
+                    }
+                    requests.add(request(in, strings));
+                }
                 case 8 << 3 | LENGTH -> metrics = entry(in, metrics, true);
                 case 9 << 3 | LENGTH -> deltas = entry(in, deltas, true);
                 case 10 << 3 | LENGTH -> labels = entry(in, labels, false);
                 default -> WireReader.skipOrRefuse(in, tag);
             }
         }
-        Map<String, Double> metricMap = new HashMap<>();
-        Map<String, Double> deltaMap = new HashMap<>();
-        Map<String, String> labelMap = new HashMap<>();
-        for (int i = 0; metrics != null && i < metrics.size; i++) {
-            metricMap.put(StringTable.at(strings, metrics.keys[i], "metrics"), metrics.doubles[i]);
-        }
-        for (int i = 0; deltas != null && i < deltas.size; i++) {
-            deltaMap.put(StringTable.at(strings, deltas.keys[i], "deltas"), deltas.doubles[i]);
-        }
-        for (int i = 0; labels != null && i < labels.size; i++) {
-            labelMap.put(
-                    StringTable.at(strings, labels.keys[i], "labels"),
-                    StringTable.at(strings, labels.ints[i], "labels"));
-        }
+        Map<String, Double> metricMap = numbers(metrics, strings, "metrics");
+        Map<String, Double> deltaMap = numbers(deltas, strings, "deltas");
+        Map<String, String> labelMap = labels(labels, strings);
         return new ServiceEvent(
                 StringTable.at(strings, domain, "domain"),
                 StringTable.at(strings, name, "name"),
@@ -232,6 +226,45 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 metricMap,
                 deltaMap,
                 labelMap);
+    }
+
+    /*
+     * An event's maps, made immutable here as the event would copy them: none, one or two entries (nearly every event)
+     * without a HashMap first. Two indexes may name equal strings in a table another writer made: the later wins, as
+     * in a HashMap.
+     */
+
+    private static Map<String, Double> numbers(IndexMap m, List<String> strings, String field) {
+        if (m == null || m.size == 0) {
+            return Map.of();
+        }
+        String k0 = StringTable.at(strings, m.keys[0], field);
+        if (m.size == 1) {
+            return Map.of(k0, m.doubles[0]);
+        }
+        if (m.size == 2) {
+            String k1 = StringTable.at(strings, m.keys[1], field);
+            return k0.equals(k1) ? Map.of(k1, m.doubles[1]) : Map.of(k0, m.doubles[0], k1, m.doubles[1]);
+        }
+        Map<String, Double> map = new HashMap<>();
+        for (int i = 0; i < m.size; i++) {
+            map.put(StringTable.at(strings, m.keys[i], field), m.doubles[i]);
+        }
+        return map;
+    }
+
+    private static Map<String, String> labels(IndexMap m, List<String> strings) {
+        if (m == null || m.size == 0) {
+            return Map.of();
+        }
+        if (m.size == 1) {
+            return Map.of(StringTable.at(strings, m.keys[0], "labels"), StringTable.at(strings, m.ints[0], "labels"));
+        }
+        Map<String, String> map = new HashMap<>();
+        for (int i = 0; i < m.size; i++) {
+            map.put(StringTable.at(strings, m.keys[i], "labels"), StringTable.at(strings, m.ints[i], "labels"));
+        }
+        return map;
     }
 
     private static RequestRef request(CodedInputStream in, List<String> strings) throws IOException {

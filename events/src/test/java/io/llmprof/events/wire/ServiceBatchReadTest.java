@@ -157,4 +157,29 @@ class ServiceBatchReadTest {
         assertThat(e.labels()).isEqualTo(Map.of("QueueSize", "Enqueue"));
         assertThat(e.requests()).hasSize(2);
     }
+
+    /**
+     * A table another writer made may hold a string twice: two indexes of one map then name one key, and the later
+     * entry wins, as it does through the generated parser into a HashMap; for maps of 1, 2 and 3 entries.
+     */
+    @Test
+    void equal_keys_through_a_table_with_repeats_keep_the_later_value() throws Exception {
+        for (int entries = 1; entries <= 3; entries++) {
+            var event = io.llmprof.events.wire.proto.ServiceEvent.newBuilder().setName(1);
+            for (int k = 0; k < entries; k++) {
+                event.putMetrics(2 + k, 10.0 + k).putDeltas(2 + k, -1.0 - k).putLabels(2 + k, 1);
+            }
+            byte[] bytes = io.llmprof.events.wire.proto.ServiceBatch.newBuilder()
+                    .setJob("job")
+                    .addAllStringTable(List.of("", "x", "k", "k", "k"))
+                    .addEvents(event)
+                    .build()
+                    .toByteArray();
+            sameAsReference(bytes);
+            ServiceEvent e = serde.decode(bytes).events().get(0);
+            assertThat(e.metrics()).isEqualTo(Map.of("k", 10.0 + entries - 1));
+            assertThat(e.deltas()).isEqualTo(Map.of("k", -1.0 - (entries - 1)));
+            assertThat(e.labels()).isEqualTo(Map.of("k", "x"));
+        }
+    }
 }
