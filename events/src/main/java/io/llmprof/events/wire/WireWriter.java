@@ -182,13 +182,7 @@ final class WireWriter {
         }
     }
 
-    /**
-     * {@code out.writeString(field, value)}, the same bytes, without its copy: protobuf-java 4 encodes a string on a
-     * server JVM through {@code String.getBytes(UTF_8)}, a new array per string, the largest allocation of the
-     * stream thread's output encoding. An ASCII string (ids, names, kinds: nearly all) is its own UTF-8, copied here
-     * char by char into reused scratch space.
-     */
-    /** {@code CodedOutputStream.computeStringSize(field, value)}, counted here for an ASCII string (see above). */
+    /** {@code CodedOutputStream.computeStringSize(field, value)}, counted here for an ASCII string (see below). */
     static int stringSize(int field, String value) {
         int n = value.length();
         for (int i = 0; i < n; i++) {
@@ -199,6 +193,12 @@ final class WireWriter {
         return CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(n) + n;
     }
 
+    /**
+     * {@code out.writeString(field, value)}, the same bytes, without its copy: protobuf-java 4 encodes a string on a
+     * server JVM through {@code String.getBytes(UTF_8)}, a new array per string, the largest allocation of the
+     * stream thread's output encoding. An ASCII string (ids, names, kinds: nearly all) is its own UTF-8, copied here
+     * char by char into reused scratch space.
+     */
     static void writeString(CodedOutputStream out, int field, String value) throws IOException {
         int n = value.length();
         if (n <= ASCII_CHARS) {

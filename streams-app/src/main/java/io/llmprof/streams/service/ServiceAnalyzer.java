@@ -305,6 +305,7 @@ public final class ServiceAnalyzer {
     }
 
     private void dispatch(ServiceEvent e, ServiceSink sink) {
+        dpRankEvent = null; // the dp-rank answer is kept within one event's dispatch only
         s.events++;
         long t = e.startNs();
         s.latestEventNs = Math.max(s.latestEventNs, e.endNs());
@@ -946,7 +947,7 @@ public final class ServiceAnalyzer {
     /** The event's dp rank: its own label, else its pid's; a dpRankId event or label also maps its pid. */
     private String dpRankOf(ServiceEvent e) {
         if (e == dpRankEvent) {
-            return dpRank; // asked again for the same event: nothing else maps pids between the calls
+            return dpRank; // asked again while this event is dispatched: nothing else maps pids in between
         }
         dpRankEvent = e;
         dpRank = dpRankOfNew(e);
