@@ -126,23 +126,39 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        int bad = 0;
         ReaderOptions options = ReaderOptions.defaults().withReorderWindow(reorderWindow);
         for (Path file : files) {
             boolean asService = service || isServiceInput(file);
             int size = batchSize != null
                     ? batchSize
                     : asService ? ServiceShipper.DEFAULT_BATCH_SIZE : TraceBatcher.DEFAULT_BATCH_EVENTS;
+            long problems = 0;
             for (int i = 0; i < warmup + repeat; i++) {
-                String line = asService
-                        ? format(measureService(file, size, !noEncode))
-                        : format(measure(file, options, size, !noEncode));
+                String line;
+                if (asService) {
+                    ServiceMeasurement m = measureService(file, size, !noEncode);
+                    problems = m.summary().problems();
+                    line = format(m);
+                } else {
+                    Measurement m = measure(file, options, size, !noEncode);
+                    problems = m.summary().problemsTotal();
+                    line = format(m);
+                }
                 if (i >= warmup) {
                     out.println(line);
                     out.flush();
                 }
             }
+            if (problems > 0) {
+                bad++;
+                spec.commandLine()
+                        .getErr()
+                        .println("agent bench: " + file + ": " + problems + " problem(s) in the input (the warnings"
+                                + " above say where); its figures are for what could be read");
+            }
         }
-        return 0;
+        return bad == 0 ? 0 : 1;
     }
 
     /** Whether {@code file} is read as service events without {@code --service}: see the option. */

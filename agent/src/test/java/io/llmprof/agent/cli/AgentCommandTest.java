@@ -173,6 +173,24 @@ class AgentCommandTest {
                 .isFalse();
     }
 
+    /** Bad input is no failure of the bench, but it says so and exits non-zero, as every offline command does. */
+    @Test
+    void benchOfBadInputPrintsItsFiguresAndExitsNonZero() throws Exception {
+        Path notATrace = Fixtures.write(dir, "not-a-trace.json", "{\"traceEvents\": 7}");
+        Path badLines = dir.resolve("bad.jsonl");
+        java.nio.file.Files.writeString(badLines, "{\"ts_ns\":1,\"name\":\"a\"}\nnot json\n");
+        for (Path file : List.of(notATrace, badLines)) {
+            out.getBuffer().setLength(0);
+            err.getBuffer().setLength(0);
+            assertThat(cli().execute("bench", file.toString()))
+                    .as(file.toString())
+                    .isEqualTo(1);
+            assertThat(out.toString()).contains(file.getFileName().toString()).contains("1 problems");
+            assertThat(err.toString()).contains("agent bench: " + file + ": 1 problem(s) in the input");
+        }
+        assertThat(out.toString()).contains("service events (jsonl)").contains("1 events");
+    }
+
     @Test
     void parsesWatchOptions() {
         CommandLine cl = cli();
