@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import org.apache.kafka.common.serialization.Serializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -199,28 +200,20 @@ public final class BenchCommand implements Callable<Integer> {
         Serializer<ServiceBatch> encoder = Topics.SERVICE_EVENTS.valueSerde().serializer();
         List<ServiceEvent> pending = new ArrayList<>(batchSize);
         long[] counts = {0, 0, encode ? 0 : -1}; // events shipped, batches, bytes
-        java.util.function.Consumer<Boolean> ship = end -> {
-            ServiceBatch b = ServiceShipper.batch(job, instance, source, counts[0], pending, end);
-            counts[0] += pending.size();
+        BiConsumer<List<ServiceEvent>, Boolean> ship = (events, end) -> {
+            ServiceBatch b = ServiceShipper.batch(job, instance, source, counts[0], events, end);
+            counts[0] += events.size();
             counts[1]++;
             if (encode) {
                 counts[2] += encoder.serialize(Topics.SERVICE_EVENTS.name(), b).length;
             }
-            pending.clear();
         };
         java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long cpu0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
-        ServiceReaders.Summary summary = ServiceReaders.read(
-                input,
-                e -> {
-                    pending.add(e);
-                    if (pending.size() == batchSize) {
-                        ship.accept(false);
-                    }
-                },
-                p -> {});
-        ship.accept(true); // the last batch, as the shipper sends it (end of stream, maybe empty)
+        ServiceReaders.Summary summary =
+                ServiceShipper.readInto(input, pending, batchSize, full -> ship.accept(full, false), p -> {});
+        ship.accept(pending, true); // the last batch, as the shipper sends it (end of stream, maybe empty)
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
         long peak =

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * Sends service events to {@code llmprof.service-events} as {@link ServiceBatch} records of at most {@code
@@ -85,18 +86,16 @@ public final class ServiceShipper implements ServiceBatchSink {
         List<ServiceEvent> pending = new ArrayList<>(batchSize);
         long[] counts = new long[3];
         ProblemChunks problems = new ProblemChunks("bad line(s)", producer.problemReports(job, () -> instance));
-        ServiceReaders.Summary s = ServiceReaders.read(
+        ServiceReaders.Summary s = readInto(
                 input,
-                e -> {
-                    pending.add(e);
-                    if (pending.size() == batchSize) {
-                        synchronized (sendLock) {
-                            send(job, instance, source, pending, false);
-                        }
-                        counts[0] += pending.size();
-                        counts[1]++;
-                        pending.clear();
+                pending,
+                batchSize,
+                full -> {
+                    synchronized (sendLock) {
+                        send(job, instance, source, full, false);
                     }
+                    counts[0] += full.size();
+                    counts[1]++;
                 },
                 p -> {
                     counts[2]++;
@@ -111,6 +110,30 @@ public final class ServiceShipper implements ServiceBatchSink {
         counts[1]++;
         producer.flush();
         return new Result(counts[0], counts[1], counts[2], s.format());
+    }
+
+    /**
+     * Reads {@code input} ({@link ServiceReaders}) into {@code pending}, handing it to {@code full} each time it holds
+     * {@code batchSize} events and clearing it after: the events left at the end stay in {@code pending}, for the last
+     * record. How {@link #shipFile} cuts a file into records; {@code agent bench} cuts with it too.
+     */
+    public static ServiceReaders.Summary readInto(
+            Path input,
+            List<ServiceEvent> pending,
+            int batchSize,
+            Consumer<List<ServiceEvent>> full,
+            Consumer<InputProblem> problems)
+            throws IOException {
+        return ServiceReaders.read(
+                input,
+                e -> {
+                    pending.add(e);
+                    if (pending.size() == batchSize) {
+                        full.accept(pending);
+                        pending.clear();
+                    }
+                },
+                problems);
     }
 
     private void send(String job, String instance, String source, List<ServiceEvent> events, boolean end) {

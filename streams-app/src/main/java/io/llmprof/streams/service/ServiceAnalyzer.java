@@ -876,7 +876,7 @@ public final class ServiceAnalyzer {
             r.ranSinceDequeue = true;
             setStatus(r, ServiceState.RUNNING, e.startNs(), sink);
         }
-        String pidKey = e.pid() == null ? "" : String.valueOf(e.pid());
+        String pidKey = e.pid() == null ? "" : pidKey(e.pid());
         long ordinal = s.forwardCounts.getOrDefault(pidKey, 0L);
         Long iter = longMetric(e, ITER_KEYS);
         Fwd f = new Fwd();
@@ -999,7 +999,7 @@ public final class ServiceAnalyzer {
         if (dp != null) {
             return dp;
         }
-        return e.pid() == null ? "unknown" : String.valueOf(e.pid());
+        return e.pid() == null ? "unknown" : pidKey(e.pid());
     }
 
     private void kv(ServiceEvent e, List<Req> reqs, ServiceSink sink) {
@@ -1130,7 +1130,7 @@ public final class ServiceAnalyzer {
         if (said != null) {
             type = phase(said);
         }
-        String node = labelled != null ? labelled : e.pid() == null ? "unknown" : String.valueOf(e.pid());
+        String node = labelled != null ? labelled : e.pid() == null ? "unknown" : pidKey(e.pid());
         if (!admitted(
                 s.nodes,
                 node,
