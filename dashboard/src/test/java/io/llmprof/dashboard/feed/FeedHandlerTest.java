@@ -170,7 +170,22 @@ class FeedHandlerTest {
                 io.llmprof.events.wire.OutputRecordSerde.pack(messages));
     }
 
-    /** A pack applies each of its records and tells the live hub of each; one record alone still reads. */
+    /** The table pack the streams app writes now ({@code OutputRecordSerde.tablePack}). */
+    private static ConsumerRecord<byte[], byte[]> tablePack(io.llmprof.events.service.BatchRecord... records) {
+        var serde = (io.llmprof.events.wire.OutputRecordSerde<io.llmprof.events.service.BatchRecord>)
+                Topics.SERVICE_BATCHES.valueSerde();
+        return new ConsumerRecord<>(
+                Topics.SERVICE_BATCHES.name(),
+                0,
+                1L,
+                "job/i0".getBytes(StandardCharsets.UTF_8),
+                serde.tablePack(java.util.List.of(records)));
+    }
+
+    /**
+     * A pack (a table pack, or one written before them) applies each of its records and tells the live hub of each;
+     * one record alone still reads.
+     */
     @Test
     void appliesEveryRecordOfAPack() {
         var service = new io.llmprof.dashboard.store.ServiceStore(io.llmprof.dashboard.store.ServiceLimits.defaults());
@@ -186,11 +201,12 @@ class FeedHandlerTest {
         assertThat(h.handle(pack(batch("i0", 1), batch("i0", 2), batch("i0", 3))))
                 .isTrue();
         assertThat(h.handle(record(Topics.SERVICE_BATCHES, batch("i0", 4)))).isTrue();
+        assertThat(h.handle(tablePack(batch("i0", 5), batch("i0", 6)))).isTrue();
 
         assertThat(service.batches(io.llmprof.dashboard.store.ServiceStore.Filter.ALL, 100))
                 .extracting(io.llmprof.events.service.BatchRecord::startNs)
-                .containsExactlyInAnyOrder(1L, 2L, 3L, 4L);
-        assertThat(told).hasSize(4).allSatisfy(v -> assertThat(v)
+                .containsExactlyInAnyOrder(1L, 2L, 3L, 4L, 5L, 6L);
+        assertThat(told).hasSize(6).allSatisfy(v -> assertThat(v)
                 .isInstanceOf(io.llmprof.events.service.BatchRecord.class));
     }
 
@@ -205,6 +221,7 @@ class FeedHandlerTest {
                 new DashboardMeters(registry, 8));
 
         assertThat(h.handle(pack(batch("i0", 1), batch(null, 2)))).isFalse();
+        assertThat(h.handle(tablePack(batch("i0", 3), batch(null, 4)))).isFalse();
 
         assertThat(service.batches(io.llmprof.dashboard.store.ServiceStore.Filter.ALL, 100))
                 .isEmpty();

@@ -27,9 +27,11 @@ import io.llmprof.events.service.ForwardRecord;
 import io.llmprof.events.service.RequestRecord;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.wire.proto.BatchOut;
+import io.llmprof.events.wire.proto.BatchRef;
 import io.llmprof.events.wire.proto.CrossRankOut;
 import io.llmprof.events.wire.proto.CrossRankRankOut;
 import io.llmprof.events.wire.proto.ForwardOut;
+import io.llmprof.events.wire.proto.ForwardRef;
 import io.llmprof.events.wire.proto.HostStepOut;
 import io.llmprof.events.wire.proto.KernelFamilyOut;
 import io.llmprof.events.wire.proto.LayerHalfOut;
@@ -37,12 +39,15 @@ import io.llmprof.events.wire.proto.LayerOut;
 import io.llmprof.events.wire.proto.PassOut;
 import io.llmprof.events.wire.proto.RequestOut;
 import io.llmprof.events.wire.proto.RequestStateOut;
+import io.llmprof.events.wire.proto.RequestStateRef;
+import io.llmprof.events.wire.proto.ServicePack;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.common.serialization.Deserializer;
 
 /**
@@ -84,14 +89,35 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /** First byte of a pack: as a tag it is field number 0, which no message has; and it is not {@code '{'}. */
     public static final byte PACK = 0;
 
+    /** First byte of a table pack: a {@code ServicePack} follows (llmprof_wire.proto). Not a tag, not {@code '{'}. */
+    public static final byte TABLE_PACK = 1;
+
     private final WireWriter.Encoder<T> encoder;
     private final Decoder<T> decoder;
+    private final TableForm<T> table;
 
     private OutputRecordSerde(Class<T> type, WireWriter.Encoder<T> encoder, Decoder<T> decoder) {
+        this(type, encoder, decoder, null);
+    }
+
+    private OutputRecordSerde(Class<T> type, WireWriter.Encoder<T> encoder, Decoder<T> decoder, TableForm<T> table) {
         super(type);
         this.encoder = encoder;
         this.decoder = decoder;
+        this.table = table;
     }
+
+    /** Reads one member of a table pack: its strings from {@code strings}, its time after {@code previous}'s. */
+    private interface RefDecoder<T> {
+        T decode(CodedInputStream in, List<String> strings, long previous) throws IOException;
+    }
+
+    /**
+     * How a type travels in a {@code ServicePack}: the pack's field for its members, each member's time (coded as the
+     * difference to the previous one's), and its writer and reader.
+     */
+    private record TableForm<T>(
+            int field, ToLongFunction<T> time, WireWriter.EventWriter<T> writer, RefDecoder<T> reader) {}
 
     /** {@link LayerRecord} as {@code LayerOut}. */
     public static OutputRecordSerde<LayerRecord> layers() {
@@ -125,18 +151,41 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
 
     /** {@link BatchRecord} as {@code BatchOut}. */
     public static OutputRecordSerde<BatchRecord> batches() {
-        return new OutputRecordSerde<>(BatchRecord.class, OutputRecordSerde::write, OutputRecordSerde::batch);
+        return new OutputRecordSerde<>(
+                BatchRecord.class,
+                OutputRecordSerde::write,
+                OutputRecordSerde::batch,
+                new TableForm<>(
+                        ServicePack.BATCHES_FIELD_NUMBER,
+                        BatchRecord::startNs,
+                        OutputRecordSerde::ref,
+                        OutputRecordSerde::batchRef));
     }
 
     /** {@link ForwardRecord} as {@code ForwardOut}. */
     public static OutputRecordSerde<ForwardRecord> forwards() {
-        return new OutputRecordSerde<>(ForwardRecord.class, OutputRecordSerde::write, OutputRecordSerde::forward);
+        return new OutputRecordSerde<>(
+                ForwardRecord.class,
+                OutputRecordSerde::write,
+                OutputRecordSerde::forward,
+                new TableForm<>(
+                        ServicePack.FORWARDS_FIELD_NUMBER,
+                        ForwardRecord::startNs,
+                        OutputRecordSerde::ref,
+                        OutputRecordSerde::forwardRef));
     }
 
     /** {@link RequestStateRecord} as {@code RequestStateOut}. */
     public static OutputRecordSerde<RequestStateRecord> requestStates() {
         return new OutputRecordSerde<>(
-                RequestStateRecord.class, OutputRecordSerde::write, OutputRecordSerde::requestState);
+                RequestStateRecord.class,
+                OutputRecordSerde::write,
+                OutputRecordSerde::requestState,
+                new TableForm<>(
+                        ServicePack.REQUEST_STATES_FIELD_NUMBER,
+                        RequestStateRecord::timeNs,
+                        OutputRecordSerde::ref,
+                        OutputRecordSerde::requestStateRef));
     }
 
     /**
@@ -149,9 +198,35 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         return WireWriter.encode(record, encoder);
     }
 
-    /** Whether the value is a pack of messages ({@link #PACK}). */
+    /** Whether the value is a pack of messages ({@link #PACK}) or a table pack ({@link #TABLE_PACK}). */
     public static boolean isPack(byte[] value) {
-        return value != null && value.length > 0 && value[0] == PACK;
+        return value != null && value.length > 0 && (value[0] == PACK || value[0] == TABLE_PACK);
+    }
+
+    /** Whether this type travels in table packs ({@link #tablePack}). */
+    public boolean hasTablePack() {
+        return table != null;
+    }
+
+    /**
+     * Records as one table pack ({@link #TABLE_PACK}, then a {@code ServicePack}): each string once in the pack's
+     * table, each member's time as the difference to the previous one's. {@code OutputRecordSerdeTest} checks the
+     * bytes against the generated {@code ServicePack}.
+     *
+     * @throws UnsupportedOperationException for a type without a table form ({@link #hasTablePack})
+     */
+    public byte[] tablePack(List<T> records) {
+        if (table == null) {
+            throw new UnsupportedOperationException(type().getSimpleName() + " has no table pack");
+        }
+        return WireWriter.batch(
+                records,
+                (list, out) -> out.writeRawByte(TABLE_PACK),
+                ServicePack.STRING_TABLE_FIELD_NUMBER,
+                table.field(),
+                records,
+                table.time(),
+                table.writer());
     }
 
     /** Bytes {@code message} (one {@link #encode}d record) takes in a pack. */
@@ -190,7 +265,49 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         if (!isPack(bytes)) {
             return List.of(decode(bytes));
         }
+        if (bytes[0] == TABLE_PACK) {
+            return WireReader.decode(bytes, this::readTablePack);
+        }
         return WireReader.decode(bytes, this::readPack);
+    }
+
+    /**
+     * A {@code ServicePack} after its first byte, read as the generated parser reads it (fields in any order, the
+     * table possibly after the members, unknown fields skipped), then its members with the table. Members of another
+     * type are refused rather than skipped: they would be records lost without a word.
+     */
+    private List<T> readTablePack(byte[] bytes) throws IOException {
+        if (table == null) {
+            throw new InvalidProtocolBufferException(
+                    "a table pack, which " + type().getSimpleName() + " records never travel in");
+        }
+        CodedInputStream in = CodedInputStream.newInstance(bytes, 1, bytes.length - 1);
+        List<String> strings = new ArrayList<>();
+        WireReader.Spans members = new WireReader.Spans(1);
+        int memberTag = table.field() << 3 | LEN;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            if (tag == (ServicePack.STRING_TABLE_FIELD_NUMBER << 3 | LEN)) {
+                strings.add(in.readStringRequireUtf8());
+            } else if (tag == memberTag) {
+                members.add(in);
+            } else if ((tag & 7) == LEN
+                    && tag >>> 3 >= ServicePack.BATCHES_FIELD_NUMBER
+                    && tag >>> 3 <= ServicePack.REQUEST_STATES_FIELD_NUMBER) {
+                throw new InvalidProtocolBufferException("a table pack with members of another type (field "
+                        + (tag >>> 3) + ") where " + type().getSimpleName() + " records were expected");
+            } else {
+                WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        StringTable.check(strings);
+        List<T> out = new ArrayList<>(members.size());
+        long previous = 0;
+        for (int i = 0; i < members.size(); i++) {
+            T record = table.reader().decode(members.open(bytes, i), strings, previous);
+            previous = table.time().applyAsLong(record);
+            out.add(record);
+        }
+        return out;
     }
 
     private List<T> readPack(byte[] bytes) throws IOException {
@@ -1061,6 +1178,223 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
             }
         }
         return new RequestStateRecord(job, instance, timeNs, waiting, running, swapped, states, pid);
+    }
+
+    // ---- members of a table pack (ServicePack): strings as indexes, times as differences ----
+
+    /** An {@code optional uint32} index of a string; a null string is not written. */
+    private static void index(CodedOutputStream out, int field, String value, StringTable strings) throws IOException {
+        if (value != null) {
+            out.writeUInt32(field, strings.index(value));
+        }
+    }
+
+    /** A proto3 {@code sint64} without presence: 0 is not written. */
+    private static void sint64(CodedOutputStream out, int field, long value) throws IOException {
+        if (value != 0) {
+            out.writeSInt64(field, value);
+        }
+    }
+
+    /** A string of the pack's table by its index, read from the wire. */
+    private static String tableString(CodedInputStream in, List<String> strings, String field) throws IOException {
+        return StringTable.at(strings, in.readUInt32(), field);
+    }
+
+    private static void ref(BatchRecord r, long startDelta, StringTable strings, CodedOutputStream out)
+            throws IOException {
+        index(out, BatchRef.JOB_FIELD_NUMBER, r.job(), strings);
+        index(out, BatchRef.INSTANCE_FIELD_NUMBER, r.instance(), strings);
+        index(out, BatchRef.NAME_FIELD_NUMBER, r.name(), strings);
+        index(out, BatchRef.KIND_FIELD_NUMBER, r.kind(), strings);
+        optional(out, BatchRef.PID_FIELD_NUMBER, r.pid());
+        index(out, BatchRef.DP_RANK_FIELD_NUMBER, r.dpRank(), strings);
+        sint64(out, BatchRef.START_DELTA_FIELD_NUMBER, startDelta);
+        int64(out, BatchRef.DUR_NS_FIELD_NUMBER, r.durNs());
+        index(out, BatchRef.BATCH_TYPE_FIELD_NUMBER, r.batchType(), strings);
+        int32(out, BatchRef.BATCH_SIZE_FIELD_NUMBER, r.batchSize());
+        optional(out, BatchRef.PREFILL_COUNT_FIELD_NUMBER, r.prefillCount());
+        optional(out, BatchRef.DECODE_COUNT_FIELD_NUMBER, r.decodeCount());
+        optional(out, BatchRef.SCHEDULED_TOKENS_FIELD_NUMBER, r.scheduledTokens());
+        optional(out, BatchRef.KV_FREE_BLOCKS_FIELD_NUMBER, r.kvFreeBlocks());
+        optional(out, BatchRef.KV_USAGE_FIELD_NUMBER, r.kvUsage());
+        List<String> rids = r.rids();
+        if (!rids.isEmpty()) {
+            // packed, as proto3 writes a repeated scalar: the indexes first, for the field's length
+            int[] indexes = new int[rids.size()];
+            int size = 0;
+            for (int i = 0; i < indexes.length; i++) {
+                indexes[i] = strings.index(rids.get(i));
+                size += CodedOutputStream.computeUInt32SizeNoTag(indexes[i]);
+            }
+            out.writeTag(BatchRef.RIDS_FIELD_NUMBER, LEN);
+            out.writeUInt32NoTag(size);
+            for (int index : indexes) {
+                out.writeUInt32NoTag(index);
+            }
+        }
+    }
+
+    private static BatchRecord batchRef(CodedInputStream in, List<String> t, long previousStart) throws IOException {
+        String job = null, instance = null, name = null, kind = null, dpRank = null, batchType = null;
+        Long pid = null, scheduledTokens = null, kvFreeBlocks = null;
+        long startDelta = 0, durNs = 0;
+        int batchSize = 0;
+        Integer prefillCount = null, decodeCount = null;
+        Double kvUsage = null;
+        List<String> rids = new ArrayList<>();
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case BatchRef.JOB_FIELD_NUMBER << 3 | VARINT -> job = tableString(in, t, "job");
+                case BatchRef.INSTANCE_FIELD_NUMBER << 3 | VARINT -> instance = tableString(in, t, "instance");
+                case BatchRef.NAME_FIELD_NUMBER << 3 | VARINT -> name = tableString(in, t, "name");
+                case BatchRef.KIND_FIELD_NUMBER << 3 | VARINT -> kind = tableString(in, t, "kind");
+                case BatchRef.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                case BatchRef.DP_RANK_FIELD_NUMBER << 3 | VARINT -> dpRank = tableString(in, t, "dp_rank");
+                case BatchRef.START_DELTA_FIELD_NUMBER << 3 | VARINT -> startDelta = in.readSInt64();
+                case BatchRef.DUR_NS_FIELD_NUMBER << 3 | VARINT -> durNs = in.readInt64();
+                case BatchRef.BATCH_TYPE_FIELD_NUMBER << 3 | VARINT -> batchType = tableString(in, t, "batch_type");
+                case BatchRef.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
+                case BatchRef.PREFILL_COUNT_FIELD_NUMBER << 3 | VARINT -> prefillCount = in.readInt32();
+                case BatchRef.DECODE_COUNT_FIELD_NUMBER << 3 | VARINT -> decodeCount = in.readInt32();
+                case BatchRef.SCHEDULED_TOKENS_FIELD_NUMBER << 3 | VARINT -> scheduledTokens = in.readInt64();
+                case BatchRef.KV_FREE_BLOCKS_FIELD_NUMBER << 3 | VARINT -> kvFreeBlocks = in.readInt64();
+                case BatchRef.KV_USAGE_FIELD_NUMBER << 3 | FIXED64 -> kvUsage = in.readDouble();
+                case BatchRef.RIDS_FIELD_NUMBER << 3 | VARINT -> rids.add(tableString(in, t, "rids"));
+                case BatchRef.RIDS_FIELD_NUMBER << 3 | LEN -> {
+                    // packed (as written), or several packed runs: the generated parser reads both forms
+                    int limit = in.pushLimit(in.readRawVarint32());
+                    while (in.getBytesUntilLimit() > 0) {
+                        rids.add(tableString(in, t, "rids"));
+                    }
+                    in.popLimit(limit);
+                }
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new BatchRecord(
+                job,
+                instance,
+                name,
+                kind,
+                pid,
+                dpRank,
+                previousStart + startDelta,
+                durNs,
+                batchType,
+                batchSize,
+                prefillCount,
+                decodeCount,
+                scheduledTokens,
+                kvFreeBlocks,
+                kvUsage,
+                rids);
+    }
+
+    private static void ref(ForwardRecord r, long startDelta, StringTable strings, CodedOutputStream out)
+            throws IOException {
+        index(out, ForwardRef.JOB_FIELD_NUMBER, r.job(), strings);
+        index(out, ForwardRef.INSTANCE_FIELD_NUMBER, r.instance(), strings);
+        optional(out, ForwardRef.PID_FIELD_NUMBER, r.pid());
+        index(out, ForwardRef.DP_RANK_FIELD_NUMBER, r.dpRank(), strings);
+        int64(out, ForwardRef.ITERATION_FIELD_NUMBER, r.iteration());
+        sint64(out, ForwardRef.START_DELTA_FIELD_NUMBER, startDelta);
+        int64(out, ForwardRef.DUR_NS_FIELD_NUMBER, r.durNs());
+        optional(out, ForwardRef.BUBBLE_NS_FIELD_NUMBER, r.bubbleNs());
+        index(out, ForwardRef.BATCH_TYPE_FIELD_NUMBER, r.batchType(), strings);
+        int32(out, ForwardRef.BATCH_SIZE_FIELD_NUMBER, r.batchSize());
+        bool(out, ForwardRef.SPEC_FIELD_NUMBER, r.spec());
+    }
+
+    private static ForwardRecord forwardRef(CodedInputStream in, List<String> t, long previousStart)
+            throws IOException {
+        String job = null, instance = null, dpRank = null, batchType = null;
+        Long pid = null, bubbleNs = null;
+        long iteration = 0, startDelta = 0, durNs = 0;
+        int batchSize = 0;
+        boolean spec = false;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case ForwardRef.JOB_FIELD_NUMBER << 3 | VARINT -> job = tableString(in, t, "job");
+                case ForwardRef.INSTANCE_FIELD_NUMBER << 3 | VARINT -> instance = tableString(in, t, "instance");
+                case ForwardRef.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                case ForwardRef.DP_RANK_FIELD_NUMBER << 3 | VARINT -> dpRank = tableString(in, t, "dp_rank");
+                case ForwardRef.ITERATION_FIELD_NUMBER << 3 | VARINT -> iteration = in.readInt64();
+                case ForwardRef.START_DELTA_FIELD_NUMBER << 3 | VARINT -> startDelta = in.readSInt64();
+                case ForwardRef.DUR_NS_FIELD_NUMBER << 3 | VARINT -> durNs = in.readInt64();
+                case ForwardRef.BUBBLE_NS_FIELD_NUMBER << 3 | VARINT -> bubbleNs = in.readInt64();
+                case ForwardRef.BATCH_TYPE_FIELD_NUMBER << 3 | VARINT -> batchType = tableString(in, t, "batch_type");
+                case ForwardRef.BATCH_SIZE_FIELD_NUMBER << 3 | VARINT -> batchSize = in.readInt32();
+                case ForwardRef.SPEC_FIELD_NUMBER << 3 | VARINT -> spec = in.readBool();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new ForwardRecord(
+                job,
+                instance,
+                pid,
+                dpRank,
+                iteration,
+                previousStart + startDelta,
+                durNs,
+                bubbleNs,
+                batchType,
+                batchSize,
+                spec);
+    }
+
+    private static void ref(RequestStateRecord r, long timeDelta, StringTable strings, CodedOutputStream out)
+            throws IOException {
+        index(out, RequestStateRef.JOB_FIELD_NUMBER, r.job(), strings);
+        index(out, RequestStateRef.INSTANCE_FIELD_NUMBER, r.instance(), strings);
+        sint64(out, RequestStateRef.TIME_DELTA_FIELD_NUMBER, timeDelta);
+        int64(out, RequestStateRef.WAITING_FIELD_NUMBER, r.waiting());
+        int64(out, RequestStateRef.RUNNING_FIELD_NUMBER, r.running());
+        int64(out, RequestStateRef.SWAPPED_FIELD_NUMBER, r.swapped());
+        for (Map.Entry<String, Long> e : r.states().entrySet()) {
+            // a map entry: key = 1 and value = 2, both always written (as the generated code writes them)
+            int key = strings.index(e.getKey());
+            long value = e.getValue();
+            out.writeTag(RequestStateRef.STATES_FIELD_NUMBER, LEN);
+            out.writeUInt32NoTag(
+                    CodedOutputStream.computeUInt32Size(1, key) + CodedOutputStream.computeInt64Size(2, value));
+            out.writeUInt32(1, key);
+            out.writeInt64(2, value);
+        }
+        optional(out, RequestStateRef.PID_FIELD_NUMBER, r.pid());
+    }
+
+    private static RequestStateRecord requestStateRef(CodedInputStream in, List<String> t, long previousTime)
+            throws IOException {
+        String job = null, instance = null;
+        long timeDelta = 0, waiting = 0, running = 0, swapped = 0;
+        Map<String, Long> states = new LinkedHashMap<>();
+        Long pid = null;
+        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+            switch (tag) {
+                case RequestStateRef.JOB_FIELD_NUMBER << 3 | VARINT -> job = tableString(in, t, "job");
+                case RequestStateRef.INSTANCE_FIELD_NUMBER << 3 | VARINT -> instance = tableString(in, t, "instance");
+                case RequestStateRef.TIME_DELTA_FIELD_NUMBER << 3 | VARINT -> timeDelta = in.readSInt64();
+                case RequestStateRef.WAITING_FIELD_NUMBER << 3 | VARINT -> waiting = in.readInt64();
+                case RequestStateRef.RUNNING_FIELD_NUMBER << 3 | VARINT -> running = in.readInt64();
+                case RequestStateRef.SWAPPED_FIELD_NUMBER << 3 | VARINT -> swapped = in.readInt64();
+                case RequestStateRef.STATES_FIELD_NUMBER << 3 | LEN -> nested(in, entry -> {
+                    int key = 0;
+                    long value = 0;
+                    for (int e = entry.readTag(); e != 0; e = entry.readTag()) {
+                        switch (e) {
+                            case 1 << 3 | VARINT -> key = entry.readUInt32();
+                            case 2 << 3 | VARINT -> value = entry.readInt64();
+                            default -> WireReader.skipInEntry(entry, e);
+                        }
+                    }
+                    return states.put(StringTable.at(t, key, "states"), value);
+                });
+                case RequestStateRef.PID_FIELD_NUMBER << 3 | VARINT -> pid = in.readInt64();
+                default -> WireReader.skipOrRefuse(in, tag);
+            }
+        }
+        return new RequestStateRecord(job, instance, previousTime + timeDelta, waiting, running, swapped, states, pid);
     }
 
     /**

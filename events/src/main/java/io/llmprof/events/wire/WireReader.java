@@ -57,11 +57,22 @@ final class WireReader {
     static final class Spans {
         private int[] at = new int[128]; // offset, length of each message
         private int size;
+        private final int base;
+
+        /** Spans of a stream over a whole array. */
+        Spans() {
+            this(0);
+        }
+
+        /** Spans of a stream that starts at offset {@code base} of its array. */
+        Spans(int base) {
+            this.base = base;
+        }
 
         /** Notes the length-delimited message at the stream's position and reads past it. */
         void add(CodedInputStream in) throws IOException {
             int length = in.readRawVarint32();
-            int offset = in.getTotalBytesRead();
+            int offset = base + in.getTotalBytesRead();
             in.skipRawBytes(length); // refuses a negative or truncated length
             if (2 * size + 2 > at.length) {
                 at = java.util.Arrays.copyOf(at, at.length * 2);

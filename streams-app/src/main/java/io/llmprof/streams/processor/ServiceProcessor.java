@@ -707,8 +707,8 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
 
     /**
      * Outputs of one record or expiry, forwarded only once the store holds the state after them. Batches, forwards
-     * and request states, by far the most records (0.8, 0.4 and 0.2 per input event), go as packs ({@link
-     * OutputRecordSerde#pack}) of up to {@value #PACK_BYTES} bytes: one record per topic per call instead of one per
+     * and request states, by far the most records (0.8, 0.4 and 0.2 per input event), go as table packs ({@link
+     * OutputRecordSerde#tablePack}) of up to {@value #PACK_BYTES} bytes: one record per topic per call instead of one per
      * output, so Kafka Streams, the producer and the broker pay their per-record cost once per pack. Their sinks
      * write the bytes as they are.
      */
@@ -788,7 +788,11 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         }
     }
 
-    /** One sink's records of a call, forwarded as packs of up to {@value #PACK_BYTES} bytes. */
+    /**
+     * One sink's records of a call, forwarded as table packs ({@link OutputRecordSerde#tablePack}: each string once
+     * per pack, times as differences) of up to {@value #PACK_BYTES} bytes. A pack over that is cut into as many parts
+     * as its size asks for, each part checked again; a single record over it leaves alone.
+     */
     private final class Pack<T> {
         private final String sink;
         private final OutputRecordSerde<T> serde;
@@ -804,29 +808,22 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         }
 
         void forward(String key, long timestampMs) {
-            List<byte[]> messages = new ArrayList<>(records.size());
-            for (T r : records) {
-                messages.add(serde.encode(r));
-            }
-            records.clear();
-            int from = 0;
-            int bytes = 1;
-            for (int i = 0; i < messages.size(); i++) {
-                int size = OutputRecordSerde.packedSize(messages.get(i));
-                if (i > from && bytes + size > PACK_BYTES) {
-                    send(key, timestampMs, messages.subList(from, i));
-                    from = i;
-                    bytes = 1;
-                }
-                bytes += size;
-            }
-            if (from < messages.size()) {
-                send(key, timestampMs, messages.subList(from, messages.size()));
+            if (!records.isEmpty()) {
+                send(key, timestampMs, records);
+                records.clear();
             }
         }
 
-        private void send(String key, long timestampMs, List<byte[]> messages) {
-            context.forward(new Record<>(key, (Object) OutputRecordSerde.pack(messages), timestampMs), sink);
+        private void send(String key, long timestampMs, List<T> list) {
+            byte[] pack = serde.tablePack(list);
+            if (pack.length > PACK_BYTES && list.size() > 1) {
+                int parts = Math.min(list.size(), (int) (pack.length / (PACK_BYTES * 0.9)) + 1);
+                for (int p = 0; p < parts; p++) {
+                    send(key, timestampMs, list.subList(list.size() * p / parts, list.size() * (p + 1) / parts));
+                }
+                return;
+            }
+            context.forward(new Record<>(key, (Object) pack, timestampMs), sink);
         }
     }
 }

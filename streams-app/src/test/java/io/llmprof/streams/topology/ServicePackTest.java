@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Service batches, forwards and request states leave as packs: one record per topic per input batch (cut at {@link
+ * Service batches, forwards and request states leave as table packs: one record per topic per input batch (cut at {@link
  * io.llmprof.streams.processor.ServiceProcessor}'s 256 KB), holding the same records, in the same order, whatever the
  * input's batching.
  */
@@ -79,7 +79,7 @@ class ServicePackTest {
     private static List<Object> records(Topic<String, ?> topic, List<byte[]> values) {
         List<Object> out = new ArrayList<>();
         for (byte[] v : values) {
-            assertThat(OutputRecordSerde.isPack(v)).as("a pack").isTrue();
+            assertThat(v[0]).as("a table pack").isEqualTo(OutputRecordSerde.TABLE_PACK);
             assertThat(v.length).as("at most 256 KB").isLessThanOrEqualTo(256 * 1024);
             out.addAll(OutputValues.flatten(
                     List.of(OutputValues.deserializer(topic).deserialize(topic.name(), v))));
