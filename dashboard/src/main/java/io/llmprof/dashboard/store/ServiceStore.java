@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.function.Function;
@@ -565,7 +566,21 @@ public final class ServiceStore {
                 .reversed();
     }
 
+    /**
+     * The instance the last write went to, already the most recent in {@link #instances}: the records of a pack come
+     * from one instance, and a write to it again skips building the key and moving it to the end.
+     */
+    private Instance last;
+
     private Instance instance(String job, String instance) {
+        if (last != null && Objects.equals(last.job, job) && Objects.equals(last.instance, instance)) {
+            return last;
+        }
+        last = recent(job, instance);
+        return last;
+    }
+
+    private Instance recent(String job, String instance) {
         String key = key(job, instance);
         Instance i = instances.remove(key);
         if (i == null) {

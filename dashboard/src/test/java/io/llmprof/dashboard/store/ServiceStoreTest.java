@@ -133,6 +133,14 @@ class ServiceStoreTest {
         small.addRequest(withInstance(r, "c"));
 
         assertThat(small.instances()).containsExactly("llama/a", "llama/c");
+        RequestRecord r2 = finished("2", List.of(), "stop", 0, 1, 2, 0, 1, 1, 2);
+        small.addRequest(withInstance(r2, "c")); // c again, as the last write: still the most recent
+        small.addRequest(withInstance(r, "d"));
+        assertThat(small.instances()).containsExactly("llama/c", "llama/d");
+        assertThat(small.latestRequests(Filter.ALL, 10).requests().stream()
+                        .filter(q -> q.instance().equals("c")))
+                .as("both writes to c kept")
+                .hasSize(2);
     }
 
     @Test
