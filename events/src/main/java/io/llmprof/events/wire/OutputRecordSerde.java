@@ -59,11 +59,12 @@ import org.apache.kafka.common.serialization.Deserializer;
  * value that starts with {@code '{'} is a JSON record written before this format (still on a topic after an upgrade)
  * and is read as JSON, so nothing already accepted becomes unreadable.
  *
- * <p>A value may also be a <em>pack</em>: the byte {@link #PACK}, then several messages, each length-delimited as
- * protobuf writes a nested message. The streams app writes service batches, forwards and request states so (one
- * record per input batch and topic instead of one per output): Kafka Streams, the producer and the broker spend
- * their per-record cost once per pack. {@link #decodeAll} reads all three forms; {@link #deserializer()} refuses a
- * pack with a message that says so.
+ * <p>A value may also be a <em>pack</em> of many records. The streams app writes service batches, forwards and
+ * request states as <em>table packs</em> (one record per input batch and topic instead of one per output, so Kafka
+ * Streams, the producer and the broker spend their per-record cost once per pack): the byte {@link #TABLE_PACK}, then
+ * a {@code ServicePack} with the pack's strings once ({@link #tablePack}). Before those it wrote the byte {@link
+ * #PACK}, then the messages, each length-delimited as protobuf writes a nested message. {@link #decodeAll} reads all
+ * four forms; {@link #deserializer()} refuses a pack with a message that says so.
  */
 public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     /**

@@ -808,9 +808,13 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
         }
 
         void forward(String key, long timestampMs) {
-            if (!records.isEmpty()) {
+            if (records.isEmpty()) {
+                return;
+            }
+            try {
                 send(key, timestampMs, records);
-                records.clear();
+            } finally {
+                records.clear(); // as before table packs: a failed forward does not send its records again later
             }
         }
 
