@@ -118,18 +118,21 @@ class RecordJsonTest {
                 rids);
     }
 
+    /** A table pack (as the streams app writes them) and a pack written before them print the same. */
     @Test
     void a_pack_prints_as_an_array_of_its_records() throws Exception {
         OutputRecordSerde<BatchRecord> serde = (OutputRecordSerde<BatchRecord>) Topics.SERVICE_BATCHES.valueSerde();
         BatchRecord a = batch(7L, List.of("r1", "r2"));
         BatchRecord b = batch(8L, List.of("r3"));
-        byte[] pack = OutputRecordSerde.pack(List.of(serde.encode(a), serde.encode(b)));
-        JsonNode value = Json.mapper()
-                .readTree(RecordJson.line(record(Topics.SERVICE_BATCHES.name(), "job/i0", pack)))
-                .get("value");
-        assertThat(value.toString())
-                .isEqualTo("[" + Json.mapper().writeValueAsString(a) + ","
-                        + Json.mapper().writeValueAsString(b) + "]");
+        byte[] old = OutputRecordSerde.pack(List.of(serde.encode(a), serde.encode(b)));
+        for (byte[] pack : List.of(serde.tablePack(List.of(a, b)), old)) {
+            JsonNode value = Json.mapper()
+                    .readTree(RecordJson.line(record(Topics.SERVICE_BATCHES.name(), "job/i0", pack)))
+                    .get("value");
+            assertThat(value.toString())
+                    .isEqualTo("[" + Json.mapper().writeValueAsString(a) + ","
+                            + Json.mapper().writeValueAsString(b) + "]");
+        }
     }
 
     @Test
