@@ -4,6 +4,7 @@ import static io.llmprof.events.wire.WireWriter.bool;
 import static io.llmprof.events.wire.WireWriter.int32;
 import static io.llmprof.events.wire.WireWriter.int64;
 import static io.llmprof.events.wire.WireWriter.optional;
+import static io.llmprof.events.wire.WireWriter.sint64;
 import static io.llmprof.events.wire.WireWriter.string;
 import static io.llmprof.events.wire.WireWriter.stringLongMap;
 
@@ -1187,13 +1188,6 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     private static void index(CodedOutputStream out, int field, String value, StringTable strings) throws IOException {
         if (value != null) {
             out.writeUInt32(field, strings.index(value));
-        }
-    }
-
-    /** A proto3 {@code sint64} without presence: 0 is not written. */
-    private static void sint64(CodedOutputStream out, int field, long value) throws IOException {
-        if (value != 0) {
-            out.writeSInt64(field, value);
         }
     }
 

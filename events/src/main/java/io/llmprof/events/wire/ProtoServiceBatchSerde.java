@@ -51,9 +51,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
             throws IOException {
         WireWriter.uint32(out, EVENT_DOMAIN, strings.index(e.domain()));
         WireWriter.uint32(out, EVENT_NAME, strings.index(e.name()));
-        if (startDelta != 0) {
-            out.writeSInt64(EVENT_START_DELTA, startDelta);
-        }
+        WireWriter.sint64(out, EVENT_START_DELTA, startDelta);
         WireWriter.optional(out, EVENT_DUR, e.durNs());
         WireWriter.optional(out, EVENT_PID, e.pid());
         if (e.tid() != null) {

@@ -77,9 +77,7 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
             throws IOException {
         out.writeEnum(EVENT_KIND, kind);
         WireWriter.uint32(out, EVENT_NAME, name);
-        if (startDelta != 0) {
-            out.writeSInt64(EVENT_START_DELTA, startDelta);
-        }
+        WireWriter.sint64(out, EVENT_START_DELTA, startDelta);
         WireWriter.int64(out, EVENT_DUR, e.durNs());
         WireWriter.optional(out, EVENT_DEVICE, e.device());
         WireWriter.optional(out, EVENT_STREAM, e.stream());

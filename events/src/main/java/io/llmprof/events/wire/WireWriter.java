@@ -163,6 +163,13 @@ final class WireWriter {
         }
     }
 
+    /** A proto3 {@code sint64} without presence (a batch event's time difference): 0 is not written. */
+    static void sint64(CodedOutputStream out, int field, long value) throws IOException {
+        if (value != 0) {
+            out.writeSInt64(field, value);
+        }
+    }
+
     static void uint32(CodedOutputStream out, int field, int value) throws IOException {
         if (value != 0) {
             out.writeUInt32(field, value);
