@@ -94,16 +94,26 @@ public final class ServiceJsonLines {
         char[] buf = new char[1 << 16];
         for (int n; (n = reader.read(buf, 0, buf.length)) >= 0; ) {
             int from = 0;
-            for (int i = 0; i < n; i++) {
-                if (buf[i] == '\n') {
-                    if (p.line.length() == 0 && !p.tooLong) {
-                        p.endLine(buf, from, i - from); // the whole line is in the buffer: read it there
-                    } else {
-                        p.append(buf, from, i - from);
-                        p.endLine();
+            while (from < n) {
+                if (p.line.length() == 0 && !p.tooLong) {
+                    // A line that starts in this read: parsed where it lies, up to its newline, in one pass.
+                    int next = p.lineInBuffer(buf, from, n);
+                    if (next >= 0) {
+                        from = next;
+                        continue;
                     }
-                    from = i + 1;
                 }
+                int i = indexOfNewline(buf, from, n);
+                if (i < 0) {
+                    break;
+                }
+                if (p.line.length() == 0 && !p.tooLong) {
+                    p.endLine(buf, from, i - from); // the whole line is in the buffer: read it there
+                } else {
+                    p.append(buf, from, i - from);
+                    p.endLine();
+                }
+                from = i + 1;
             }
             p.append(buf, from, n - from);
         }
@@ -178,6 +188,23 @@ public final class ServiceJsonLines {
                     () -> "line is longer than " + maxLineChars + " characters: skipped");
         }
 
+        /**
+         * The common case of {@link #endLine(char[], int, int)}: a line that starts at {@code off} in {@code src},
+         * ends with a newline before {@code n} and is an event the streamed reader reads, parsed without finding its
+         * end first. Returns the index after its newline, or -1 (nothing read, nothing counted) for any other line.
+         */
+        int lineInBuffer(char[] src, int off, int n) {
+            // A line of at most maxLineChars characters has its newline before off + maxLineChars + 1.
+            ServiceEvent e = streamedLine.readLine(src, off, (int) Math.min(n, (long) off + maxLineChars + 1));
+            if (e == null) {
+                return -1;
+            }
+            int newline = streamedLine.lineEnd();
+            lineNo++;
+            accept(e, src, off, newline - off);
+            return newline + 1;
+        }
+
         /** A whole line, {@code len} characters of {@code src} from {@code off} (without its newline). */
         void endLine(char[] src, int off, int len) {
             lineNo++;
@@ -202,24 +229,46 @@ public final class ServiceJsonLines {
                 return;
             }
             ServiceEvent streamed = streamedLine.read(src, off, len);
-            String text = streamed == null ? new String(src, off, len).strip() : null;
+            if (streamed != null) {
+                accept(streamed, src, off, len);
+                return;
+            }
+            String text = new String(src, off, len).strip();
             try {
-                events.accept(streamed != null ? streamed : parseTree(text));
+                events.accept(parseTree(text));
                 ok++;
             } catch (IllegalArgumentException e) {
-                bad++;
-                AnomalyKind kind = e.getCause() instanceof JsonProcessingException
-                        ? AnomalyKind.INVALID_JSON
-                        : AnomalyKind.INVALID_INPUT;
-                report(
-                        problems,
-                        kind,
-                        label,
-                        lineNo,
-                        text != null ? text : new String(src, off, len).strip(),
-                        e::getMessage);
+                rejected(e, text);
             }
         }
+
+        /** An event the streamed reader read from the line ({@code len} characters of {@code src} from {@code off}). */
+        private void accept(ServiceEvent event, char[] src, int off, int len) {
+            try {
+                events.accept(event);
+                ok++;
+            } catch (IllegalArgumentException e) {
+                rejected(e, CharBuffer.wrap(src, off, len));
+            }
+        }
+
+        private void rejected(IllegalArgumentException e, CharSequence line) {
+            bad++;
+            AnomalyKind kind = e.getCause() instanceof JsonProcessingException
+                    ? AnomalyKind.INVALID_JSON
+                    : AnomalyKind.INVALID_INPUT;
+            report(problems, kind, label, lineNo, line, e::getMessage);
+        }
+    }
+
+    /** The index of the first newline in {@code buf} from {@code from} before {@code n}, or -1. */
+    private static int indexOfNewline(char[] buf, int from, int n) {
+        for (int i = from; i < n; i++) {
+            if (buf[i] == '\n') {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private static void report(

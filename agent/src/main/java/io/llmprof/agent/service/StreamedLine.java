@@ -54,6 +54,11 @@ final class StreamedLine {
     private int i;
     private final String[] keys = new String[MAX_KEYS];
     private int keyCount;
+    /**
+     * Reading a line where it lies in a read buffer ({@link #readLine}): a newline is not white space but the line's
+     * end, which must follow the object.
+     */
+    private boolean lineMode;
 
     /** The last number token: integer syntax (no fraction, no exponent), and then whether it fits a long. */
     private boolean numberIsInteger;
@@ -71,6 +76,27 @@ final class StreamedLine {
     static ServiceEvent read(String line) {
         char[] chars = line.toCharArray();
         return new StreamedLine(null).read(chars, 0, chars.length);
+    }
+
+    /**
+     * The event of the line that starts at {@code off} in {@code src} and ends at its first newline before {@code
+     * limit}, or null (as above, and when no newline follows the object before {@code limit}). On success {@link
+     * #lineEnd()} is the newline's index. The same event as {@link #read(char[], int, int)} of the line without its
+     * newline: a newline is the only character that differs, and no line holds one. Spares the caller a pass over
+     * the characters to find the line's end first.
+     */
+    ServiceEvent readLine(char[] src, int off, int limit) {
+        lineMode = true;
+        try {
+            return read(src, off, limit - off);
+        } finally {
+            lineMode = false;
+        }
+    }
+
+    /** The index of the newline that ended the last line {@link #readLine} read. */
+    int lineEnd() {
+        return i;
     }
 
     /** The event of the line in {@code len} characters of {@code src} from {@code off}, or null (as above). */
@@ -145,7 +171,8 @@ final class StreamedLine {
             ws();
         } while (comma('}'));
         ws();
-        if (i != end || !hasTs || name == null) {
+        boolean ended = lineMode ? i < end && s[i] == '\n' : i == end;
+        if (!ended || !hasTs || name == null) {
             throw DECLINE;
         }
         return attributes.build().event(domain, name, ts, dur, pid, tid);
@@ -361,11 +388,11 @@ final class StreamedLine {
         throw DECLINE;
     }
 
-    /** JSON's white space, which is all Jackson skips between tokens. */
+    /** JSON's white space, which is all Jackson skips between tokens; in {@link #lineMode} a newline ends the line. */
     private void ws() {
         while (i < end) {
             char c = s[i];
-            if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+            if (c != ' ' && c != '\t' && c != '\r' && (c != '\n' || lineMode)) {
                 return;
             }
             i++;

@@ -150,7 +150,7 @@ class ServiceJsonLinesFastPathTest {
                 + "1".repeat(3000) + "}\n";
         List<Object> whole = new ArrayList<>();
         ServiceJsonLines.Summary all = read(new java.io.StringReader(text), whole);
-        for (int chunk : new int[] {1, 7, 100, 4096}) {
+        for (int chunk : new int[] {1, 2, 7, 100, 4096}) {
             List<Object> split = new ArrayList<>();
             java.io.Reader reader = new java.io.FilterReader(new java.io.StringReader(text)) {
                 @Override
@@ -169,6 +169,45 @@ class ServiceJsonLinesFastPathTest {
                         "line " + (lines - 2) + ": not a JSON object (it must start with '{')",
                         "line " + (lines - 1) + ": no name",
                         "line " + lines + ": line is longer than 2048 characters: skipped");
+    }
+
+    /**
+     * A line read where it lies in the read buffer, up to its newline, gives what the same line read after its end
+     * was found gives: odd line ends, white space, a line exactly at the limit and one past it, an object cut by a
+     * newline, text after the object, and a last line without a newline. Reads of one character are the reference:
+     * no line lies whole in such a read.
+     */
+    @Test
+    void linesReadWhereTheyLieGiveWhatLinesReadAfterTheirEndGive() throws Exception {
+        String ok = "{\"ts_ns\":1,\"name\":\"a\",\"rid\":\"7\"}";
+        String atLimit = "{\"ts_ns\":2,\"name\":\"" + "n".repeat(2048 - 21) + "\"}";
+        assertThat(atLimit).hasSize(2048);
+        String text = ok + "\n" + "\n" + "   \n" + ok + "\r\n" + "  \t" + ok + " \t\r\n" + ok + " x\n" + ok + "}\n"
+                + "{\"ts_ns\":3,\n\"name\":\"cut\"}\n" + "{\"ts_ns\":4,\"name\":\"a\nb\"}\n" + atLimit + "\n"
+                + atLimit.replace("\"}", "m\"}") + "\n" + "\u000b" + ok + "\n" + "{\"ts_ns\":5,\"name\":\"é\"}\n"
+                + ok + "\n" + ok;
+        List<Object> reference = new ArrayList<>();
+        ServiceJsonLines.Summary expected = read(chunked(text, 1), reference);
+        assertThat(expected.events())
+                .isEqualTo(10); // Jackson takes an object followed by text, and \u000b as white space
+        for (int chunk : new int[] {2, 3, 41, 100, 2049, 4096, 1 << 16}) {
+            List<Object> got = new ArrayList<>();
+            assertThat(read(chunked(text, chunk), got)).as("reads of %d", chunk).isEqualTo(expected);
+            assertThat(got).as("reads of %d", chunk).containsExactlyElementsOf(reference);
+        }
+        assertThat(reference)
+                .filteredOn(String.class::isInstance)
+                .hasSize((int) expected.problems())
+                .anyMatch(m -> m.toString().startsWith("line 13: line is longer than 2048"));
+    }
+
+    private static java.io.Reader chunked(String text, int chunk) {
+        return new java.io.FilterReader(new java.io.StringReader(text)) {
+            @Override
+            public int read(char[] cbuf, int off, int len) throws java.io.IOException {
+                return super.read(cbuf, off, Math.min(len, chunk));
+            }
+        };
     }
 
     /** Events and problem messages in the order they came, lines of at most 2048 characters. */
