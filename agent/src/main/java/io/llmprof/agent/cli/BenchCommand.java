@@ -177,6 +177,7 @@ public final class BenchCommand implements Callable<Integer> {
      *
      * @param inputBytes the input's size on disk (a directory's: its databases')
      * @param encodedBytes as {@link Measurement#encodedBytes}
+     * @param allocatedBytes what the reading thread allocated (exact, where the JVM counts it; else -1)
      */
     public record ServiceMeasurement(
             Path file,
@@ -186,7 +187,8 @@ public final class BenchCommand implements Callable<Integer> {
             long encodedBytes,
             double seconds,
             double cpuSeconds,
-            long peakHeapBytes) {}
+            long peakHeapBytes,
+            long allocatedBytes) {}
 
     /**
      * Reads {@code input} as {@code agent service} does ({@link ServiceReaders}), cuts batches of {@code batchSize}
@@ -209,6 +211,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
         };
         java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long allocated0 = allocatedBytes(threads);
         long cpu0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         ServiceReaders.Summary summary =
@@ -216,13 +219,22 @@ public final class BenchCommand implements Callable<Integer> {
         ship.accept(pending, true); // the last batch, as the shipper sends it (end of stream, maybe empty)
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
+        long allocated = allocated0 < 0 ? -1 : allocatedBytes(threads) - allocated0;
         long peak =
                 heapPools.stream().mapToLong(p -> p.getPeakUsage().getUsed()).sum();
         long bytes = 0;
         for (Path f : Files.isDirectory(input) ? ServiceReaders.databases(input) : List.of(input)) {
             bytes += Files.size(f);
         }
-        return new ServiceMeasurement(input, summary, bytes, counts[1], counts[2], seconds, cpuSeconds, peak);
+        return new ServiceMeasurement(
+                input, summary, bytes, counts[1], counts[2], seconds, cpuSeconds, peak, allocated);
+    }
+
+    /** The bytes this thread allocated so far, or -1 where the JVM does not count them. */
+    private static long allocatedBytes(java.lang.management.ThreadMXBean threads) {
+        return threads instanceof com.sun.management.ThreadMXBean counted && counted.isThreadAllocatedMemoryEnabled()
+                ? counted.getCurrentThreadAllocatedBytes()
+                : -1;
     }
 
     /** The heap pools, their peaks reset after a collection: what a measurement's peak heap is read from. */
@@ -240,7 +252,8 @@ public final class BenchCommand implements Callable<Integer> {
         return String.format(
                 Locale.ROOT,
                 "%s: service events (%s), %.2f MB in %.3f s = %.1f MB/s, %,.0f events/s; thread CPU %.3f s = %,.0f"
-                        + " events per CPU-second; %,d events, %,d batches, %s, %d problems; peak heap %.1f MB",
+                        + " events per CPU-second; %,d events, %,d batches, %s, %d problems; peak heap %.1f MB;"
+                        + " allocated %s",
                 m.file().getFileName(),
                 s.format(),
                 m.inputBytes() / 1e6,
@@ -258,7 +271,10 @@ public final class BenchCommand implements Callable<Integer> {
                                 "encoded %.1f B/event",
                                 s.events() == 0 ? 0.0 : (double) m.encodedBytes() / s.events()),
                 s.problems(),
-                m.peakHeapBytes() / 1e6);
+                m.peakHeapBytes() / 1e6,
+                m.allocatedBytes() < 0 || s.events() == 0
+                        ? "not counted"
+                        : String.format(Locale.ROOT, "%.0f B/event", (double) m.allocatedBytes() / s.events()));
     }
 
     public static Measurement measure(Path file, ReaderOptions options, int batchSize, boolean encode)

@@ -157,6 +157,7 @@ class AgentCommandTest {
         assertThat(m.batches()).isEqualTo(batches);
         assertThat(m.encodedBytes()).isEqualTo(bytes);
         assertThat(m.inputBytes()).isEqualTo(java.nio.file.Files.size(file));
+        assertThat(m.allocatedBytes()).isPositive(); // HotSpot counts a thread's allocation
         assertThat(BenchCommand.measureService(file, 7, false).encodedBytes()).isEqualTo(-1);
 
         assertThat(cli().execute("bench", "--batch-size", "7", file.toString())).isZero();
@@ -164,6 +165,7 @@ class AgentCommandTest {
                 .contains("events.jsonl: service events (jsonl)")
                 .contains(String.format(Locale.ROOT, "%,d events, %,d batches", events.size(), batches))
                 .containsPattern("encoded [0-9.]+ B/event")
+                .containsPattern("allocated [0-9]+ B/event")
                 .contains("0 problems");
         // a chrome_tracing.json is a trace by its name: --service reads it as service events
         assertThat(BenchCommand.isServiceInput(file)).isTrue();
