@@ -245,7 +245,7 @@ public final class FeedHandler {
             return false;
         }
         if (applied instanceof List<?> pack) {
-            pack.forEach(r -> notify(topic, r)); // a pack: each of its records, as if each had come alone
+            notifyAll(topic, pack); // a pack: each of its records, as if each had come alone
         } else {
             notify(topic, applied);
         }
@@ -270,6 +270,14 @@ public final class FeedHandler {
         } catch (RuntimeException e) {
             // The record is in the stores; a failing listener must not make it a bad record or stop the feed.
             LOG.warn("live update for a {} record failed: {}", topic, e.toString(), e);
+        }
+    }
+
+    private void notifyAll(String topic, List<?> pack) {
+        try {
+            listener.appliedAll(topic, pack);
+        } catch (RuntimeException e) {
+            LOG.warn("live update for a pack of {} {} records failed: {}", pack.size(), topic, e.toString(), e);
         }
     }
 

@@ -14,4 +14,14 @@ public interface FeedListener {
      *     without being readable (an unreadable anomaly listed as such, a dead letter, a baseline mark)
      */
     void applied(String topic, Object value);
+
+    /**
+     * The records of a pack (one Kafka record holding many), all applied: as {@link #applied} for each, in order,
+     * which is what this default does. A listener that counts can count them at once.
+     */
+    default void appliedAll(String topic, java.util.List<?> values) {
+        for (Object value : values) {
+            applied(topic, value);
+        }
+    }
 }

@@ -91,15 +91,39 @@ public final class LiveHub implements FeedListener, AutoCloseable {
     @Override
     public void applied(String topic, Object value) {
         synchronized (lock) {
-            pendingTopics.merge(topic, 1L, Long::sum);
-            totals.merge(topic, 1L, Long::sum);
-            if (value instanceof PassRecord pass && PASSES_TOPIC.equals(topic)) {
-                if (pendingPasses.size() >= config.maxPassesPerFlush()) {
-                    pendingPasses.pollFirst();
-                    droppedPasses++;
+            count(topic, 1);
+            pend(topic, value);
+        }
+    }
+
+    /** A pack's records: counted at once, under one lock (a service pack holds about a thousand). */
+    @Override
+    public void appliedAll(String topic, List<?> values) {
+        if (values.isEmpty()) {
+            return; // as no record: no topic counted at 0
+        }
+        synchronized (lock) {
+            count(topic, values.size());
+            if (PASSES_TOPIC.equals(topic)) {
+                for (Object value : values) {
+                    pend(topic, value);
                 }
-                pendingPasses.addLast(pass);
             }
+        }
+    }
+
+    private void count(String topic, long records) {
+        pendingTopics.merge(topic, records, Long::sum);
+        totals.merge(topic, records, Long::sum);
+    }
+
+    private void pend(String topic, Object value) {
+        if (value instanceof PassRecord pass && PASSES_TOPIC.equals(topic)) {
+            if (pendingPasses.size() >= config.maxPassesPerFlush()) {
+                pendingPasses.pollFirst();
+                droppedPasses++;
+            }
+            pendingPasses.addLast(pass);
         }
     }
 

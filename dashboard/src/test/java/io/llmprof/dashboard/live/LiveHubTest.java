@@ -42,6 +42,39 @@ class LiveHubTest {
         assertThat(events.get(2).data()).isEqualTo("{\"seq\":1,\"topics\":{\"llmprof.passes\":5}}");
     }
 
+    /** A pack is counted as its records one by one would be: a changed count, a hello total, its passes sent. */
+    @Test
+    void aPackCountsAsItsRecordsOneByOne() throws Exception {
+        String batches = Topics.SERVICE_BATCHES.name();
+        List<List<LiveEvent>> seen = new ArrayList<>();
+        for (boolean packed : new boolean[] {false, true}) {
+            LiveHub hub = new LiveHub(LiveConfig.defaults().withMaxPassesPerFlush(2), meters);
+            LiveClient client = hub.subscribe().orElseThrow();
+            List<Object> pack = List.of("b0", "b1", "b2");
+            List<Object> passes = List.of(pass("llama", "0", 0), pass("llama", "0", 1), pass("llama", "0", 2));
+            if (packed) {
+                hub.appliedAll(batches, pack);
+                hub.appliedAll(batches, List.of());
+                hub.appliedAll(PASSES, passes);
+            } else {
+                pack.forEach(b -> hub.applied(batches, b));
+                passes.forEach(p -> hub.applied(PASSES, p));
+            }
+            hub.flush();
+            List<LiveEvent> events = drain(client);
+            events.addAll(drain(hub.subscribe().orElseThrow())); // its hello has the totals
+            seen.add(events);
+        }
+        assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+        assertThat(seen.get(1).get(2).data())
+                .isEqualTo("{\"seq\":1,\"topics\":{\"llmprof.passes\":3,\"llmprof.service-batches\":3}}");
+        assertThat(Json.mapper()
+                        .readTree(seen.get(1).get(1).data())
+                        .get("dropped")
+                        .asLong())
+                .isEqualTo(1);
+    }
+
     @Test
     void aFlushWithNothingNewSendsNothingAndSeqCountsOnlyFlushesThatSent() throws Exception {
         LiveHub hub = new LiveHub(LiveConfig.defaults(), meters);
