@@ -412,12 +412,20 @@ public final class ServiceStore {
     private static final class HeldRequest {
         final long seq;
         final RequestRecord record;
+        /** Each {@link Latency}'s value, by ordinal: computed once, not in every comparison of the heaps. */
+        final double[] latencyNs;
+
         boolean inRing = true;
         int inSlowest;
 
         HeldRequest(long seq, RequestRecord record) {
             this.seq = seq;
             this.record = record;
+            Latency[] kinds = Latency.values();
+            this.latencyNs = new double[kinds.length];
+            for (Latency l : kinds) {
+                latencyNs[l.ordinal()] = l.valueNs(record);
+            }
         }
 
         boolean held() {
@@ -484,7 +492,7 @@ public final class ServiceStore {
             this.instance = instance;
             for (Latency l : Latency.values()) {
                 // Min-heap of the slowest: the fastest of them is the first to go.
-                slowest.put(l, new PriorityQueue<>(slowestFirst(l).reversed()));
+                slowest.put(l, new PriorityQueue<>(fastestFirst(l)));
             }
         }
 
@@ -502,7 +510,7 @@ public final class ServiceStore {
                 unindexIfGone(old);
             }
             for (Latency l : Latency.values()) {
-                if (Double.isNaN(l.valueNs(r))) {
+                if (Double.isNaN(h.latencyNs[l.ordinal()])) {
                     continue;
                 }
                 PriorityQueue<HeldRequest> heap = slowest.get(l);
@@ -561,9 +569,16 @@ public final class ServiceStore {
     }
 
     private static Comparator<HeldRequest> slowestFirst(Latency by) {
-        return Comparator.comparingDouble((HeldRequest h) -> by.valueNs(h.record))
-                .thenComparingLong(h -> h.seq)
-                .reversed();
+        return fastestFirst(by).reversed();
+    }
+
+    /** By {@code by}'s latency, then by arrival: the order of the min-heaps of the slowest (the head goes first). */
+    private static Comparator<HeldRequest> fastestFirst(Latency by) {
+        int k = by.ordinal();
+        return (a, b) -> {
+            int c = Double.compare(a.latencyNs[k], b.latencyNs[k]);
+            return c != 0 ? c : Long.compare(a.seq, b.seq);
+        };
     }
 
     /**

@@ -110,6 +110,47 @@ class ServiceStoreTest {
         assertThat(small.request(Filter.ALL, "a")).isEmpty();
     }
 
+    /**
+     * The slowest per latency, after many requests with ties, some leaving the ring: those a sort of every request
+     * gives (slowest first, newest first among ties), whatever order the heaps kept them in.
+     */
+    @Test
+    void theSlowestAreThoseASortOfEveryRequestGives() {
+        ServiceStore small = new ServiceStore(new ServiceLimits(2, 5, 7, 2, 4));
+        java.util.Random random = new java.util.Random(5L);
+        List<RequestRecord> all = new java.util.ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            RequestRecord r = finished(
+                    "r" + i,
+                    List.of(),
+                    "stop",
+                    i,
+                    random.nextInt(5),
+                    5 + random.nextInt(20),
+                    random.nextInt(4),
+                    1,
+                    1,
+                    1 + random.nextInt(3));
+            all.add(r);
+            small.addRequest(r);
+        }
+        for (Latency by : Latency.values()) {
+            List<String> expected = new java.util.ArrayList<>();
+            for (int i = all.size() - 1; i >= 0; i--) {
+                if (!Double.isNaN(by.valueNs(all.get(i)))) {
+                    expected.add(all.get(i).rid()); // newest first, so a stable sort keeps ties newest first
+                }
+            }
+            java.util.Map<String, RequestRecord> byId = new java.util.HashMap<>();
+            all.forEach(r -> byId.put(r.rid(), r));
+            expected.sort(java.util.Comparator.comparingDouble((String id) -> by.valueNs(byId.get(id)))
+                    .reversed());
+            assertThat(rids(small.slowest(Filter.ALL, by, 7)))
+                    .as("%s", by)
+                    .containsExactlyElementsOf(expected.subList(0, Math.min(7, expected.size())));
+        }
+    }
+
     @Test
     void aRequestArrivingAgainUnderItsIdReplacesTheOlderOne() {
         store.addRequest(finished("1", List.of(), "stop", 0, 50, 5000, 0, 1, 1, 2));
