@@ -1,5 +1,6 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.apache.kafka.common.serialization.Serializer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -124,6 +126,9 @@ public final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** Problems of a service input printed at most (the rest are counted). */
+    static final int PROBLEMS_SHOWN = 20;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
@@ -138,7 +143,11 @@ public final class BenchCommand implements Callable<Integer> {
             for (int i = 0; i < warmup + repeat; i++) {
                 String line;
                 if (asService) {
-                    ServiceMeasurement m = measureService(file, size, !noEncode);
+                    // The trace readers log their problems; the service readers hand them over: the first read's
+                    // are printed, as many as a screen holds.
+                    Consumer<InputProblem> shown =
+                            i == 0 ? problemPrinter(spec.commandLine().getErr()) : p -> {};
+                    ServiceMeasurement m = measureService(file, size, !noEncode, shown);
                     problems = m.summary().problems();
                     line = format(m);
                 } else {
@@ -195,6 +204,25 @@ public final class BenchCommand implements Callable<Integer> {
      * events into the records {@link ServiceShipper} sends, and encodes each with the topic's serializer.
      */
     public static ServiceMeasurement measureService(Path input, int batchSize, boolean encode) throws Exception {
+        return measureService(input, batchSize, encode, p -> {});
+    }
+
+    /** Problems printed one line each ({@code KIND file: line N: what}), the first {@value #PROBLEMS_SHOWN}. */
+    static Consumer<InputProblem> problemPrinter(PrintWriter err) {
+        long[] seen = {0};
+        return p -> {
+            if (seen[0]++ < PROBLEMS_SHOWN) {
+                err.println("agent bench: " + p.kind() + " " + p.file() + ": " + p.message());
+            } else if (seen[0] == PROBLEMS_SHOWN + 1) {
+                err.println("agent bench: " + p.file() + ": more problems, not shown (the count follows)");
+            }
+            err.flush();
+        };
+    }
+
+    /** As {@link #measureService(Path, int, boolean)}, the input's problems handed to {@code problems}. */
+    public static ServiceMeasurement measureService(
+            Path input, int batchSize, boolean encode, Consumer<InputProblem> problems) throws Exception {
         List<MemoryPoolMXBean> heapPools = heapPools();
         String job = ServiceReaders.defaultJob(input);
         String instance = ServiceReaders.defaultInstance(input);
@@ -215,7 +243,7 @@ public final class BenchCommand implements Callable<Integer> {
         long cpu0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
         ServiceReaders.Summary summary =
-                ServiceShipper.readInto(input, pending, batchSize, full -> ship.accept(full, false), p -> {});
+                ServiceShipper.readInto(input, pending, batchSize, full -> ship.accept(full, false), problems);
         ship.accept(pending, true); // the last batch, as the shipper sends it (end of stream, maybe empty)
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;

@@ -191,6 +191,18 @@ class AgentCommandTest {
             assertThat(err.toString()).contains("agent bench: " + file + ": 1 problem(s) in the input");
         }
         assertThat(out.toString()).contains("service events (jsonl)").contains("1 events");
+        // the warning says where, once however many reads the bench makes
+        assertThat(err.toString())
+                .containsOnlyOnce("agent bench: INVALID_JSON " + badLines + ": line 2: not a JSON object");
+        out.getBuffer().setLength(0);
+        err.getBuffer().setLength(0);
+        java.nio.file.Files.writeString(badLines, "x\n".repeat(BenchCommand.PROBLEMS_SHOWN + 5));
+        assertThat(cli().execute("bench", "--warmup", "1", "--repeat", "2", badLines.toString()))
+                .isEqualTo(1);
+        assertThat(err.toString().lines().filter(l -> l.contains(": line "))).hasSize(BenchCommand.PROBLEMS_SHOWN);
+        assertThat(err.toString())
+                .containsOnlyOnce("more problems, not shown")
+                .contains((BenchCommand.PROBLEMS_SHOWN + 5) + " problem(s) in the input");
     }
 
     @Test
