@@ -1,5 +1,7 @@
 package io.llmprof.dashboard.feed;
 
+import java.util.List;
+
 /**
  * Told by {@link FeedHandler} about every record it applied to the stores, on the feed thread. Must return
  * at once (the feed reads every topic on that one thread): record the fact and do the work elsewhere.
@@ -19,7 +21,7 @@ public interface FeedListener {
      * The records of a pack (one Kafka record holding many), all applied: as {@link #applied} for each, in order,
      * which is what this default does. A listener that counts can count them at once.
      */
-    default void appliedAll(String topic, java.util.List<?> values) {
+    default void appliedAll(String topic, List<?> values) {
         for (Object value : values) {
             applied(topic, value);
         }

@@ -232,11 +232,14 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
     }
 
     /** Bytes {@code message} (one {@link #encode}d record) takes in a pack. */
-    public static int packedSize(byte[] message) {
+    static int packedSize(byte[] message) {
         return CodedOutputStream.computeUInt32SizeNoTag(message.length) + message.length;
     }
 
-    /** Encoded records ({@link #encode}) as one pack, in their order. */
+    /**
+     * Encoded records ({@link #encode}) as one pack ({@link #PACK}), in their order: the form the streams app wrote
+     * before table packs, which {@link #decodeAll} still reads (the tests and the analyzer bench write it).
+     */
     public static byte[] pack(List<byte[]> messages) {
         int size = 1;
         for (byte[] m : messages) {

@@ -791,7 +791,7 @@ public final class ServiceProcessor implements Processor<String, ServiceBatch, S
     /**
      * One sink's records of a call, forwarded as table packs ({@link OutputRecordSerde#tablePack}: each string once
      * per pack, times as differences) of up to {@value #PACK_BYTES} bytes. A pack over that is cut into as many parts
-     * as its size asks for, each part checked again; a single record over it leaves alone.
+     * as its size asks for, each part checked again; a single record over it goes alone.
      */
     private final class Pack<T> {
         private final String sink;
