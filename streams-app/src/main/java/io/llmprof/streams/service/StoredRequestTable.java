@@ -76,9 +76,11 @@ public final class StoredRequestTable implements RequestTable {
     private final HashMap<String, Slot> slots = new HashMap<>();
     /**
      * Requests added or touched in this batch, in the order of their new sequence numbers (all above every stored
-     * one): a touch moves a request to the end, as sequence numbers only grow.
+     * one): a touch moves a request to the end, as sequence numbers only grow. Access-ordered, so that a {@code put}
+     * of a request already there moves its entry instead of making a new one (nothing here calls {@code get}, which
+     * would move one too).
      */
-    private final LinkedHashMap<String, Req> young = new LinkedHashMap<>();
+    private final LinkedHashMap<String, Req> young = new LinkedHashMap<>(16, 0.75f, true);
     /** Linked ids read or changed in this batch: their primary id, or null when none. */
     private final HashMap<String, String> links = new HashMap<>();
 
@@ -192,10 +194,9 @@ public final class StoredRequestTable implements RequestTable {
         if (s.req == null) {
             open++;
         }
-        young.remove(r.id);
         s.req = r;
         r.seq = nextSeq++;
-        young.put(r.id, r);
+        young.put(r.id, r); // to the end, where it was or not
     }
 
     @Override
