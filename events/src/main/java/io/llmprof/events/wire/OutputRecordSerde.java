@@ -306,12 +306,10 @@ public final class OutputRecordSerde<T> extends ProtoSerde<T> {
         }
         StringTable.check(strings);
         List<T> out = new ArrayList<>(members.size());
-        long previous = 0;
-        for (int i = 0; i < members.size(); i++) {
-            T record = table.reader().decode(members.open(bytes, i), strings, previous);
-            previous = table.time().applyAsLong(record);
-            out.add(record);
-        }
+        members.readAll(
+                bytes,
+                m -> out.add(table.reader()
+                        .decode(m, strings, out.isEmpty() ? 0 : table.time().applyAsLong(out.get(out.size() - 1)))));
         return out;
     }
 

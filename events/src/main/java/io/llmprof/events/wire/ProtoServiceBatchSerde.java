@@ -161,12 +161,12 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         }
         StringTable.check(strings);
         List<ServiceEvent> list = new ArrayList<>(events.size());
-        long start = 0;
-        for (int i = 0; i < events.size(); i++) {
-            ServiceEvent e = event(events.open(bytes, i), strings, start);
-            start = e.startNs();
-            list.add(e);
-        }
+        events.readAll(
+                bytes,
+                e -> list.add(event(
+                        e,
+                        strings,
+                        list.isEmpty() ? 0 : list.get(list.size() - 1).startNs())));
         return new ServiceBatch(job, instance, source, firstIndex, list, endOfStream);
     }
 

@@ -140,12 +140,12 @@ public final class ProtoTraceBatchSerde extends ProtoSerde<TraceBatch> {
         }
         StringTable.check(strings);
         List<TraceEvent> list = new ArrayList<>(events.size());
-        long start = 0;
-        for (int i = 0; i < events.size(); i++) {
-            TraceEvent e = event(events.open(bytes, i), strings, start);
-            start = e.startNs();
-            list.add(e);
-        }
+        events.readAll(
+                bytes,
+                e -> list.add(event(
+                        e,
+                        strings,
+                        list.isEmpty() ? 0 : list.get(list.size() - 1).startNs())));
         return new TraceBatch(job, run, rank, lane(Lane.forNumber(lane)), source, firstIndex, list, endOfTrace);
     }
 

@@ -86,11 +86,30 @@ final class WireReader {
             return size;
         }
 
-        /** A stream over message {@code i} of {@code bytes} (the array the spans were noted in). */
-        CodedInputStream open(byte[] bytes, int i) {
-            CodedInputStream in = CodedInputStream.newInstance(bytes, at[2 * i], at[2 * i + 1]);
+        /** Reads one noted message from a stream limited to it (at its end, {@code readTag} gives 0). */
+        interface MessageRead {
+            void read(CodedInputStream in) throws IOException;
+        }
+
+        /**
+         * Reads every noted message of {@code bytes} (the array they were noted in) in order, through one stream from
+         * the first to the end of the last, limited to each message in turn. The same as a stream over each message
+         * alone (reading past a message's end is the same truncated-message error, and what a reader leaves of one
+         * is skipped), without a stream made per message.
+         */
+        void readAll(byte[] bytes, MessageRead read) throws IOException {
+            if (size == 0) {
+                return;
+            }
+            int from = at[0];
+            CodedInputStream in = CodedInputStream.newInstance(bytes, from, at[2 * size - 2] + at[2 * size - 1] - from);
             in.setRecursionLimit(NESTED_RECURSION_LIMIT);
-            return in;
+            for (int i = 0; i < size; i++) {
+                in.skipRawBytes(at[2 * i] - (from + in.getTotalBytesRead()));
+                int outer = in.pushLimit(at[2 * i + 1]);
+                read.read(in);
+                in.popLimit(outer);
+            }
         }
     }
 
