@@ -49,21 +49,39 @@ final class WireWriter {
     /** The message's bytes, written in {@code scratch} (grown, and kept up to 1 MiB, when too small). */
     static <T> byte[] encode(ThreadLocal<byte[]> scratch, T value, Encoder<T> encoder) {
         byte[] buffer = scratch.get();
-        while (true) {
-            CodedOutputStream out = CodedOutputStream.newInstance(buffer);
-            try {
-                encoder.write(value, out);
-                return Arrays.copyOf(buffer, out.getTotalBytesWritten());
-            } catch (CodedOutputStream.OutOfSpaceException e) {
-                buffer = new byte[buffer.length * 2];
-                if (buffer.length <= MAX_SCRATCH) {
-                    scratch.set(buffer);
+        Target target = TARGET.get();
+        byte[] outerBuffer = target.buffer;
+        CodedOutputStream outerStream = target.stream;
+        try {
+            while (true) {
+                CodedOutputStream out = CodedOutputStream.newInstance(buffer);
+                target.buffer = buffer;
+                target.stream = out;
+                try {
+                    encoder.write(value, out);
+                    return Arrays.copyOf(buffer, out.getTotalBytesWritten());
+                } catch (CodedOutputStream.OutOfSpaceException e) {
+                    buffer = new byte[buffer.length * 2];
+                    if (buffer.length <= MAX_SCRATCH) {
+                        scratch.set(buffer);
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e); // an array encoder throws nothing else
                 }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e); // an array encoder throws nothing else
             }
+        } finally {
+            target.buffer = outerBuffer; // an encode inside an encoder's write (none today) leaves the outer one's
+            target.stream = outerStream;
         }
     }
+
+    /** The stream {@link #encode} writes on this thread, and its array (from index 0), for {@link #nested}. */
+    private static final class Target {
+        byte[] buffer;
+        CodedOutputStream stream;
+    }
+
+    private static final ThreadLocal<Target> TARGET = ThreadLocal.withInitial(Target::new);
 
     /** Writes one event of a batch, its strings indexed in {@code strings}. */
     interface EventWriter<E> {
@@ -122,8 +140,37 @@ final class WireWriter {
         });
     }
 
-    /** A nested message as field {@code field}: written to scratch space first, for its length, then copied in. */
+    /**
+     * A nested message as field {@code field}. On the stream {@link #encode} writes, in place: its tag, one byte kept
+     * for its length, the message, then the length written in that byte (a message of 128 bytes or more is moved up
+     * by the bytes its longer length takes). On any other stream, written to scratch space first, for its length,
+     * then copied in. The same bytes either way.
+     */
     static <N> void nested(CodedOutputStream out, int field, N message, Encoder<N> encoder) throws IOException {
+        Target target = TARGET.get();
+        if (target.stream == out) {
+            byte[] buffer = target.buffer;
+            out.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            int lengthAt = out.getTotalBytesWritten();
+            out.write((byte) 0);
+            encoder.write(message, out);
+            int length = out.getTotalBytesWritten() - lengthAt - 1;
+            int lengthSize = CodedOutputStream.computeUInt32SizeNoTag(length);
+            if (lengthSize > 1) {
+                for (int k = 1; k < lengthSize; k++) {
+                    out.write((byte) 0); // out of space here: encode() grows the buffer and starts again
+                }
+                System.arraycopy(buffer, lengthAt + 1, buffer, lengthAt + lengthSize, length);
+            }
+            int v = length;
+            int p = lengthAt;
+            while ((v & ~0x7F) != 0) {
+                buffer[p++] = (byte) ((v & 0x7F) | 0x80);
+                v >>>= 7;
+            }
+            buffer[p] = (byte) v;
+            return;
+        }
         byte[] buffer = NESTED.get();
         int length;
         while (true) {
