@@ -6,7 +6,6 @@ import io.llmprof.events.Json;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Pattern;
 
 /**
  * Request ids as serving frameworks really send them in a {@code rid} attribute (ANALYSIS.md section 1):
@@ -25,8 +24,6 @@ import java.util.regex.Pattern;
  * Nothing here throws on bad input: what cannot be read as ids is one id, the text itself.
  */
 public final class RequestIds {
-    private static final Pattern HASH_SUFFIX = Pattern.compile("^(.+)-[0-9a-fA-F]{8}$");
-
     private RequestIds() {}
 
     /** The requests of a {@code rid} attribute value (a parsed JSON value); empty for null or an empty list. */
@@ -66,11 +63,36 @@ public final class RequestIds {
         if (number != null) {
             return number;
         }
-        var m = HASH_SUFFIX.matcher(r);
-        if (m.matches() && hasNonHexBeforeSuffix(m.group(1))) {
-            return m.group(1);
+        String head = withoutHashSuffix(r);
+        if (head != null && hasNonHexBeforeSuffix(head)) {
+            return head;
         }
         return r;
+    }
+
+    /**
+     * What {@code ^(.+)-[0-9a-fA-F]{8}$} captures of {@code r}, or null when it does not match: the suffix is the
+     * last 9 characters, so no regex is needed (it took a fifth of the time to read an event whose ids are not
+     * numbers). {@code .} takes no line terminator, so a head holding one does not match, as with the regex.
+     */
+    static String withoutHashSuffix(String r) {
+        int dash = r.length() - 9;
+        if (dash < 1 || r.charAt(dash) != '-') {
+            return null;
+        }
+        for (int i = dash + 1; i < r.length(); i++) {
+            char c = r.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+                return null;
+            }
+        }
+        for (int i = 0; i < dash; i++) {
+            char c = r.charAt(i);
+            if (c == '\n' || c == '\r' || c == '\u0085' || c == '\u2028' || c == '\u2029') {
+                return null;
+            }
+        }
+        return r.substring(0, dash);
     }
 
     private static void add(JsonNode v, List<RequestRef> out) {

@@ -92,4 +92,48 @@ class RequestIdsTest {
                     .isEqualTo(canonical);
         }
     }
+
+    /** The hash suffix found by hand as the regex it replaced finds it, on ids built to sit at its edges. */
+    @Test
+    void theHashSuffixIsFoundAsTheRegexFoundIt() {
+        java.util.regex.Pattern regex = java.util.regex.Pattern.compile("^(.+)-[0-9a-fA-F]{8}$");
+        char[] alphabet = {
+            '-', '0', '9', 'a', 'f', 'A', 'F', 'g', 'G', 'z', '_', ' ', '\n', '\r', '\u0085', '\u2028', '\u2029',
+            '\u00e9', '\uD83D', '\uDE00'
+        };
+        java.util.Random random = new java.util.Random(11);
+        List<String> ids = new java.util.ArrayList<>(List.of(
+                "",
+                "-",
+                "-0123abcd",
+                "x-0123abcd",
+                "cmpl-0123abcd",
+                "cmpl-0123abc",
+                "cmpl-0123abcde",
+                "cmpl-0123abcg",
+                "cmpl-7f3a-0-0123ABCD",
+                "a\nb-0123abcd",
+                "0123abcd-0123abcd"));
+        for (int k = 0; k < 20_000; k++) {
+            StringBuilder b = new StringBuilder();
+            for (int n = random.nextInt(4); n > 0; n--) {
+                b.append(alphabet[random.nextInt(alphabet.length)]);
+            }
+            if (random.nextInt(4) > 0) { // mostly ids that end as a suffix would, or nearly
+                b.append('-');
+                for (int n = 7 + random.nextInt(3); n > 0; n--) {
+                    b.append(random.nextInt(10) > 0 ? "0123456789abcdefABCDEF".charAt(random.nextInt(22)) : 'x');
+                }
+            }
+            ids.add(b.toString());
+        }
+        int matched = 0;
+        for (String id : ids) {
+            java.util.regex.Matcher m = regex.matcher(id);
+            String expected = m.matches() ? m.group(1) : null;
+            assertThat(RequestIds.withoutHashSuffix(id)).as("%s", id).isEqualTo(expected);
+            matched += expected != null ? 1 : 0;
+        }
+        assertThat(matched).as("ids with a suffix among those tried").isGreaterThan(500);
+    }
 }
