@@ -59,7 +59,11 @@ final class BenchHttp {
      * @param done probes measured
      * @param stopped why probing stopped early, null when every probe was measured
      */
-    record Probes(long[] delaysNs, long[] acksNs, int done, String stopped) {
+    /**
+     * @param slowest the slowest probes, slowest first, each as its delay and when it was posted (JVM uptime, to set
+     *     beside a GC log or a flight recording)
+     */
+    record Probes(long[] delaysNs, long[] acksNs, int done, String stopped, String slowest) {
         String summary() {
             return String.format(
                     java.util.Locale.ROOT,
@@ -82,6 +86,9 @@ final class BenchHttp {
      *     the dashboard's CPU each, back to back on the box being measured) instead of only the counter it waits for
      *     ({@code name[]}, as Prometheus' exporters take it): the figures before the fourteenth session
      */
+    /** Slowest probes {@link Probes#slowest} names. */
+    static final int SLOWEST_SHOWN = 3;
+
     Probes probe(
             int ingestPort,
             String dashboardUrl,
@@ -98,9 +105,12 @@ final class BenchHttp {
                 + "\",reason=\"stop\"} ";
         long[] delays = new long[probes];
         long[] acks = new long[probes];
+        long[] postedAtUptimeMs = new long[probes];
+        java.lang.management.RuntimeMXBean runtime = java.lang.management.ManagementFactory.getRuntimeMXBean();
         int done = 0;
         String stopped = null;
         for (int i = 0; i < probes; i++) {
+            postedAtUptimeMs[i] = runtime.getUptime();
             long t = System.nanoTime();
             int status = post(ingest, BenchServiceCommand.probeBody(i));
             acks[i] = System.nanoTime() - t;
@@ -124,11 +134,26 @@ final class BenchHttp {
             }
             done++;
         }
+        Integer[] bySlowest = new Integer[done];
+        for (int i = 0; i < done; i++) {
+            bySlowest[i] = i;
+        }
+        java.util.Arrays.sort(bySlowest, (x, y) -> Long.compare(delays[y], delays[x]));
+        StringBuilder slowest = new StringBuilder();
+        for (int k = 0; k < Math.min(SLOWEST_SHOWN, done); k++) {
+            int i = bySlowest[k];
+            slowest.append(k == 0 ? "" : ", ")
+                    .append(String.format(
+                            java.util.Locale.ROOT,
+                            "%.1f ms posted at JVM uptime %.3f s",
+                            delays[i] / 1e6,
+                            postedAtUptimeMs[i] / 1e3));
+        }
         long[] d = java.util.Arrays.copyOf(delays, done);
         long[] a = java.util.Arrays.copyOf(acks, done);
         java.util.Arrays.sort(d);
         java.util.Arrays.sort(a);
-        return new Probes(d, a, done, stopped);
+        return new Probes(d, a, done, stopped, slowest.toString());
     }
 
     /** POSTs an NDJSON body; the status. */

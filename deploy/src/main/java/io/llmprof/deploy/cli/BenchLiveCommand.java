@@ -503,6 +503,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
                 loadFraction,
                 p.done(),
                 p.done() > 0 ? p.summary() : "none measured");
+        if (p.done() > 0) {
+            out.printf("latency: slowest probes: %s%n", p.slowest());
+        }
         if (p.stopped() != null) {
             out.printf("latency: %s%n", p.stopped());
         }

@@ -161,6 +161,7 @@ public final class BenchServiceCommand implements Callable<Integer> {
                 "(b) HTTP ingest -> /metrics (the counter's series) over %d probes: %s%n",
                 p.done(),
                 p.summary());
+        out.printf("(b) slowest probes: %s%n", p.slowest());
         out.flush();
         return p.done() == probes ? 0 : 1;
     }
