@@ -72,8 +72,9 @@ public final class RequestIds {
 
     /**
      * What {@code ^(.+)-[0-9a-fA-F]{8}$} captures of {@code r}, or null when it does not match: the suffix is the
-     * last 9 characters, so no regex is needed (it took a fifth of the time to read an event whose ids are not
-     * numbers). {@code .} takes no line terminator, so a head holding one does not match, as with the regex.
+     * last 9 characters, so no regex is needed (through it, the agent's read of events whose ids are not numbers took
+     * about 1.6 times the CPU: docs/benchmarks.md). {@code .} takes no line terminator, so a head holding one does not
+     * match, as with the regex.
      */
     static String withoutHashSuffix(String r) {
         int dash = r.length() - 9;

@@ -13,8 +13,9 @@ import java.util.function.ToLongFunction;
  * Writes protobuf messages field by field with protobuf's {@link CodedOutputStream}, without building the generated
  * message first: the generated builders (one per message, nested ones included, boxed map entries) cost more than
  * the encoding itself. A message is written into scratch space kept per thread and copied out at its exact length;
- * a nested message goes through a second scratch space for its length prefix. The callers' tests check that the
- * bytes are those the generated message writes for the same values (fields in number order, proto3 presence).
+ * a nested message is written in place and its length patched in before it ({@link #nested}). The callers' tests
+ * check that the bytes are those the generated message writes for the same values (fields in number order, proto3
+ * presence).
  */
 final class WireWriter {
     /** Writes one message's fields. */
