@@ -97,6 +97,22 @@ final class BenchHttp {
             int probes,
             long perProbeNs,
             boolean wholeScrape) {
+        return probe(ingestPort, dashboardUrl, job, instance, 0, probes, perProbeNs, wholeScrape);
+    }
+
+    /**
+     * The same, for probes {@code first} to {@code first + probes - 1} of the instance: after {@code first} probes
+     * already made (unmeasured ones, say), each waits for the counter to count it.
+     */
+    Probes probe(
+            int ingestPort,
+            String dashboardUrl,
+            String job,
+            String instance,
+            int first,
+            int probes,
+            long perProbeNs,
+            boolean wholeScrape) {
         URI ingest = URI.create("http://127.0.0.1:" + ingestPort + io.llmprof.agent.ingest.ServiceIngestServer.PATH
                 + "?job=" + job + "&instance=" + instance);
         URI metrics = URI.create(
@@ -112,16 +128,16 @@ final class BenchHttp {
         for (int i = 0; i < probes; i++) {
             postedAtUptimeMs[i] = runtime.getUptime();
             long t = System.nanoTime();
-            int status = post(ingest, BenchServiceCommand.probeBody(i));
+            int status = post(ingest, BenchServiceCommand.probeBody(first + i));
             acks[i] = System.nanoTime() - t;
             if (status != 202) {
-                stopped = "probe " + i + ": ingest answered " + status;
+                stopped = "probe " + (first + i) + ": ingest answered " + status;
                 break;
             }
             long deadline = t + perProbeNs;
             boolean seen = false;
             while (System.nanoTime() < deadline) {
-                if (counter(metrics, series) >= i + 1) {
+                if (counter(metrics, series) >= first + i + 1) {
                     seen = true;
                     break;
                 }
@@ -129,7 +145,7 @@ final class BenchHttp {
             }
             delays[i] = System.nanoTime() - t;
             if (!seen) {
-                stopped = "probe " + i + ": not in /metrics within " + perProbeNs / 1_000_000_000L + " s";
+                stopped = "probe " + (first + i) + ": not in /metrics within " + perProbeNs / 1_000_000_000L + " s";
                 break;
             }
             done++;

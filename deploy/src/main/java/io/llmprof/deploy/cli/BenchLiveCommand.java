@@ -103,6 +103,15 @@ public final class BenchLiveCommand implements Callable<Integer> {
     int probes;
 
     @Option(
+            names = "--probe-warmup",
+            defaultValue = "100",
+            description = "Unmeasured probes under the same load before the measured ones. The load's events are"
+                    + " shaped unlike the rounds' (ids that are not numbers, the HTTP ingest), and the JIT recompiles"
+                    + " the pipeline's hot code for them in the first 15-20 s: without these, the slowest probes"
+                    + " measure that. Default: ${DEFAULT-VALUE}.")
+    int probeWarmup;
+
+    @Option(
             names = "--probe-whole-scrape",
             description = "Probes read the whole of /metrics at every look, as before the fourteenth session, instead"
                     + " of only the counter they wait for (name[]): every look then renders every Kafka meter on the"
@@ -189,6 +198,9 @@ public final class BenchLiveCommand implements Callable<Integer> {
         if (rounds < 1 || warmup < 0) {
             throw new picocli.CommandLine.ParameterException(
                     spec.commandLine(), "--rounds must be at least 1 and --warmup at least 0");
+        }
+        if (probeWarmup < 0) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--probe-warmup must be at least 0");
         }
         if (settleJit != null && !(settleJit > 0 && settleJit <= 100)) {
             throw new picocli.CommandLine.ParameterException(
@@ -487,7 +499,15 @@ public final class BenchLiveCommand implements Callable<Integer> {
         long perProbe = Math.max(TimeUnit.SECONDS.toNanos(5), timeout.toNanos() / 20);
         BenchHttp.Probes p;
         try {
-            p = new BenchHttp().probe(ingestPort, dashboardUrl, JOB, PROBED, probes, perProbe, probeWholeScrape);
+            BenchHttp http = new BenchHttp();
+            BenchHttp.Probes warm =
+                    http.probe(ingestPort, dashboardUrl, JOB, PROBED, 0, probeWarmup, perProbe, probeWholeScrape);
+            if (warm.stopped() != null) {
+                out.printf("latency: unmeasured %s%n", warm.stopped());
+                out.flush();
+                return 1;
+            }
+            p = http.probe(ingestPort, dashboardUrl, JOB, PROBED, probeWarmup, probes, perProbe, probeWholeScrape);
         } finally {
             running.set(false);
             load.join(TimeUnit.SECONDS.toMillis(30));
@@ -496,12 +516,13 @@ public final class BenchLiveCommand implements Callable<Integer> {
         out.printf(
                 Locale.ROOT,
                 "latency: HTTP ingest -> /metrics (%s) under a load of %,.0f events/s (target %,.0f = %.2f x the"
-                        + " service maximum), %d probes: %s%n",
+                        + " service maximum), %d probes after %d unmeasured: %s%n",
                 probeWholeScrape ? "whole scrapes" : "the counter's series",
                 achieved,
                 rate,
                 loadFraction,
                 p.done(),
+                probeWarmup,
                 p.done() > 0 ? p.summary() : "none measured");
         if (p.done() > 0) {
             out.printf("latency: slowest probes: %s%n", p.slowest());
