@@ -58,8 +58,6 @@ final class BenchHttp {
      * @param acksNs POST sent -> the ingest's 202 (after Kafka's ack), sorted
      * @param done probes measured
      * @param stopped why probing stopped early, null when every probe was measured
-     */
-    /**
      * @param slowest the slowest probes, slowest first, each as its delay and when it was posted (JVM uptime, to set
      *     beside a GC log or a flight recording)
      */
@@ -77,6 +75,9 @@ final class BenchHttp {
         }
     }
 
+    /** Slowest probes {@link Probes#slowest} names. */
+    static final int SLOWEST_SHOWN = 3;
+
     /**
      * Posts {@code probes} finished requests ({@link BenchServiceCommand#probeBody}) to the HTTP ingest as instance
      * {@code instance} of {@code job}, one at a time, each timed until the finished-requests counter of that
@@ -86,9 +87,6 @@ final class BenchHttp {
      *     the dashboard's CPU each, back to back on the box being measured) instead of only the counter it waits for
      *     ({@code name[]}, as Prometheus' exporters take it): the figures before the fourteenth session
      */
-    /** Slowest probes {@link Probes#slowest} names. */
-    static final int SLOWEST_SHOWN = 3;
-
     Probes probe(
             int ingestPort,
             String dashboardUrl,
