@@ -57,7 +57,9 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         if (e.tid() != null) {
             out.writeUInt32(EVENT_TID, strings.index(e.tid()));
         }
-        for (RequestRef r : e.requests()) {
+        List<RequestRef> requests = e.requests(); // List.copyOf's: random access; no iterator per event
+        for (int k = 0; k < requests.size(); k++) {
+            RequestRef r = requests.get(k);
             int rid = strings.index(r.rid());
             int rawRid = r.rawRid().equals(r.rid()) ? -1 : strings.index(r.rawRid());
             int type = r.type() == null ? -1 : strings.index(r.type());
@@ -82,6 +84,9 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         }
         doubles(out, EVENT_METRICS, e.metrics(), strings);
         doubles(out, EVENT_DELTAS, e.deltas(), strings);
+        if (e.labels().isEmpty()) {
+            return; // an empty Map.of() still makes an entry set and an iterator to say so
+        }
         for (Map.Entry<String, String> l : e.labels().entrySet()) {
             // a map entry: key = 1, value = 2, both always written
             int key = strings.index(l.getKey());
@@ -96,6 +101,9 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
 
     private static void doubles(CodedOutputStream out, int field, Map<String, Double> map, StringTable strings)
             throws IOException {
+        if (map.isEmpty()) {
+            return; // as above
+        }
         for (Map.Entry<String, Double> m : map.entrySet()) {
             int key = strings.index(m.getKey());
             double value = m.getValue();

@@ -49,6 +49,18 @@ final class WireWriter {
 
     /** The message's bytes, written in {@code scratch} (grown, and kept up to 1 MiB, when too small). */
     static <T> byte[] encode(ThreadLocal<byte[]> scratch, T value, Encoder<T> encoder) {
+        Written w = write(scratch, value, encoder);
+        return Arrays.copyOf(w.buffer(), w.length());
+    }
+
+    /**
+     * A message written from index 0 of {@code buffer}, {@code length} bytes: {@link #write}'s scratch space (or, for a
+     * message over 1 MiB, an array of its own), valid until the next write in the same scratch space on this thread.
+     */
+    private record Written(byte[] buffer, int length) {}
+
+    /** The message written in {@code scratch} (grown, and kept up to 1 MiB, when too small), not copied out. */
+    private static <T> Written write(ThreadLocal<byte[]> scratch, T value, Encoder<T> encoder) {
         byte[] buffer = scratch.get();
         Target target = TARGET.get();
         byte[] outerBuffer = target.buffer;
@@ -60,7 +72,7 @@ final class WireWriter {
                 target.stream = out;
                 try {
                     encoder.write(value, out);
-                    return Arrays.copyOf(buffer, out.getTotalBytesWritten());
+                    return new Written(buffer, out.getTotalBytesWritten());
                 } catch (CodedOutputStream.OutOfSpaceException e) {
                     buffer = new byte[buffer.length * 2];
                     if (buffer.length <= MAX_SCRATCH) {
@@ -93,7 +105,7 @@ final class WireWriter {
      * A batch message after pprof's layout: {@code header}'s fields, then every string its events refer to as field
      * {@code tableField}, then each event as a nested message of field {@code eventsField}, with its start minus the
      * previous event's. The table is only complete once the events are written, but precedes them on the wire (as the
-     * generated message writes fields in number order): the events go to scratch space first and are copied after it.
+     * generated message writes fields in number order): the events go to scratch space first and are copied from there after it.
      */
     static <B, E> byte[] batch(
             B batch,
@@ -124,7 +136,8 @@ final class WireWriter {
             ToLongFunction<E> startNs,
             EventWriter<E> eventField) {
         StringTable strings = new StringTable();
-        byte[] written = encode(EVENTS, events, (list, out) -> {
+        // the events stay in their scratch space (EVENTS), copied once, into the message, from there
+        Written written = write(EVENTS, events, (list, out) -> {
             long previousStart = 0;
             for (E e : list) {
                 long start = startNs.applyAsLong(e);
@@ -137,7 +150,7 @@ final class WireWriter {
             for (String s : strings.strings()) {
                 writeString(out, tableField, s);
             }
-            out.writeRawBytes(written);
+            out.writeRawBytes(written.buffer(), 0, written.length());
         });
     }
 

@@ -98,6 +98,31 @@ class ProtoSerdeTest {
                 .containsExactly(instant, zero);
     }
 
+    /**
+     * A batch whose events take more than the 1 MiB of scratch space kept per thread is written from an array of its
+     * own; the batches before and after it, in the kept space, are not disturbed by it.
+     */
+    @Test
+    void a_batch_larger_than_the_kept_scratch_space_and_the_batches_around_it_are_written_right() throws Exception {
+        WireSamples samples = new WireSamples(7);
+        List<ServiceEvent> events = new ArrayList<>();
+        ServiceBatch small = samples.serviceBatch();
+        while (serviceOut.serialize(SERVICE, new ServiceBatch("job", "node", "big.jsonl", 0, events, false)).length
+                < (3 << 20) / 2) {
+            for (int i = 0; i < 200; i++) {
+                events.addAll(samples.serviceBatch().events());
+            }
+        }
+        ServiceBatch big = new ServiceBatch("job", "node", "big.jsonl", 0, events, true);
+        for (ServiceBatch batch : List.of(small, big, small)) {
+            byte[] bytes = serviceOut.serialize(SERVICE, batch);
+            assertThat(serviceIn.deserialize(SERVICE, bytes)).isEqualTo(batch);
+            assertThat(io.llmprof.events.wire.proto.ServiceBatch.parseFrom(bytes)
+                            .toByteArray())
+                    .isEqualTo(bytes);
+        }
+    }
+
     @Test
     void a_null_value_stays_null() {
         assertThat(traceOut.serialize(TRACE, null)).isNull();
