@@ -53,6 +53,11 @@ final class StreamedLine {
     private int end;
     private int i;
     private final String[] keys = new String[MAX_KEYS];
+    /** A line's attributes, one builder for every line (the event it makes holds copies). */
+    private final ServiceAttributes.Builder lineAttributes = new ServiceAttributes.Builder();
+    /** The last pid read, boxed: a process writes many lines (a Long per line otherwise). */
+    private Long lastPid;
+
     private int keyCount;
     /**
      * Reading a line where it lies in a read buffer ({@link #readLine}): a newline is not white space but the line's
@@ -124,7 +129,8 @@ final class StreamedLine {
         String domain = "";
         Long pid = null;
         String tid = null;
-        ServiceAttributes.Builder attributes = new ServiceAttributes.Builder();
+        ServiceAttributes.Builder attributes = lineAttributes;
+        attributes.clear(); // a declined line may have left some
         ws();
         if (peek() == '}') {
             throw DECLINE; // no ts_ns, no name
@@ -164,7 +170,7 @@ final class StreamedLine {
                         domain = string();
                     }
                 }
-                case "pid" -> pid = isNull() ? null : plainLong();
+                case "pid" -> pid = isNull() ? null : pid(plainLong());
                 case "tid" -> tid = isNull() ? null : string();
                 default -> attribute(key, attributes);
             }
@@ -175,7 +181,7 @@ final class StreamedLine {
         if (!ended || !hasTs || name == null) {
             throw DECLINE;
         }
-        return attributes.build().event(domain, name, ts, dur, pid, tid);
+        return attributes.event(domain, name, ts, dur, pid, tid);
     }
 
     /**
@@ -343,6 +349,16 @@ final class StreamedLine {
             throw DECLINE;
         }
         out.request(RequestIds.ref(rid, iter, type, tokens));
+    }
+
+    /** {@code value} boxed, the same object as the last line's pid when they are equal. */
+    private Long pid(long value) {
+        Long last = lastPid;
+        if (last == null || last != value) {
+            last = value;
+            lastPid = last;
+        }
+        return last;
     }
 
     /** Whether {@code key} is new in the current object (the tree keeps a repeated key's last value). */

@@ -2,6 +2,7 @@ package io.llmprof.agent.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.llmprof.agent.kineto.StringCache;
 import io.llmprof.agent.service.ServiceFixtures.Format;
 import io.llmprof.events.service.ServiceEvent;
 import java.nio.file.Files;
@@ -270,6 +271,10 @@ class ServiceJsonLinesFastPathTest {
         };
         Random random = new Random(20261127L);
         int streamed = 0;
+        // One reader for every line too, as an input's reader is: what a declined line left must not reach the next
+        StreamedLine oneReader = new StreamedLine(new StringCache(1024, StreamedLine.MAX_CACHED_CHARS));
+        int declinedThenRead = 0;
+        boolean lastDeclined = false;
         for (int i = 0; i < 20_000; i++) {
             List<String> parts = new ArrayList<>();
             parts.add(reserved[2]);
@@ -283,8 +288,16 @@ class ServiceJsonLinesFastPathTest {
             java.util.Collections.shuffle(parts, random);
             String line = "{" + String.join(",", parts) + "}";
             streamed += sameAsTheTree(line);
+            char[] chars = line.toCharArray();
+            ServiceEvent again = oneReader.read(chars, 0, chars.length);
+            assertThat(again).as(line).isEqualTo(StreamedLine.read(line));
+            if (again != null && lastDeclined) {
+                declinedThenRead++;
+            }
+            lastDeclined = again == null;
         }
         assertThat(streamed).as("lines the streamed reader took").isGreaterThan(1_000);
+        assertThat(declinedThenRead).as("lines read right after a declined one").isGreaterThan(1_000);
     }
     /**
      * Numbers as Jackson reads them: integers at a long's limits and beyond, fractions of up to 15 digits (read

@@ -33,7 +33,10 @@ public final class RequestIds {
         return out;
     }
 
-    /** The requests of a {@code rid} attribute given as text (JSON, mstx {@code ^} form, Python literal, or an id). */
+    /**
+     * The requests of a {@code rid} attribute given as text (JSON, mstx {@code ^} form, Python literal, or an id); a
+     * single id's list is immutable.
+     */
     public static List<RequestRef> parse(String text) {
         if (text == null) {
             return List.of();
@@ -48,9 +51,7 @@ public final class RequestIds {
                 return parse(node);
             }
         }
-        List<RequestRef> out = new ArrayList<>();
-        out.add(ref(t, null, null, null));
-        return out;
+        return List.of(ref(t, null, null, null));
     }
 
     /** The canonical form of one id: integral numbers without fraction, the vLLM hash suffix removed. */

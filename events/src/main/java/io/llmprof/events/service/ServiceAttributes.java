@@ -63,12 +63,19 @@ public record ServiceAttributes(
         private Map<String, Double> deltas;
         private Map<String, String> labels;
 
-        /** The requests of a {@link #RID_KEYS} attribute. */
+        /** {@link #requests} is the list the first {@link #requests(List)} gave, not yet copied. */
+        private boolean borrowed;
+
+        /**
+         * The requests of a {@link #RID_KEYS} attribute. The first list given is kept as it is until more requests come
+         * (the event copies it, or keeps it when it is immutable): the caller must not change it after.
+         */
         public void requests(List<RequestRef> refs) {
             if (requests == null) {
-                requests = new ArrayList<>(refs);
+                requests = refs;
+                borrowed = true;
             } else {
-                requests.addAll(refs);
+                own().addAll(refs);
             }
         }
 
@@ -77,7 +84,16 @@ public record ServiceAttributes(
             if (requests == null) {
                 requests = new ArrayList<>();
             }
-            requests.add(ref);
+            own().add(ref);
+        }
+
+        /** {@link #requests}, copied first if it is a caller's list. */
+        private List<RequestRef> own() {
+            if (borrowed) {
+                requests = new ArrayList<>(requests);
+                borrowed = false;
+            }
+            return requests;
         }
 
         /**
@@ -115,6 +131,44 @@ public record ServiceAttributes(
             return deltas;
         }
 
+        /**
+         * The event of these attributes, as {@code build().event(...)} makes it, after which the builder is empty and
+         * can take the next event's attributes: the event holds copies (a reader reuses one builder per line).
+         */
+        public ServiceEvent event(String domain, String name, long startNs, Long durNs, Long pid, String tid) {
+            try {
+                return new ServiceEvent(
+                        domain,
+                        name,
+                        startNs,
+                        durNs,
+                        pid,
+                        tid,
+                        requests == null ? List.of() : requests,
+                        metrics == null || metrics.isEmpty() ? Map.of() : metrics,
+                        deltas == null || deltas.isEmpty() ? Map.of() : deltas,
+                        labels == null || labels.isEmpty() ? Map.of() : labels);
+            } finally {
+                clear();
+            }
+        }
+
+        /** Empty again (the maps kept, emptied, for the next event). */
+        public void clear() {
+            requests = null;
+            borrowed = false;
+            if (metrics != null) {
+                metrics.clear();
+            }
+            if (deltas != null) {
+                deltas.clear();
+            }
+            if (labels != null) {
+                labels.clear();
+            }
+        }
+
+        /** The attributes; the builder then gives them away and is not to be used again. */
         public ServiceAttributes build() {
             return new ServiceAttributes(
                     requests == null ? List.of() : requests,
