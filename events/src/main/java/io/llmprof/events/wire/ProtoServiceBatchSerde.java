@@ -169,12 +169,14 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         }
         StringTable.check(strings);
         List<ServiceEvent> list = new ArrayList<>(events.size());
+        EventScratch scratch = new EventScratch();
         events.readAll(
                 bytes,
                 e -> list.add(event(
                         e,
                         strings,
-                        list.isEmpty() ? 0 : list.get(list.size() - 1).startNs())));
+                        list.isEmpty() ? 0 : list.get(list.size() - 1).startNs(),
+                        scratch)));
         return new ServiceBatch(job, instance, source, firstIndex, list, endOfStream);
     }
 
@@ -182,8 +184,46 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
     private static final int FIXED64 = WireFormat.WIRETYPE_FIXED64;
     private static final int LENGTH = WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
-    private static ServiceEvent event(CodedInputStream in, List<String> strings, long previousStart)
-            throws IOException {
+    /** What the events of one batch read share: room for an event's requests, and the last pid read, boxed. */
+    private static final class EventScratch {
+        RequestRef[] requests = new RequestRef[16];
+        /** An event's pid is nearly always the previous event's: one box for a run of them. */
+        Long pid;
+
+        Long pid(long value) {
+            Long last = pid;
+            if (last == null || last != value) {
+                last = value;
+                pid = last;
+            }
+            return last;
+        }
+    }
+
+    /**
+     * The first {@code n} elements of {@code a} as an immutable list, which the event keeps as it is ({@code
+     * List.copyOf} of it is itself): up to ten without an array of their own beyond the list's (the event's copy of
+     * an {@code ArrayList} took two), more in one copy and the list's.
+     */
+    static <T> List<T> immutableList(T[] a, int n) {
+        return switch (n) {
+            case 0 -> List.of();
+            case 1 -> List.of(a[0]);
+            case 2 -> List.of(a[0], a[1]);
+            case 3 -> List.of(a[0], a[1], a[2]);
+            case 4 -> List.of(a[0], a[1], a[2], a[3]);
+            case 5 -> List.of(a[0], a[1], a[2], a[3], a[4]);
+            case 6 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5]);
+            case 7 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+            case 8 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+            case 9 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+            case 10 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+            default -> List.of(Arrays.copyOf(a, n));
+        };
+    }
+
+    private static ServiceEvent event(
+            CodedInputStream in, List<String> strings, long previousStart, EventScratch scratch) throws IOException {
         int domain = 0;
         int name = 0;
         long startDelta = 0;
@@ -191,7 +231,8 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         Long pid = null;
         int tid = -1;
         boolean hasTid = false;
-        List<RequestRef> requests = null;
+        RequestRef[] requests = scratch.requests;
+        int requestCount = 0;
         IndexMap metrics = null;
         IndexMap deltas = null;
         IndexMap labels = null;
@@ -201,16 +242,17 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 case 2 << 3 | VARINT -> name = in.readUInt32();
                 case 3 << 3 | VARINT -> startDelta = in.readSInt64();
                 case 4 << 3 | VARINT -> dur = in.readInt64();
-                case 5 << 3 | VARINT -> pid = in.readInt64();
+                case 5 << 3 | VARINT -> pid = scratch.pid(in.readInt64());
                 case 6 << 3 | VARINT -> {
                     tid = in.readUInt32();
                     hasTid = true;
                 }
                 case 7 << 3 | LENGTH -> {
-                    if (requests == null) {
-                        requests = new ArrayList<>();
+                    if (requestCount == requests.length) {
+                        requests = Arrays.copyOf(requests, requestCount * 2);
+                        scratch.requests = requests;
                     }
-                    requests.add(request(in, strings));
+                    requests[requestCount++] = request(in, strings);
                 }
                 case 8 << 3 | LENGTH -> metrics = entry(in, metrics, true);
                 case 9 << 3 | LENGTH -> deltas = entry(in, deltas, true);
@@ -228,7 +270,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 dur,
                 pid,
                 hasTid ? StringTable.at(strings, tid, "tid") : null,
-                requests,
+                immutableList(requests, requestCount),
                 metricMap,
                 deltaMap,
                 labelMap);
