@@ -22,6 +22,7 @@ import io.llmprof.streams.service.ServiceState.MoeOp;
 import io.llmprof.streams.service.ServiceState.Node;
 import io.llmprof.streams.service.ServiceState.Req;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -135,8 +136,8 @@ public final class ServiceAnalyzer {
 
     private String dpRank;
 
-    private long lastPid;
-    private String lastPidKey;
+    /** Pids' texts as keys (an instance's events come from few pids: its DP ranks' processes); not state. */
+    private final Map<Long, String> pidKeys = new HashMap<>();
 
     // The keys of the attributes read for every event or batch, made once: a varargs call allocates its array.
     private static final String[] BATCH_TYPE_KEYS = {"batchType", "batch_type"};
@@ -954,16 +955,23 @@ public final class ServiceAnalyzer {
         return dpRank;
     }
 
-    /** A pid as the dp-rank map's key; the last one's text is kept (an instance's events come from few pids). */
+    /**
+     * A pid as the dp-rank map's key; the texts are kept, up to {@link #MAX_PIDS} (an instance's events come from few
+     * pids, and they alternate: one per DP rank).
+     */
     private String pidKey(Long pid) {
         if (pid == null) {
             return null;
         }
-        if (pid.longValue() != lastPid || lastPidKey == null) {
-            lastPid = pid;
-            lastPidKey = String.valueOf(pid.longValue());
+        String key = pidKeys.get(pid);
+        if (key == null) {
+            if (pidKeys.size() >= MAX_PIDS) {
+                pidKeys.clear();
+            }
+            key = String.valueOf(pid.longValue());
+            pidKeys.put(pid, key);
         }
-        return lastPidKey;
+        return key;
     }
 
     private String dpRankOfNew(ServiceEvent e) {
