@@ -45,13 +45,49 @@ class ReorderBufferTest {
 
     @Test
     void mostlyOrderedInputWithTiesAndLateEventsComesOutAsFromOneHeap() {
+        same(new int[] {1, 2, 3, 16, 1_000}, 50, 400);
+    }
+
+    /** Windows past the queue's first 1,024 slots: it grows while its head has wrapped around, more than once. */
+    @Test
+    void windowsLargerThanTheQueuesFirstRoomComeOutAsFromOneHeap() {
+        same(new int[] {1_023, 1_024, 1_025, 1_500, 5_000}, 4, 12_000);
+    }
+
+    /**
+     * The queue fills up only after its head has moved: 600 events wait in the heap while the queue's first is emitted,
+     * then the heap drains and the queue grows past its first 1,024 slots with its head at 1.
+     */
+    @Test
+    void theQueueGrowsAfterItsHeadMoved() {
+        List<ServiceEvent> in = new ArrayList<>();
+        int id = 0;
+        in.add(event(0, id++));
+        in.add(event(1_000_000, id++));
+        for (int i = 0; i < 600; i++) {
+            in.add(event(500_000 + i, id++));
+        }
+        for (int i = 1; i <= 3_000; i++) {
+            in.add(event(1_000_000 + i, id++));
+        }
+        long[] late = {0};
+        List<ServiceEvent> expected = reference(in, 1_024, late);
+        List<ServiceEvent> out = new ArrayList<>();
+        ReorderBuffer buffer = new ReorderBuffer(1_024, out::add);
+        in.forEach(buffer::accept);
+        buffer.flush();
+        assertThat(out).containsExactlyElementsOf(expected);
+        assertThat(late[0]).isZero();
+    }
+
+    private static void same(int[] windows, int rounds, int events) {
         Random random = new Random(11L);
-        for (int window : new int[] {1, 2, 3, 16, 1_000}) {
-            for (int round = 0; round < 50; round++) {
+        for (int window : windows) {
+            for (int round = 0; round < rounds; round++) {
                 List<ServiceEvent> in = new ArrayList<>();
                 long t = 0;
                 int disorder = random.nextInt(5);
-                for (int i = 0; i < 400; i++) {
+                for (int i = 0; i < events; i++) {
                     t += random.nextInt(3); // ties are common
                     long start = random.nextInt(10) < disorder ? t - random.nextInt(40) : t;
                     in.add(event(start, i));
