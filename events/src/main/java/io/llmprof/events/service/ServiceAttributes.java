@@ -3,11 +3,13 @@ package io.llmprof.events.service;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.util.ArrayList;
+import io.llmprof.events.ImmutableLists;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * Splits an event's attribute object by msServiceProfiler's conventions (ANALYSIS.md section 1): {@code X=}
@@ -58,42 +60,61 @@ public record ServiceAttributes(
      */
     public static final class Builder {
         // Made on first use: most events have requests and one metric at most (fewer objects per event read).
-        private List<RequestRef> requests;
         private Map<String, Double> metrics;
         private Map<String, Double> deltas;
         private Map<String, String> labels;
 
-        /** {@link #requests} is the list the first {@link #requests(List)} gave, not yet copied. */
-        private boolean borrowed;
+        /** The list the first {@link #requests(List)} gave, kept as it is while no other request comes; else null. */
+        private List<RequestRef> borrowed;
+
+        /** Requests gathered one by one (kept, emptied, for the next event when the builder is reused). */
+        private RequestRef[] refs;
+
+        private int refCount;
 
         /**
          * The requests of a {@link #RID_KEYS} attribute. The first list given is kept as it is until more requests come
          * (the event copies it, or keeps it when it is immutable): the caller must not change it after.
          */
-        public void requests(List<RequestRef> refs) {
-            if (requests == null) {
-                requests = refs;
-                borrowed = true;
-            } else {
-                own().addAll(refs);
+        public void requests(List<RequestRef> list) {
+            if (borrowed == null && refCount == 0) {
+                borrowed = list;
+                return;
+            }
+            unborrow();
+            for (RequestRef r : list) {
+                add(r);
             }
         }
 
         /** One request of a {@link #RID_KEYS} attribute. */
         public void request(RequestRef ref) {
-            if (requests == null) {
-                requests = new ArrayList<>();
-            }
-            own().add(ref);
+            unborrow();
+            add(ref);
         }
 
-        /** {@link #requests}, copied first if it is a caller's list. */
-        private List<RequestRef> own() {
-            if (borrowed) {
-                requests = new ArrayList<>(requests);
-                borrowed = false;
+        private void unborrow() {
+            if (borrowed != null) {
+                List<RequestRef> first = borrowed;
+                borrowed = null;
+                for (RequestRef r : first) {
+                    add(r);
+                }
             }
-            return requests;
+        }
+
+        private void add(RequestRef ref) {
+            if (refs == null) {
+                refs = new RequestRef[16];
+            } else if (refCount == refs.length) {
+                refs = Arrays.copyOf(refs, refCount * 2);
+            }
+            refs[refCount++] = Objects.requireNonNull(ref, "request");
+        }
+
+        /** The requests, as an immutable list (or the borrowed one). */
+        private List<RequestRef> requestList() {
+            return borrowed != null ? borrowed : ImmutableLists.firstN(refs, refCount);
         }
 
         /**
@@ -144,7 +165,7 @@ public record ServiceAttributes(
                         durNs,
                         pid,
                         tid,
-                        requests == null ? List.of() : requests,
+                        requestList(),
                         metrics == null || metrics.isEmpty() ? Map.of() : metrics,
                         deltas == null || deltas.isEmpty() ? Map.of() : deltas,
                         labels == null || labels.isEmpty() ? Map.of() : labels);
@@ -155,8 +176,11 @@ public record ServiceAttributes(
 
         /** Empty again (the maps kept, emptied, for the next event). */
         public void clear() {
-            requests = null;
-            borrowed = false;
+            borrowed = null;
+            if (refCount > 0) {
+                Arrays.fill(refs, 0, refCount, null); // no event's requests kept alive by the next one's builder
+                refCount = 0;
+            }
             if (metrics != null) {
                 metrics.clear();
             }
@@ -171,7 +195,7 @@ public record ServiceAttributes(
         /** The attributes; the builder then gives them away and is not to be used again. */
         public ServiceAttributes build() {
             return new ServiceAttributes(
-                    requests == null ? List.of() : requests,
+                    requestList(),
                     metrics == null ? Map.of() : metrics,
                     deltas == null ? Map.of() : deltas,
                     labels == null ? Map.of() : labels);

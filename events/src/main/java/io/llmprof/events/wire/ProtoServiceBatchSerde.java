@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
+import io.llmprof.events.ImmutableLists;
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
@@ -200,28 +201,6 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
         }
     }
 
-    /**
-     * The first {@code n} elements of {@code a} as an immutable list, which the event keeps as it is ({@code
-     * List.copyOf} of it is itself): up to ten without an array of their own beyond the list's (the event's copy of
-     * an {@code ArrayList} took two), more in one copy and the list's.
-     */
-    static <T> List<T> immutableList(T[] a, int n) {
-        return switch (n) {
-            case 0 -> List.of();
-            case 1 -> List.of(a[0]);
-            case 2 -> List.of(a[0], a[1]);
-            case 3 -> List.of(a[0], a[1], a[2]);
-            case 4 -> List.of(a[0], a[1], a[2], a[3]);
-            case 5 -> List.of(a[0], a[1], a[2], a[3], a[4]);
-            case 6 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5]);
-            case 7 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-            case 8 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-            case 9 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
-            case 10 -> List.of(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
-            default -> List.of(Arrays.copyOf(a, n));
-        };
-    }
-
     private static ServiceEvent event(
             CodedInputStream in, List<String> strings, long previousStart, EventScratch scratch) throws IOException {
         int domain = 0;
@@ -270,7 +249,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 dur,
                 pid,
                 hasTid ? StringTable.at(strings, tid, "tid") : null,
-                immutableList(requests, requestCount),
+                ImmutableLists.firstN(requests, requestCount),
                 metricMap,
                 deltaMap,
                 labelMap);

@@ -1,34 +1,18 @@
 package io.llmprof.events.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** An event's requests as the service batch reader hands them over: every count, immutable, kept by the event. */
 class ServiceBatchRequestsTest {
-    @Test
-    void the_first_n_elements_become_an_immutable_list_the_event_keeps_as_it_is() {
-        String[] a = new String[40];
-        for (int i = 0; i < a.length; i++) {
-            a[i] = "r" + i;
-        }
-        for (int n = 0; n <= a.length; n++) {
-            List<String> list = ProtoServiceBatchSerde.immutableList(a, n);
-            assertThat(list).as("n = %d", n).isEqualTo(Arrays.asList(a).subList(0, n));
-            assertThat(List.copyOf(list)).as("n = %d", n).isSameAs(list);
-            assertThatThrownBy(() -> list.add("x")).isInstanceOf(UnsupportedOperationException.class);
-        }
-    }
-
     /** Events with 0 to 40 requests, the scratch space grown past its first 16 and used again for smaller ones. */
     @Test
     void events_with_any_number_of_requests_come_back_equal_and_as_the_generated_parser_writes_them() throws Exception {
