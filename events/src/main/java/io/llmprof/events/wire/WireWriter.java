@@ -105,7 +105,8 @@ final class WireWriter {
      * A batch message after pprof's layout: {@code header}'s fields, then every string its events refer to as field
      * {@code tableField}, then each event as a nested message of field {@code eventsField}, with its start minus the
      * previous event's. The table is only complete once the events are written, but precedes them on the wire (as the
-     * generated message writes fields in number order): the events go to scratch space first and are copied from there after it.
+     * generated message writes fields in number order): the events go to scratch space first and are copied from there
+     * after it.
      */
     static <B, E> byte[] batch(
             B batch,
