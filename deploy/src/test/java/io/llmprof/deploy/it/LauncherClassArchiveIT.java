@@ -17,7 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The launcher's class-data-sharing archive (./llmprof): trained once per build, used while it is newer than every
- * jar, never a message on stdout when the JVM refuses it, not trained again after a failure. Runs the real launcher
+ * jar, never a message on stdout when the JVM refuses it, not trained again after a failure; and the collector it
+ * picks for {@code analyze}. Runs the real launcher
  * script on a copy of the packaged jars (so the archive is written beside the copies, not into this checkout), with
  * its build stamp in place, so the launcher does not run Maven.
  */
@@ -122,6 +123,29 @@ class LauncherClassArchiveIT {
         Run second = launcher(noBase, "--version");
         assertThat(second.exit()).isZero();
         assertThat(second.err()).doesNotContain("archiving");
+    }
+
+    /**
+     * {@code analyze} runs on the serial collector, unless LLMPROF_JAVA_OPTS chooses one: two choices would stop the
+     * JVM ("Multiple garbage collectors selected"). Other commands keep the JVM's default.
+     */
+    @Test
+    void analyzeRunsOnTheSerialCollectorUnlessTheOptionsChooseOne() throws Exception {
+        Run serial = launcher(
+                Map.of("LLMPROF_CDS", "0", "LLMPROF_JAVA_OPTS", "-Xmx256m -Xlog:gc"), "analyze", "layers", "--help");
+        assertThat(serial.exit()).isZero();
+        assertThat(serial.out()).contains("Using Serial").contains("Usage: llmprof analyze layers");
+        for (String gc : List.of("G1", "Parallel")) {
+            Run chosen = launcher(
+                    Map.of("LLMPROF_CDS", "0", "LLMPROF_JAVA_OPTS", "-Xmx256m -XX:+Use" + gc + "GC -Xlog:gc"),
+                    "analyze",
+                    "layers",
+                    "--help");
+            assertThat(chosen.exit()).as(chosen.err()).isZero();
+            assertThat(chosen.out()).contains("Using " + gc).doesNotContain("Using Serial");
+        }
+        Run other = launcher(Map.of("LLMPROF_CDS", "0", "LLMPROF_JAVA_OPTS", "-Xmx256m -Xlog:gc"), "--version");
+        assertThat(other.out()).contains("Using G1");
     }
 
     private Run launcher(Map<String, String> env, String... args) throws Exception {
