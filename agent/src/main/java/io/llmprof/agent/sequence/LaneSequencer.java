@@ -44,12 +44,8 @@ public final class LaneSequencer {
     private long[] ordinals;
     private TraceEvent[] events;
     private int size;
-    // Sorted FIFO run: a ring buffer, capacity a power of two.
-    private long[] runStarts;
-    private long[] runOrdinals;
-    private TraceEvent[] runEvents;
-    private int runHead;
-    private int runSize;
+    // Sorted FIFO run: what comes in order (nearly everything) waits here instead of in the heap.
+    private final StartRun<TraceEvent> run;
     private long nextIndex;
     private long outOfOrder;
     private long lastEmittedStart = Long.MIN_VALUE;
@@ -83,10 +79,7 @@ public final class LaneSequencer {
         starts = new long[capacity];
         ordinals = new long[capacity];
         events = new TraceEvent[capacity];
-        int runCapacity = Integer.highestOneBit(Math.max(capacity, 2) - 1) << 1;
-        runStarts = new long[runCapacity];
-        runOrdinals = new long[runCapacity];
-        runEvents = new TraceEvent[runCapacity];
+        run = new StartRun<>(capacity);
         spill = spillDir == null ? null : new SpillSort(window, spillDir, out);
     }
 
@@ -113,9 +106,9 @@ public final class LaneSequencer {
             out.emit(nextIndex++, event);
             return;
         }
-        if (size + runSize == window) {
+        if (size + run.size() == window) {
             // Full: the smallest of the buffer and the newcomer leaves.
-            boolean newcomerSmallest = (runSize == 0 || less(start, ordinal, runStarts[runHead], runOrdinals[runHead]))
+            boolean newcomerSmallest = (run.isEmpty() || less(start, ordinal, run.headStart(), run.headOrdinal()))
                     && (size == 0 || less(start, ordinal, starts[0], ordinals[0]));
             if (newcomerSmallest) {
                 emit(event);
@@ -127,52 +120,16 @@ public final class LaneSequencer {
     }
 
     private void add(long start, long ordinal, TraceEvent event) {
-        if (runSize == 0 || !less(start, ordinal, lastRunStart(), lastRunOrdinal())) {
-            appendRun(start, ordinal, event);
+        if (run.isEmpty() || !less(start, ordinal, run.lastStart(), run.lastOrdinal())) {
+            run.append(start, ordinal, event);
         } else {
             push(start, ordinal, event);
         }
     }
 
-    private long lastRunStart() {
-        return runStarts[(runHead + runSize - 1) & (runStarts.length - 1)];
-    }
-
-    private long lastRunOrdinal() {
-        return runOrdinals[(runHead + runSize - 1) & (runStarts.length - 1)];
-    }
-
-    private void appendRun(long start, long ordinal, TraceEvent event) {
-        if (runSize == runStarts.length) {
-            int capacity = runStarts.length * 2;
-            long[] s = new long[capacity];
-            long[] o = new long[capacity];
-            TraceEvent[] e = new TraceEvent[capacity];
-            for (int i = 0; i < runSize; i++) {
-                int from = (runHead + i) & (runStarts.length - 1);
-                s[i] = runStarts[from];
-                o[i] = runOrdinals[from];
-                e[i] = runEvents[from];
-            }
-            runStarts = s;
-            runOrdinals = o;
-            runEvents = e;
-            runHead = 0;
-        }
-        int at = (runHead + runSize) & (runStarts.length - 1);
-        runStarts[at] = start;
-        runOrdinals[at] = ordinal;
-        runEvents[at] = event;
-        runSize++;
-    }
-
     private TraceEvent pollSmallest() {
-        if (runSize > 0 && (size == 0 || less(runStarts[runHead], runOrdinals[runHead], starts[0], ordinals[0]))) {
-            TraceEvent e = runEvents[runHead];
-            runEvents[runHead] = null;
-            runHead = (runHead + 1) & (runStarts.length - 1);
-            runSize--;
-            return e;
+        if (!run.isEmpty() && (size == 0 || less(run.headStart(), run.headOrdinal(), starts[0], ordinals[0]))) {
+            return run.poll();
         }
         return pollTop();
     }
@@ -186,7 +143,7 @@ public final class LaneSequencer {
         if (spill != null || finished) {
             return;
         }
-        while (size + runSize > 0) {
+        while (size + run.size() > 0) {
             emit(pollSmallest());
         }
     }
@@ -203,7 +160,7 @@ public final class LaneSequencer {
             spill.finish();
             return;
         }
-        while (size + runSize > 0) {
+        while (size + run.size() > 0) {
             emit(pollSmallest());
         }
         finished = true;
@@ -262,7 +219,7 @@ public final class LaneSequencer {
     }
 
     public int buffered() {
-        return spill != null ? spill.buffered() : size + runSize;
+        return spill != null ? spill.buffered() : size + run.size();
     }
 
     private void emit(TraceEvent event) {
