@@ -1,8 +1,6 @@
 package io.llmprof.streams.bench;
 
 import io.llmprof.agent.produce.TraceBatcher;
-import io.llmprof.agent.service.ServiceFixtures.Format;
-import io.llmprof.agent.service.ServiceReaders;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
@@ -127,11 +125,7 @@ public final class DashboardFeedCapture {
     }
 
     private static List<byte[]> service(Path dir, int requests) throws Exception {
-        ServiceSynth.write(new ServiceSynth.Spec(requests, 2, 1), Format.JSONL, dir);
-        List<ServiceEvent> events = new ArrayList<>();
-        ServiceReaders.read(dir, events::add, p -> {
-            throw new IllegalStateException(p.toString());
-        });
+        List<ServiceEvent> events = SynthServiceEvents.read(new ServiceSynth.Spec(requests, 2, 1), dir);
         Serializer<ServiceBatch> ser = Topics.SERVICE_EVENTS.valueSerde().serializer();
         List<byte[]> out = new ArrayList<>();
         for (int from = 0; from < events.size(); from += SERVICE_EVENTS_PER_BATCH) {

@@ -1,7 +1,5 @@
 package io.llmprof.streams.bench;
 
-import io.llmprof.agent.service.ServiceFixtures.Format;
-import io.llmprof.agent.service.ServiceReaders;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.Topics;
@@ -21,7 +19,6 @@ import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.service.ServiceSink;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -52,12 +49,8 @@ public final class ServiceAnalyzerCpuTime {
             throw new IllegalArgumentException("mode: analyze, encode or table, not " + mode);
         }
         boolean encode = !mode.equals("analyze");
-        Path dir = Files.createTempDirectory("svc-analyzer-bench");
-        ServiceSynth.write(new ServiceSynth.Spec(requests, 1, 1), Format.JSONL, dir);
-        List<ServiceEvent> events = new ArrayList<>();
-        ServiceReaders.read(dir, events::add, p -> {
-            throw new IllegalStateException(p.toString());
-        });
+        List<ServiceEvent> events = SynthServiceEvents.read(
+                new ServiceSynth.Spec(requests, 1, 1), Files.createTempDirectory("svc-analyzer-bench"));
         Counting sink = new Counting(encode, mode.equals("table"));
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         List<Double> timedNs = new ArrayList<>();

@@ -1,7 +1,5 @@
 package io.llmprof.streams.bench;
 
-import io.llmprof.agent.service.ServiceFixtures.Format;
-import io.llmprof.agent.service.ServiceReaders;
 import io.llmprof.agent.service.ServiceShipper;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.events.Topics;
@@ -9,7 +7,6 @@ import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -31,12 +28,8 @@ public final class ServiceBatchCpuTime {
         int warm = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         int timed = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         int requests = args.length > 2 ? Integer.parseInt(args[2]) : 60_000;
-        Path dir = Files.createTempDirectory("svc-batch-bench");
-        ServiceSynth.write(new ServiceSynth.Spec(requests, 1, 1), Format.JSONL, dir);
-        List<ServiceEvent> events = new ArrayList<>();
-        ServiceReaders.read(dir, events::add, p -> {
-            throw new IllegalStateException(p.toString());
-        });
+        List<ServiceEvent> events = SynthServiceEvents.read(
+                new ServiceSynth.Spec(requests, 1, 1), Files.createTempDirectory("svc-batch-bench"));
         List<ServiceBatch> batches = new ArrayList<>();
         for (int from = 0; from < events.size(); from += ServiceShipper.DEFAULT_BATCH_SIZE) {
             List<ServiceEvent> part =

@@ -1,7 +1,5 @@
 package io.llmprof.streams.bench;
 
-import io.llmprof.agent.service.ServiceFixtures.Format;
-import io.llmprof.agent.service.ServiceReaders;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.RequestRef;
@@ -66,14 +64,9 @@ public final class ServiceTopologyCpuTime {
     }
 
     private static List<ServiceEvent> synth(int requests) throws Exception {
-        Path dir = Files.createTempDirectory("svc-bench");
-        ServiceSynth.write(
-                new ServiceSynth.Spec(requests, 1, 1).withTiming(ServiceSynth.Timing.REALISTIC), Format.JSONL, dir);
-        List<ServiceEvent> events = new ArrayList<>();
-        ServiceReaders.read(dir, events::add, p -> {
-            throw new IllegalStateException(p.toString());
-        });
-        return events;
+        return SynthServiceEvents.read(
+                new ServiceSynth.Spec(requests, 1, 1).withTiming(ServiceSynth.Timing.REALISTIC),
+                Files.createTempDirectory("svc-bench"));
     }
 
     private static ServiceEvent ev(String name, long startNs, Long durNs, List<String> rids) {
