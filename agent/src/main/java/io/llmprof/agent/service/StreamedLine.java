@@ -1,6 +1,7 @@
 package io.llmprof.agent.service;
 
 import io.llmprof.agent.kineto.StringCache;
+import io.llmprof.events.LastBox;
 import io.llmprof.events.service.RequestIds;
 import io.llmprof.events.service.ServiceAttributes;
 import io.llmprof.events.service.ServiceEvent;
@@ -55,8 +56,8 @@ final class StreamedLine {
     private final String[] keys = new String[MAX_KEYS];
     /** A line's attributes, one builder for every line (the event it makes holds copies). */
     private final ServiceAttributes.Builder lineAttributes = new ServiceAttributes.Builder();
-    /** The last pid read, boxed: a process writes many lines (a Long per line otherwise). */
-    private Long lastPid;
+    /** Pids boxed once per run of lines from one process (a Long per line otherwise). */
+    private final LastBox pids = new LastBox();
 
     private int keyCount;
     /**
@@ -170,7 +171,7 @@ final class StreamedLine {
                         domain = string();
                     }
                 }
-                case "pid" -> pid = isNull() ? null : pid(plainLong());
+                case "pid" -> pid = isNull() ? null : pids.of(plainLong());
                 case "tid" -> tid = isNull() ? null : string();
                 default -> attribute(key, attributes);
             }
@@ -349,16 +350,6 @@ final class StreamedLine {
             throw DECLINE;
         }
         out.request(RequestIds.ref(rid, iter, type, tokens));
-    }
-
-    /** {@code value} boxed, the same object as the last line's pid when they are equal. */
-    private Long pid(long value) {
-        Long last = lastPid;
-        if (last == null || last != value) {
-            last = value;
-            lastPid = last;
-        }
-        return last;
     }
 
     /** Whether {@code key} is new in the current object (the tree keeps a repeated key's last value). */

@@ -5,6 +5,7 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
 import io.llmprof.events.ImmutableLists;
+import io.llmprof.events.LastBox;
 import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
@@ -188,17 +189,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
     /** What the events of one batch read share: room for an event's requests, and the last pid read, boxed. */
     private static final class EventScratch {
         RequestRef[] requests = new RequestRef[16];
-        /** An event's pid is nearly always the previous event's: one box for a run of them. */
-        Long pid;
-
-        Long pid(long value) {
-            Long last = pid;
-            if (last == null || last != value) {
-                last = value;
-                pid = last;
-            }
-            return last;
-        }
+        final LastBox pids = new LastBox();
     }
 
     private static ServiceEvent event(
@@ -221,7 +212,7 @@ public final class ProtoServiceBatchSerde extends ProtoSerde<ServiceBatch> {
                 case 2 << 3 | VARINT -> name = in.readUInt32();
                 case 3 << 3 | VARINT -> startDelta = in.readSInt64();
                 case 4 << 3 | VARINT -> dur = in.readInt64();
-                case 5 << 3 | VARINT -> pid = scratch.pid(in.readInt64());
+                case 5 << 3 | VARINT -> pid = scratch.pids.of(in.readInt64());
                 case 6 << 3 | VARINT -> {
                     tid = in.readUInt32();
                     hasTid = true;
