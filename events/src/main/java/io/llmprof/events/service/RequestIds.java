@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.events.Json;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -83,8 +84,7 @@ public final class RequestIds {
             return null;
         }
         for (int i = dash + 1; i < r.length(); i++) {
-            char c = r.charAt(i);
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
+            if (!HexFormat.isHexDigit(r.charAt(i))) { // exactly [0-9a-fA-F]
                 return null;
             }
         }
