@@ -64,43 +64,21 @@ public record ServiceAttributes(
         private Map<String, Double> deltas;
         private Map<String, String> labels;
 
-        /** The list the first {@link #requests(List)} gave, kept as it is while no other request comes; else null. */
-        private List<RequestRef> borrowed;
-
-        /** Requests gathered one by one (kept, emptied, for the next event when the builder is reused). */
+        /** Requests gathered (kept, emptied, for the next event when the builder is reused). */
         private RequestRef[] refs;
 
         private int refCount;
 
-        /**
-         * The requests of a {@link #RID_KEYS} attribute. The first list given is kept as it is until more requests come
-         * (the event copies it, or keeps it when it is immutable): the caller must not change it after.
-         */
+        /** The requests of a {@link #RID_KEYS} attribute. */
         public void requests(List<RequestRef> list) {
-            if (borrowed == null && refCount == 0) {
-                borrowed = list;
-                return;
-            }
-            unborrow();
-            for (RequestRef r : list) {
-                add(r);
+            for (int i = 0; i < list.size(); i++) {
+                add(list.get(i));
             }
         }
 
         /** One request of a {@link #RID_KEYS} attribute. */
         public void request(RequestRef ref) {
-            unborrow();
             add(ref);
-        }
-
-        private void unborrow() {
-            if (borrowed != null) {
-                List<RequestRef> first = borrowed;
-                borrowed = null;
-                for (RequestRef r : first) {
-                    add(r);
-                }
-            }
         }
 
         private void add(RequestRef ref) {
@@ -112,9 +90,9 @@ public record ServiceAttributes(
             refs[refCount++] = Objects.requireNonNull(ref, "request");
         }
 
-        /** The requests, as an immutable list (or the borrowed one). */
+        /** The requests, as an immutable list. */
         private List<RequestRef> requestList() {
-            return borrowed != null ? borrowed : ImmutableLists.firstN(refs, refCount);
+            return ImmutableLists.firstN(refs, refCount);
         }
 
         /**
@@ -176,7 +154,6 @@ public record ServiceAttributes(
 
         /** Empty again (the maps kept, emptied, for the next event). */
         public void clear() {
-            borrowed = null;
             if (refCount > 0) {
                 Arrays.fill(refs, 0, refCount, null); // no event's requests kept alive by the next one's builder
                 refCount = 0;
