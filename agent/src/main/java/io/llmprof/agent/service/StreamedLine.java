@@ -114,6 +114,7 @@ final class StreamedLine {
         try {
             return event();
         } catch (RuntimeException e) {
+            lineAttributes.clear(); // what the line gave before it was declined is not the next line's
             return null; // Decline, or a value a conversion refused: the tree reader says what is wrong
         } finally {
             s = null;
@@ -130,8 +131,7 @@ final class StreamedLine {
         String domain = "";
         Long pid = null;
         String tid = null;
-        ServiceAttributes.Builder attributes = lineAttributes;
-        attributes.clear(); // a declined line may have left some
+        ServiceAttributes.Builder attributes = lineAttributes; // empty: event() and a decline both leave it so
         ws();
         if (peek() == '}') {
             throw DECLINE; // no ts_ns, no name
