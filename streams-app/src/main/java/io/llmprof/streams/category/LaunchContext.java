@@ -1,5 +1,7 @@
 package io.llmprof.streams.category;
 
+import com.carrotsearch.hppc.LongArrayList;
+import com.carrotsearch.hppc.LongIntHashMap;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.streams.host.ApiNames;
 import java.nio.charset.StandardCharsets;
@@ -75,12 +77,22 @@ public final class LaunchContext {
     private final List<String> categories = new ArrayList<>();
     private final Map<String, Integer> categoryIds = new java.util.HashMap<>();
     private final LinkedHashMap<Long, ArrayDeque<long[]>> stacks = new LinkedHashMap<>(16, 0.75f, true);
-    /** correlation -> {code, launch start}, in host (start) order. */
-    private final LinkedHashMap<Long, long[]> launches = new LinkedHashMap<>();
-    /** External id -> {code, start, end} of the latest cpu_ops. */
-    private final LinkedHashMap<Long, long[]> recentOps = new LinkedHashMap<>();
+    /**
+     * The entry of {@link #stacks} used last (null: none): asked again for the same thread, as a thread's ops come in
+     * runs, it is the one a lookup would find, and looking it up again would leave the access order as it is.
+     */
+    private ArrayDeque<long[]> lastStack;
 
-    private final Map<Long, Integer> learned = new LinkedHashMap<>();
+    private long lastThread;
+    /** correlation -> {code, launch start}, in host (start) order. */
+    private final LongFifoMap launches = new LongFifoMap(2, 1024);
+    /** External id -> {code, start, end} of the latest cpu_ops. */
+    private final LongFifoMap recentOps = new LongFifoMap(3, MAX_RECENT_OPS + 1);
+
+    /** Learned name hash -> code; {@link #learnedOrder} keeps the hashes in the order first learned. */
+    private final LongIntHashMap learned = new LongIntHashMap();
+
+    private final LongArrayList learnedOrder = new LongArrayList();
     /** Runtime call names classified once each (not state: derived from the name). */
     private final ApiNames api = new ApiNames();
 
@@ -125,8 +137,11 @@ public final class LaunchContext {
         long end = e.endNs();
         popEnded(stack, start);
         // Equal starts may arrive child first: a shorter frame of the same start goes back on top of this one.
-        List<long[]> inner = new ArrayList<>();
+        List<long[]> inner = null;
         while (!stack.isEmpty() && stack.peekLast()[F_START] == start && stack.peekLast()[F_END] < end) {
+            if (inner == null) {
+                inner = new ArrayList<>();
+            }
             inner.add(0, stack.pollLast());
         }
         String own = rules.contextCategoryOf(e.name());
@@ -134,8 +149,10 @@ public final class LaunchContext {
         boolean comm = rules.isCommunication(own);
         Long ext = e.kind() == TraceEvent.Kind.CPU_OP ? e.externalId() : null;
         remember(push(stack, start, end, comm ? ownId : NONE, own == null || comm ? NONE : ownId, ext));
-        for (long[] i : inner) {
-            remember(push(stack, i[F_START], i[F_END], (int) i[F_OWN_COMM], (int) i[F_OWN_CTX], external(i)));
+        if (inner != null) {
+            for (long[] i : inner) {
+                remember(push(stack, i[F_START], i[F_END], (int) i[F_OWN_COMM], (int) i[F_OWN_CTX], external(i)));
+            }
         }
     }
 
@@ -145,16 +162,12 @@ public final class LaunchContext {
 
     /** A pushed cpu_op is found by its External id for launches (its context as of now, with its parents). */
     private void remember(long[] f) {
-        Long ext = f == null ? null : external(f);
-        if (ext == null) {
+        if (f == null || f[F_HAS_EXT] == 0) {
             return;
         }
-        recentOps.remove(ext);
-        recentOps.put(ext, new long[] {code(f), f[F_START], f[F_END]});
+        recentOps.putLast(f[F_EXT], code(f), f[F_START], f[F_END]);
         if (recentOps.size() > MAX_RECENT_OPS) {
-            Iterator<Long> it = recentOps.keySet().iterator();
-            it.next();
-            it.remove();
+            recentOps.removeEldest();
         }
     }
 
@@ -181,6 +194,9 @@ public final class LaunchContext {
     }
 
     private ArrayDeque<long[]> stack(long thread, boolean create) {
+        if (lastStack != null && thread == lastThread) {
+            return lastStack;
+        }
         ArrayDeque<long[]> s = stacks.get(thread);
         if (s == null && create) {
             if (stacks.size() >= MAX_THREADS) {
@@ -188,9 +204,14 @@ public final class LaunchContext {
                         stacks.entrySet().iterator();
                 it.next();
                 it.remove(); // the least recently used thread
+                lastStack = null;
             }
             s = new ArrayDeque<>();
             stacks.put(thread, s);
+        }
+        if (s != null) {
+            lastThread = thread;
+            lastStack = s;
         }
         return s;
     }
@@ -210,9 +231,9 @@ public final class LaunchContext {
         } else {
             // Kineto's External id names the launching cpu_op; older traces reuse the correlation there, so the op
             // must also hold the launch in time. Else the innermost open frame of the launching thread.
-            long[] op = e.externalId() == null ? null : recentOps.get(e.externalId());
-            if (op != null && op[1] <= e.startNs() && e.startNs() < op[2]) {
-                code = (int) op[0];
+            int op = e.externalId() == null ? -1 : recentOps.slot(e.externalId());
+            if (op >= 0 && recentOps.value(op, 1) <= e.startNs() && e.startNs() < recentOps.value(op, 2)) {
+                code = (int) recentOps.value(op, 0);
             } else {
                 ArrayDeque<long[]> stack = stack(e.stream() == null ? -1 : e.stream(), false);
                 if (stack != null) {
@@ -221,14 +242,12 @@ public final class LaunchContext {
                 code = stack == null || stack.isEmpty() ? NONE : code(stack.peekLast());
             }
         }
-        launches.remove(e.correlation());
-        launches.put(e.correlation(), new long[] {code, e.startNs()});
+        launches.putLast(e.correlation(), code, e.startNs());
         if (launches.size() > MAX_LAUNCHES) {
-            Iterator<long[]> it = launches.values().iterator();
-            if (it.next()[0] != GRAPH) {
+            if (launches.value(launches.eldest(), 0) != GRAPH) {
                 lost++;
             }
-            it.remove();
+            launches.removeEldest();
         }
     }
 
@@ -271,8 +290,8 @@ public final class LaunchContext {
         Integer code = null;
         if (correlation != null) {
             long c = correlation;
-            long[] launch = launches.get(c);
-            code = launch == null ? null : (int) launch[0];
+            int launch = launches.slot(c);
+            code = launch < 0 ? null : (int) launches.value(launch, 0);
             if (code != null && code != GRAPH) {
                 launches.remove(c); // an eager launch runs one kernel
             }
@@ -317,25 +336,28 @@ public final class LaunchContext {
 
     /** Drops launches made more than {@link #PRUNE_LAG_NS} before the latest kernel's start (host order = time). */
     private void prune() {
-        Iterator<long[]> it = launches.values().iterator();
-        while (it.hasNext() && it.next()[1] < latestKernelStartNs - PRUNE_LAG_NS) {
-            it.remove();
+        while (!launches.isEmpty() && launches.value(launches.eldest(), 1) < latestKernelStartNs - PRUNE_LAG_NS) {
+            launches.removeEldest();
         }
     }
 
     private String learnedCategory(String canonical) {
-        Integer c = learned.get(hash(canonical));
-        return c != null && c >= 0 ? categories.get(c) : null;
+        long h = hash(canonical);
+        if (!learned.containsKey(h)) {
+            return null;
+        }
+        int c = learned.get(h);
+        return c >= 0 ? categories.get(c) : null;
     }
 
     private void learn(String canonical, int code) {
         long h = hash(canonical);
-        Integer seen = learned.get(h);
-        if (seen == null) {
+        if (!learned.containsKey(h)) {
             if (learned.size() < MAX_LEARNED) {
                 learned.put(h, code);
+                learnedOrder.add(h);
             }
-        } else if (seen != code) {
+        } else if (learned.get(h) != code) {
             learned.put(h, AMBIGUOUS);
         }
     }
@@ -405,7 +427,9 @@ public final class LaunchContext {
             t.add(v);
         }
         List<long[]> launchRows = new ArrayList<>(launches.size());
-        launches.forEach((corr, v) -> launchRows.add(new long[] {corr, v[0], v[1]}));
+        for (int s = launches.eldest(); s >= 0; s = launches.newer(s)) {
+            launchRows.add(new long[] {launches.key(s), launches.value(s, 0), launches.value(s, 1)});
+        }
         List<long[]> perCategory = new ArrayList<>(byCategory.size());
         byCategory.forEach((id, v) -> perCategory.add(new long[] {id, v[0], v[1]}));
         return new LaunchContextState(
@@ -413,7 +437,7 @@ public final class LaunchContext {
                 frames,
                 launchRows,
                 rows(recentOps),
-                pairs(learned),
+                learnedPairs(),
                 maxDelivered,
                 latestKernelStartNs,
                 hostWatermarkNs,
@@ -422,20 +446,20 @@ public final class LaunchContext {
                 perCategory);
     }
 
-    private static List<long[]> rows(Map<Long, long[]> map) {
+    private static List<long[]> rows(LongFifoMap map) {
         List<long[]> out = new ArrayList<>(map.size());
-        map.forEach((k, v) -> {
-            long[] r = new long[v.length + 1];
-            r[0] = k;
-            System.arraycopy(v, 0, r, 1, v.length);
-            out.add(r);
-        });
+        for (int s = map.eldest(); s >= 0; s = map.newer(s)) {
+            out.add(new long[] {map.key(s), map.value(s, 0), map.value(s, 1), map.value(s, 2)});
+        }
         return out;
     }
 
-    private static List<long[]> pairs(Map<Long, Integer> map) {
-        List<long[]> out = new ArrayList<>(map.size());
-        map.forEach((k, v) -> out.add(new long[] {k, v}));
+    private List<long[]> learnedPairs() {
+        List<long[]> out = new ArrayList<>(learnedOrder.size());
+        for (int i = 0; i < learnedOrder.size(); i++) {
+            long h = learnedOrder.get(i);
+            out.add(new long[] {h, learned.get(h)});
+        }
         return out;
     }
 
@@ -445,9 +469,14 @@ public final class LaunchContext {
         for (long[] f : s.frames()) {
             push(c.stack(f[0], true), f[1], f[2], (int) f[3], (int) f[4], f.length > 6 && f[5] != 0 ? f[6] : null);
         }
-        s.launches().forEach(r -> c.launches.put(r[0], new long[] {r[1], r.length > 2 ? r[2] : Long.MIN_VALUE}));
-        s.recentOps().forEach(r -> c.recentOps.put(r[0], new long[] {r[1], r[2], r[3]}));
-        s.learned().forEach(r -> c.learned.put(r[0], (int) r[1]));
+        s.launches().forEach(r -> c.launches.putLast(r[0], r[1], r.length > 2 ? r[2] : Long.MIN_VALUE));
+        s.recentOps().forEach(r -> c.recentOps.putLast(r[0], r[1], r[2], r[3]));
+        s.learned().forEach(r -> {
+            if (!c.learned.containsKey(r[0])) {
+                c.learnedOrder.add(r[0]);
+            }
+            c.learned.put(r[0], (int) r[1]);
+        });
         c.maxDelivered = s.maxDelivered();
         c.latestKernelStartNs = s.latestKernelStartNs();
         c.hostWatermarkNs = s.hostWatermarkNs();
