@@ -120,6 +120,7 @@ public final class PassSegmenter {
     private long traceStartNs = Long.MAX_VALUE;
     private final List<String> pendingNames = new ArrayList<>();
     private final Map<String, Integer> pendingIds = new HashMap<>();
+    private final Out reusableOut = new Out();
     private final ArrayDeque<long[]> pending = new ArrayDeque<>();
     private long openStep;
     private String openStepText;
@@ -169,12 +170,14 @@ public final class PassSegmenter {
             if (pending.isEmpty() && unknown.isEmpty()) {
                 return Emitted.NONE;
             }
-            Out out = new Out();
-            unknown.forEach(m -> out.anomaly(AnomalyKind.UNKNOWN_STEP_MARKER, m));
+            Out out = out();
+            for (int i = 0; i < unknown.size(); i++) {
+                out.anomaly(AnomalyKind.UNKNOWN_STEP_MARKER, unknown.get(i));
+            }
             drain(out, false);
             return out.emitted();
         }
-        Out out = new Out();
+        Out out = out();
         long gap = 0;
         boolean late = seenAny && event.startNs() < lastStartNs;
         if (seenAny) {
@@ -191,10 +194,13 @@ public final class PassSegmenter {
         maxEndNs = Math.max(maxEndNs, event.endNs());
         tracker.gpuSeen(event.startNs());
         String canonical = canonical(event.name());
-        int id = pendingIds.computeIfAbsent(canonical, n -> {
-            pendingNames.add(n);
-            return pendingNames.size() - 1;
-        });
+        Integer pendingId = pendingIds.get(canonical);
+        if (pendingId == null) {
+            pendingId = pendingNames.size();
+            pendingNames.add(canonical);
+            pendingIds.put(canonical, pendingId);
+        }
+        int id = pendingId;
         Long corr = event.correlation();
         long[] p = new long[late ? P_LATE + 1 : P_LATE];
         p[P_NAME] = id;
@@ -218,7 +224,7 @@ public final class PassSegmenter {
     /** The host lane of the rank ended: GPU events waiting for it resolve now. */
     public Emitted hostEnded() {
         modCount++;
-        Out out = new Out();
+        Out out = out();
         tracker.hostEnded();
         drain(out, false);
         if (awaitingHost && pending.isEmpty()) {
@@ -258,7 +264,7 @@ public final class PassSegmenter {
                     && launches.mayStillLaunch(p[P_CORR], p[P_START])) {
                 break; // its launch (what decides its category) may still come
             }
-            long res = tracker.resolve(p[P_START], p[P_HAS_CORR] != 0 ? p[P_CORR] : null, force || full);
+            long res = tracker.resolve(p[P_START], p[P_HAS_CORR] != 0, p[P_CORR], force || full);
             if (res == StepTracker.WAIT) {
                 break;
             }
@@ -286,7 +292,8 @@ public final class PassSegmenter {
                                 canonical,
                                 categorizer.categoryOf(canonical),
                                 categorizer.nameRuleOverContext(canonical),
-                                p[P_HAS_CORR] != 0 ? p[P_CORR] : null,
+                                p[P_HAS_CORR] != 0,
+                                p[P_CORR],
                                 p[P_START],
                                 p[P_DUR])
                         : categorizer.categoryOf(kind, canonical));
@@ -459,7 +466,7 @@ public final class PassSegmenter {
      */
     public Emitted endOfTrace(String reason) {
         modCount++;
-        Out out = new Out();
+        Out out = out();
         String why = reason == null ? END_OF_TRACE : reason;
         if ((END_OF_TRACE.equals(why) || INPUT_ENDED_EARLY.equals(why))
                 && tracker.hostSeen()
@@ -648,10 +655,13 @@ public final class PassSegmenter {
     }
 
     private int categoryId(String category) {
-        return categoryIds.computeIfAbsent(category, c -> {
-            categories.add(c);
-            return categories.size() - 1;
-        });
+        Integer id = categoryIds.get(category);
+        if (id == null) {
+            id = categories.size();
+            categories.add(category);
+            categoryIds.put(category, id);
+        }
+        return id;
     }
 
     private void count(long[] r, Out out) {
@@ -1140,6 +1150,17 @@ public final class PassSegmenter {
 
     /** Collects one step's outputs. */
     /** What one step emits; its lists are made on first use (most events emit nothing). */
+    /**
+     * The one {@link Out} of this segmenter, emptied for each call that emits (none of them calls another): one per
+     * event was most of what an event that emits nothing allocated.
+     */
+    private Out out() {
+        Out o = reusableOut;
+        o.passes = List.of();
+        o.anomalies = List.of();
+        return o;
+    }
+
     private final class Out {
         private List<ClosedPass> passes = List.of();
         private List<Anomaly> anomalies = List.of();
@@ -1163,8 +1184,15 @@ public final class PassSegmenter {
                     new Anomaly(job, rank, kind, "rank " + rank + ": " + message, "run " + run + ", rank " + rank));
         }
 
+        /** What was collected; the lists go with it (this object starts empty again). */
         Emitted emitted() {
-            return passes.isEmpty() && anomalies.isEmpty() ? Emitted.NONE : new Emitted(passes, anomalies);
+            if (passes.isEmpty() && anomalies.isEmpty()) {
+                return Emitted.NONE;
+            }
+            Emitted e = new Emitted(passes, anomalies);
+            passes = List.of();
+            anomalies = List.of();
+            return e;
         }
     }
 }

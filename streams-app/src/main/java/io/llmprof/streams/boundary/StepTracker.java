@@ -96,7 +96,7 @@ final class StepTracker {
         hostSeen = true;
         if (e.startNs() > hostWatermarkNs) {
             hostWatermarkNs = e.startNs();
-            open.removeIf(m -> m[H_END] <= hostWatermarkNs);
+            removePassedOpen();
         }
         long evidence = TrainingEvidence.of(e);
         if (evidence != 0) {
@@ -270,16 +270,21 @@ final class StepTracker {
      * @param correlation the event's launch correlation, null when it has none
      */
     long resolve(long startNs, Long correlation, boolean force) {
+        return resolve(startNs, correlation != null, correlation == null ? 0 : correlation, force);
+    }
+
+    /** As {@link #resolve(long, Long, boolean)}, the correlation unboxed ({@code hasCorrelation} false: none). */
+    long resolve(long startNs, boolean hasCorrelation, long correlation, boolean force) {
         if (!force && !gpuEnded && startNs >= gpuWatermarkNs) {
             return WAIT; // a GPU annotation starting at the same time may still come
         }
-        if (!hostSeen && !hostEnded && !force && correlation != null) {
+        if (!hostSeen && !hostEnded && !force && hasCorrelation) {
             // Live, the host lane's batches travel apart from the GPU lane's and may arrive later: a launched
             // kernel waits for them (PassSegmenter bounds the wait when no host event ever comes).
             return WAIT;
         }
         boolean launched = false;
-        if (hostSeen && correlation != null) {
+        if (hostSeen && hasCorrelation) {
             long c = correlation;
             if (launchSeen && c < minLaunch) {
                 launched = false; // launched before the host lane's first recorded launch
@@ -298,7 +303,8 @@ final class StepTracker {
         long[] w = null;
         if (launched) {
             long c = correlation;
-            for (long[] m : host) {
+            for (int i = 0; i < host.size(); i++) {
+                long[] m = host.get(i);
                 if (m[H_LO] > c && m[H_LO] != Long.MAX_VALUE) {
                     break; // lo never decreases in start order: no later marker holds c
                 }
@@ -328,7 +334,7 @@ final class StepTracker {
             result = OUTSIDE;
         }
         lastResolvedStep = Math.max(0, result);
-        prune(startNs, launched ? correlation : null);
+        prune(startNs, launched, correlation);
         return result;
     }
 
@@ -367,10 +373,24 @@ final class StepTracker {
         return trainingSeen;
     }
 
+    /** Drops the open host markers the host lane has passed, keeping the others in order (no lambda per call). */
+    private void removePassedOpen() {
+        int kept = 0;
+        for (int i = 0; i < open.size(); i++) {
+            long[] m = open.get(i);
+            if (m[H_END] > hostWatermarkNs) {
+                open.set(kept++, m);
+            }
+        }
+        while (open.size() > kept) {
+            open.remove(open.size() - 1);
+        }
+    }
+
     /** Whether a host marker the host lane has not passed yet may still hold launch {@code c}. */
     private boolean inOpenMarker(long c) {
-        for (long[] m : open) {
-            if (m[H_LO] <= c) {
+        for (int i = 0; i < open.size(); i++) {
+            if (open.get(i)[H_LO] <= c) {
                 return true;
             }
         }
@@ -387,7 +407,8 @@ final class StepTracker {
 
     private long[] bestGpuStep(long startNs) {
         long[] best = null;
-        for (long[] g : gpu) {
+        for (int i = 0; i < gpu.size(); i++) {
+            long[] g = gpu.get(i);
             if (g[G_START] > startNs) {
                 break;
             }
@@ -399,12 +420,12 @@ final class StepTracker {
     }
 
     /** Drops markers the GPU lane has passed: GPU steps that ended, final host markers below the launch. */
-    private void prune(long startNs, Long correlation) {
+    private void prune(long startNs, boolean launched, long correlation) {
         while (!gpu.isEmpty() && gpu.get(0)[G_END] <= startNs) {
             gpu.remove(0);
             gpuTexts.remove(0);
         }
-        if (correlation == null) {
+        if (!launched) {
             return;
         }
         while (host.size() > KEEP_PASSED) {

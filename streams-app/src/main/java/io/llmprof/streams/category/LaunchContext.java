@@ -287,8 +287,30 @@ public final class LaunchContext {
             Long correlation,
             long startNs,
             long durNs) {
+        return categorize(
+                canonical,
+                nameCategory,
+                nameOverContext,
+                correlation != null,
+                correlation == null ? 0 : correlation,
+                startNs,
+                durNs);
+    }
+
+    /**
+     * As {@link #categorize(String, String, boolean, Long, long, long)}, the correlation unboxed ({@code
+     * hasCorrelation} false: none).
+     */
+    public String categorize(
+            String canonical,
+            String nameCategory,
+            boolean nameOverContext,
+            boolean hasCorrelation,
+            long correlation,
+            long startNs,
+            long durNs) {
         Integer code = null;
-        if (correlation != null) {
+        if (hasCorrelation) {
             long c = correlation;
             int launch = launches.slot(c);
             code = launch < 0 ? null : (int) launches.value(launch, 0);
@@ -382,10 +404,13 @@ public final class LaunchContext {
     }
 
     private int categoryId(String category) {
-        return categoryIds.computeIfAbsent(category, c -> {
-            categories.add(c);
-            return categories.size() - 1;
-        });
+        Integer id = categoryIds.get(category);
+        if (id == null) {
+            id = categories.size();
+            categories.add(category);
+            categoryIds.put(category, id);
+        }
+        return id;
     }
 
     // ---------------------------------------------------------------- reporting

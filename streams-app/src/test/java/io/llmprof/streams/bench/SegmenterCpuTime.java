@@ -57,8 +57,11 @@ public final class SegmenterCpuTime {
             long passes = 0;
             long cpu0 = threads.getCurrentThreadCpuTime();
             for (int i = 0; i < n; i++) {
-                PassSegmenter s =
-                        segmenters.computeIfAbsent(rankOf[i], k -> new PassSegmenter(config, "job", "run", k));
+                PassSegmenter s = segmenters.get(rankOf[i]);
+                if (s == null) {
+                    s = new PassSegmenter(config, "job", "run", rankOf[i]);
+                    segmenters.put(rankOf[i], s);
+                }
                 passes += s.accept(events.get(i)).passes().size();
             }
             for (PassSegmenter s : segmenters.values()) {
