@@ -1,10 +1,10 @@
 package io.llmprof.streams.boundary;
 
+import com.carrotsearch.hppc.LongIntHashMap;
 import io.llmprof.events.KernelFamily;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,6 +22,12 @@ final class FamilyTable {
     static final String MIXED = "mixed";
 
     private final List<String> names = new ArrayList<>();
+    /** Longest total first; ties: family, then category (a total order: a family's name and category are its key). */
+    private static final Comparator<KernelFamily> LONGEST_FIRST = Comparator.comparingLong(KernelFamily::sumNs)
+            .reversed()
+            .thenComparing(KernelFamily::family)
+            .thenComparing(KernelFamily::category);
+
     private final Map<String, Integer> ids = new HashMap<>();
 
     static FamilyTable of(List<String> names) {
@@ -71,9 +77,12 @@ final class FamilyTable {
      * kernels of one label that their launch ops put in different categories are different families.
      */
     static List<KernelFamily> top(List<long[]> rows, List<String> familyNames, List<String> categoryNames, int top) {
-        Map<Long, long[]> acc = new LinkedHashMap<>(); // (family, category) -> {count, sum, max, category, family}
+        // (family, category) -> index in acc of {count, sum, max, category, family}; no box or lambda per row
+        LongIntHashMap index = new LongIntHashMap();
+        List<long[]> acc = new ArrayList<>();
         long[] overflow = null; // rows whose family did not fit the table: part of the OTHER row
-        for (long[] r : rows) {
+        for (int i = 0; i < rows.size(); i++) {
+            long[] r = rows.get(i);
             String family = familyNames.get((int) r[Rows.FAMILY]);
             if (family.equals(KernelFamily.OTHER)) {
                 overflow = overflow == null ? new long[] {0, 0, 0, r[Rows.CATEGORY]} : overflow;
@@ -83,19 +92,27 @@ final class FamilyTable {
                 overflow[3] = overflow[3] == r[Rows.CATEGORY] ? overflow[3] : -1;
                 continue;
             }
-            long[] a = acc.computeIfAbsent((r[Rows.FAMILY] << 32) | r[Rows.CATEGORY], k ->
-                    new long[] {0, 0, 0, r[Rows.CATEGORY], r[Rows.FAMILY]});
+            long key = (r[Rows.FAMILY] << 32) | r[Rows.CATEGORY];
+            int slot = index.indexOf(key);
+            long[] a;
+            if (index.indexExists(slot)) {
+                a = acc.get(index.indexGet(slot));
+            } else {
+                a = new long[] {0, 0, 0, r[Rows.CATEGORY], r[Rows.FAMILY]};
+                index.indexInsert(slot, key, acc.size());
+                acc.add(a);
+            }
             a[0]++;
             a[1] += r[Rows.DUR];
             a[2] = Math.max(a[2], r[Rows.DUR]);
         }
         List<KernelFamily> all = new ArrayList<>(acc.size());
-        acc.forEach((k, a) -> all.add(
-                new KernelFamily(familyNames.get((int) a[4]), categoryNames.get((int) a[3]), (int) a[0], a[1], a[2])));
-        all.sort(Comparator.comparingLong(KernelFamily::sumNs)
-                .reversed()
-                .thenComparing(KernelFamily::family)
-                .thenComparing(KernelFamily::category));
+        for (int i = 0; i < acc.size(); i++) {
+            long[] a = acc.get(i);
+            all.add(new KernelFamily(
+                    familyNames.get((int) a[4]), categoryNames.get((int) a[3]), (int) a[0], a[1], a[2]));
+        }
+        all.sort(LONGEST_FIRST);
         if (all.size() <= top && overflow == null) {
             return all;
         }
