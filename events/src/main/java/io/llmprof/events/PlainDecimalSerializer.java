@@ -31,12 +31,24 @@ final class PlainDecimalSerializer extends StdScalarSerializer<BigDecimal> {
             gen.writeNumber(value);
             return;
         }
-        gen.writeNumber(plain(value.unscaledValue().longValueExact(), scale));
+        // the unscaled value without a BigInteger: moving the point keeps a compact value compact
+        long unscaled = value.movePointRight(scale).longValueExact();
+        char[] out = new char[OUT];
+        int at = plain(unscaled, scale, out);
+        gen.writeNumber(out, at, OUT - at);
     }
+
+    private static final int OUT = 21 + MAX_SCALE;
 
     /** toPlainString of unscaled x 10^-scale, for |unscaled| < 10^18 and 0 <= scale <= 9. */
     static String plain(long unscaled, int scale) {
-        char[] out = new char[21 + MAX_SCALE];
+        char[] out = new char[OUT];
+        int at = plain(unscaled, scale, out);
+        return new String(out, at, OUT - at);
+    }
+
+    /** Writes {@link #plain(long, int)} at the end of {@code out} ({@value #OUT} chars); returns where it starts. */
+    private static int plain(long unscaled, int scale, char[] out) {
         int at = out.length;
         boolean negative = unscaled < 0;
         long rest = Math.abs(unscaled);
@@ -54,6 +66,6 @@ final class PlainDecimalSerializer extends StdScalarSerializer<BigDecimal> {
         if (negative) {
             out[--at] = '-';
         }
-        return new String(out, at, out.length - at);
+        return at;
     }
 }
