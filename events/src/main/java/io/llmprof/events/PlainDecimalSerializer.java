@@ -40,14 +40,10 @@ final class PlainDecimalSerializer extends StdScalarSerializer<BigDecimal> {
 
     private static final int OUT = 21 + MAX_SCALE;
 
-    /** toPlainString of unscaled x 10^-scale, for |unscaled| < 10^18 and 0 <= scale <= 9. */
-    static String plain(long unscaled, int scale) {
-        char[] out = new char[OUT];
-        int at = plain(unscaled, scale, out);
-        return new String(out, at, OUT - at);
-    }
-
-    /** Writes {@link #plain(long, int)} at the end of {@code out} ({@value #OUT} chars); returns where it starts. */
+    /**
+     * Writes toPlainString of unscaled x 10^-scale, for |unscaled| < 10^18 and 0 <= scale <= 9, at the end of {@code
+     * out} ({@value #OUT} chars); returns where it starts.
+     */
     private static int plain(long unscaled, int scale, char[] out) {
         int at = out.length;
         boolean negative = unscaled < 0;

@@ -21,13 +21,13 @@ final class FamilyTable {
     /** Category of an {@link KernelFamily#OTHER} row whose families have different categories. */
     static final String MIXED = "mixed";
 
-    private final List<String> names = new ArrayList<>();
-    /** Longest total first; ties: family, then category (a total order: a family's name and category are its key). */
+    /** Longest total first; ties: family, then category. */
     private static final Comparator<KernelFamily> LONGEST_FIRST = Comparator.comparingLong(KernelFamily::sumNs)
             .reversed()
             .thenComparing(KernelFamily::family)
             .thenComparing(KernelFamily::category);
 
+    private final List<String> names = new ArrayList<>();
     private final Map<String, Integer> ids = new HashMap<>();
 
     static FamilyTable of(List<String> names) {

@@ -1148,8 +1148,6 @@ public final class PassSegmenter {
         return io.llmprof.events.view.Micros.of(ns).toPlainString();
     }
 
-    /** Collects one step's outputs. */
-    /** What one step emits; its lists are made on first use (most events emit nothing). */
     /**
      * The one {@link Out} of this segmenter, emptied for each call that emits (none of them calls another): one per
      * event was most of what an event that emits nothing allocated.
@@ -1161,6 +1159,8 @@ public final class PassSegmenter {
         return o;
     }
 
+    /** Collects one step's outputs. */
+    /** What one step emits; its lists are made on first use (most events emit nothing). */
     private final class Out {
         private List<ClosedPass> passes = List.of();
         private List<Anomaly> anomalies = List.of();
