@@ -191,6 +191,29 @@ class LaunchContextTest {
         assertThat(l.kernel("triton_poi_fused_1", outer, 1_010)).isEqualTo("moe");
     }
 
+    /** The least recently used thread's open frames go first; a thread used again, even many times in a row, stays. */
+    @Test
+    void threadsAreBoundedLeastRecentlyUsedFirst() {
+        Lane l = new Lane().op("vllm::moe_forward", 1, 0, 1_000_000);
+        l.op("vllm::moe_forward", 2, 0, 1_000_000);
+        for (int t = 3; t <= LaunchContext.MAX_THREADS; t++) {
+            l.op("aten::empty", t, 10, 20); // threads 1 .. MAX_THREADS: full
+        }
+        for (int i = 0; i < 3; i++) {
+            l.op("aten::empty", 1, 30 + i, 31 + i); // thread 1 again, several times in a row: now the most recent
+        }
+        l.op("aten::empty", LaunchContext.MAX_THREADS + 1, 40, 50); // one more thread: thread 2 is the eldest, it goes
+        long onOne = l.launch("cudaLaunchKernel", 1, 60);
+        long onTwo = l.launch("cudaLaunchKernel", 2, 61);
+        assertThat(l.kernel("triton_poi_fused_0", onOne, 1_000)).isEqualTo("moe");
+        assertThat(l.kernel("triton_poi_fused_1", onTwo, 1_010)).isEqualTo("other");
+        assertThat(l.lc.state().frames().stream()
+                        .mapToLong(f -> f[0])
+                        .distinct()
+                        .count())
+                .isEqualTo(LaunchContext.MAX_THREADS);
+    }
+
     @Test
     void launchesAreBoundedAndLongStaleOnesDropped() {
         Lane l = new Lane().op("vllm::moe_forward", 1, 0, Long.MAX_VALUE / 2);
