@@ -9,6 +9,7 @@ import io.llmprof.streams.category.DisplayNames;
 import io.llmprof.streams.category.KernelLabels;
 import io.llmprof.streams.category.KernelNames;
 import io.llmprof.streams.category.LaunchContext;
+import io.llmprof.streams.category.NameIds;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -100,11 +101,9 @@ public final class PassSegmenter {
     private boolean seenAny;
     private long maxEndNs;
     private long lastStartNs;
-    private final List<String> warmupNames = new ArrayList<>();
-    private final Map<String, Integer> warmupIds = new HashMap<>();
+    private final NameIds warmupNames = new NameIds();
     private final List<long[]> warmup = new ArrayList<>();
-    private final List<String> categories = new ArrayList<>();
-    private final Map<String, Integer> categoryIds = new HashMap<>();
+    private final NameIds categories = new NameIds();
     private FamilyTable families = new FamilyTable();
     private final List<long[]> open = new ArrayList<>();
     private int openAnchors;
@@ -118,8 +117,7 @@ public final class PassSegmenter {
     private LaunchContext launches;
 
     private long traceStartNs = Long.MAX_VALUE;
-    private final List<String> pendingNames = new ArrayList<>();
-    private final Map<String, Integer> pendingIds = new HashMap<>();
+    private final NameIds pendingNames = new NameIds();
     private final Out reusableOut = new Out();
     private final ArrayDeque<long[]> pending = new ArrayDeque<>();
     private long openStep;
@@ -194,13 +192,7 @@ public final class PassSegmenter {
         maxEndNs = Math.max(maxEndNs, event.endNs());
         tracker.gpuSeen(event.startNs());
         String canonical = canonical(event.name());
-        Integer pendingId = pendingIds.get(canonical);
-        if (pendingId == null) {
-            pendingId = pendingNames.size();
-            pendingNames.add(canonical);
-            pendingIds.put(canonical, pendingId);
-        }
-        int id = pendingId;
+        int id = pendingNames.id(canonical);
         Long corr = event.correlation();
         long[] p = new long[late ? P_LATE + 1 : P_LATE];
         p[P_NAME] = id;
@@ -276,12 +268,11 @@ public final class PassSegmenter {
         }
         if (pending.isEmpty()) {
             pendingNames.clear();
-            pendingIds.clear();
         }
     }
 
     private void deliver(long[] p, long res, Out out) {
-        String canonical = pendingNames.get((int) p[P_NAME]);
+        String canonical = pendingNames.name((int) p[P_NAME]);
         TraceEvent.Kind kind = KINDS[(int) p[P_KIND]];
         String text = res > 0 ? stepText(res) : null;
         // Decided now, in delivery order: the launch is known (the host lane has passed it) and what the run's
@@ -298,10 +289,7 @@ public final class PassSegmenter {
                                 p[P_DUR])
                         : categorizer.categoryOf(kind, canonical));
         if (detecting) {
-            int id = warmupIds.computeIfAbsent(canonical, n -> {
-                warmupNames.add(n);
-                return warmupNames.size() - 1;
-            });
+            int id = warmupNames.id(canonical);
             warmup.add(
                     isLate(p)
                             ? new long[] {id, kind.ordinal(), p[P_START], p[P_DUR], p[P_GAP], res, category, 1}
@@ -510,9 +498,9 @@ public final class PassSegmenter {
                 seenAny,
                 maxEndNs,
                 lastStartNs,
-                warmupNames,
+                warmupNames.names(),
                 warmup,
-                categories,
+                categories.names(),
                 open,
                 hasPredecessor,
                 gapMedians,
@@ -535,7 +523,7 @@ public final class PassSegmenter {
         return new StepState(
                 tracker.state(),
                 traceStartNs,
-                pendingNames,
+                pendingNames.names(),
                 new ArrayList<>(pending),
                 openStep,
                 openStepText,
@@ -556,13 +544,11 @@ public final class PassSegmenter {
         p.maxEndNs = s.maxEndNs();
         p.lastStartNs = s.lastStartNs();
         for (String n : s.warmupNames()) {
-            p.warmupIds.put(n, p.warmupNames.size());
-            p.warmupNames.add(n);
+            p.warmupNames.id(n);
         }
         s.warmup().forEach(r -> p.warmup.add(r.clone()));
         for (String c : s.categories()) {
-            p.categoryIds.put(c, p.categories.size());
-            p.categories.add(c);
+            p.categories.id(c);
         }
         p.families = FamilyTable.of(s.families());
         for (long[] r : s.open()) {
@@ -579,8 +565,7 @@ public final class PassSegmenter {
         p.tracker = StepTracker.fromState(st.tracker());
         p.traceStartNs = st.traceStartNs();
         for (String n : st.pendingNames()) {
-            p.pendingIds.put(n, p.pendingNames.size());
-            p.pendingNames.add(n);
+            p.pendingNames.id(n);
         }
         st.pending().forEach(r -> p.pending.addLast(r.clone()));
         p.openStep = st.openStep();
@@ -631,7 +616,7 @@ public final class PassSegmenter {
     /** A compact row; {@code category} is an index into {@link #categories}. */
     private long[] row(TraceEvent.Kind kind, String canonical, long start, long dur, long gap, int category) {
         if (kind != TraceEvent.Kind.KERNEL) {
-            return new long[] {start, dur, gap, category, 0, families.id(categories.get(category))};
+            return new long[] {start, dur, gap, category, 0, families.id(categories.name(category))};
         }
         long[] columns = kernelColumns.get(canonical);
         if (columns == null) {
@@ -655,13 +640,7 @@ public final class PassSegmenter {
     }
 
     private int categoryId(String category) {
-        Integer id = categoryIds.get(category);
-        if (id == null) {
-            id = categories.size();
-            categories.add(category);
-            categoryIds.put(category, id);
-        }
-        return id;
+        return categories.id(category);
     }
 
     private void count(long[] r, Out out) {
@@ -975,7 +954,7 @@ public final class PassSegmenter {
                 marked ? PassRecord.BOUNDARY_MARKER : PassRecord.BOUNDARY_ANCHOR,
                 traceStartNs == Long.MAX_VALUE ? 0 : traceStartNs,
                 training ? PassRecord.TRAINING : PassRecord.INFERENCE);
-        ClosedPass c = PassAssembler.assemble(h, config, rows, categories, families.names());
+        ClosedPass c = PassAssembler.assemble(h, config, rows, categories.names(), families.names());
         if (complete) {
             long phase = phaseCode(c.pass().phase());
             boolean steady = steady(c.pass().wallNs(), c.pass().kernels(), phase);
@@ -1095,12 +1074,11 @@ public final class PassSegmenter {
             return;
         }
         AnchorDetector.Result r =
-                AnchorDetector.detect(warmupNames, warmup, anchor, numLayers, config.blocksPerLayer(), atEnd);
+                AnchorDetector.detect(warmupNames.names(), warmup, anchor, numLayers, config.blocksPerLayer(), atEnd);
         List<long[]> buffered = new ArrayList<>(warmup);
-        List<String> names = new ArrayList<>(warmupNames);
+        List<String> names = new ArrayList<>(warmupNames.names());
         warmup.clear();
         warmupNames.clear();
-        warmupIds.clear();
         if (!r.ok()) {
             warmupSteps.clear();
             out.anomaly(AnomalyKind.NO_ANCHOR, r.failure() + (atEnd ? "" : "; trying again on the next window"));
@@ -1116,10 +1094,9 @@ public final class PassSegmenter {
     /** Takes the warm-up window out of detection and places it as it would have been placed without it. */
     private void replayWarmup(Out out) {
         List<long[]> buffered = new ArrayList<>(warmup);
-        List<String> names = new ArrayList<>(warmupNames);
+        List<String> names = new ArrayList<>(warmupNames.names());
         warmup.clear();
         warmupNames.clear();
-        warmupIds.clear();
         replay(buffered, names, out);
     }
 

@@ -74,8 +74,7 @@ public final class LaunchContext {
     private static final int F_EXT = 7;
 
     private final Categorizer rules;
-    private final List<String> categories = new ArrayList<>();
-    private final Map<String, Integer> categoryIds = new java.util.HashMap<>();
+    private final NameIds categories = new NameIds();
     private final LinkedHashMap<Long, ArrayDeque<long[]>> stacks = new LinkedHashMap<>(16, 0.75f, true);
     /**
      * The entry of {@link #stacks} used last (null: none): asked again for the same thread, as a thread's ops come in
@@ -145,7 +144,7 @@ public final class LaunchContext {
             inner.add(0, stack.pollLast());
         }
         String own = rules.contextCategoryOf(e.name());
-        int ownId = own == null ? NONE : categoryId(own);
+        int ownId = own == null ? NONE : categories.id(own);
         boolean comm = rules.isCommunication(own);
         Long ext = e.kind() == TraceEvent.Kind.CPU_OP ? e.externalId() : null;
         remember(push(stack, start, end, comm ? ownId : NONE, own == null || comm ? NONE : ownId, ext));
@@ -325,7 +324,7 @@ public final class LaunchContext {
         }
         String category;
         Source source;
-        String context = code != null && code >= 0 ? categories.get(code) : null;
+        String context = code != null && code >= 0 ? categories.name(code) : null;
         if (nameOverContext) {
             category = nameCategory;
             source = Source.NAME;
@@ -350,7 +349,7 @@ public final class LaunchContext {
         }
         tallies[2 * source.ordinal()]++;
         tallies[2 * source.ordinal() + 1] += durNs;
-        long[] t = byCategory.computeIfAbsent(categoryId(category), k -> new long[2]);
+        long[] t = byCategory.computeIfAbsent(categories.id(category), k -> new long[2]);
         t[0]++;
         t[1] += durNs;
         return category;
@@ -369,7 +368,7 @@ public final class LaunchContext {
             return null;
         }
         int c = learned.get(h);
-        return c >= 0 ? categories.get(c) : null;
+        return c >= 0 ? categories.name(c) : null;
     }
 
     private void learn(String canonical, int code) {
@@ -403,16 +402,6 @@ public final class LaunchContext {
         return h;
     }
 
-    private int categoryId(String category) {
-        Integer id = categoryIds.get(category);
-        if (id == null) {
-            id = categories.size();
-            categories.add(category);
-            categoryIds.put(category, id);
-        }
-        return id;
-    }
-
     // ---------------------------------------------------------------- reporting
 
     /** Kernels categorised from {@code source} so far. */
@@ -428,7 +417,7 @@ public final class LaunchContext {
     /** Kernels categorised so far per category: {kernels, ns}, in first-seen order. */
     public Map<String, long[]> byCategory() {
         Map<String, long[]> out = new LinkedHashMap<>();
-        byCategory.forEach((id, t) -> out.put(categories.get(id), t.clone()));
+        byCategory.forEach((id, t) -> out.put(categories.name(id), t.clone()));
         return out;
     }
 
@@ -458,7 +447,7 @@ public final class LaunchContext {
         List<long[]> perCategory = new ArrayList<>(byCategory.size());
         byCategory.forEach((id, v) -> perCategory.add(new long[] {id, v[0], v[1]}));
         return new LaunchContextState(
-                categories,
+                categories.names(),
                 frames,
                 launchRows,
                 rows(recentOps),
@@ -490,7 +479,7 @@ public final class LaunchContext {
 
     public static LaunchContext fromState(Categorizer rules, LaunchContextState s) {
         LaunchContext c = new LaunchContext(rules);
-        s.categories().forEach(c::categoryId);
+        s.categories().forEach(c.categories::id);
         for (long[] f : s.frames()) {
             push(c.stack(f[0], true), f[1], f[2], (int) f[3], (int) f[4], f.length > 6 && f[5] != 0 ? f[6] : null);
         }
