@@ -359,9 +359,9 @@ final class FastTraceWalk {
             s.expect(':');
             switch (field) {
                 case A_DEVICE -> f.device(integer());
-                case A_STREAM -> f.stream = EventFields.boxed(integer());
-                case A_CORRELATION -> f.correlation = EventFields.boxed(integer());
-                case A_EXTERNAL_ID -> f.externalId = EventFields.boxed(integer());
+                case A_STREAM -> f.stream = integer();
+                case A_CORRELATION -> f.correlation = integer();
+                case A_EXTERNAL_ID -> f.externalId = integer();
                 case A_INPUT_DIMS -> {
                     if (wantDims) {
                         textLen = 0;

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.core.io.JsonEOFException;
 import com.fasterxml.jackson.core.io.JsonStringEncoder;
 import io.llmprof.agent.sequence.LaneSequencer;
 import io.llmprof.events.AnomalyKind;
+import io.llmprof.events.LastBox;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.TraceEvent.Kind;
@@ -197,6 +198,9 @@ public final class KinetoReader {
         private boolean sawTraceEvents;
         private Long firstGpuPid;
         private Long firstPid;
+        /** An event's stream (its thread or CUDA stream) boxed once per run of events on the same one. */
+        private final LastBox streams = new LastBox();
+
         private String baseRank;
         private boolean primaryChosen;
         private Integer primaryDevice;
@@ -526,7 +530,8 @@ public final class KinetoReader {
             }
             boolean pidNumeric = f.pidNumeric;
             long pid = f.pid;
-            Long stream = f.stream != null ? f.stream : f.tidNumeric ? Long.valueOf(f.tid) : null;
+            Long stream = f.stream != MISSING ? streams.of(f.stream) : f.tidNumeric ? streams.of(f.tid) : null;
+            Long externalId = EventFields.boxed(f.externalId);
             if (pidNumeric && firstPid == null) {
                 firstPid = pid;
             }
@@ -541,8 +546,8 @@ public final class KinetoReader {
                                 case CAT_MEMSET -> Kind.MEMSET;
                                 default -> Kind.GPU_ANNOTATION;
                             };
-                    Long correlation = kind == Kind.GPU_ANNOTATION ? null : f.correlation;
-                    TraceEvent e = new TraceEvent(kind, name, ts, dur, device, stream, correlation, f.externalId, null);
+                    Long correlation = kind == Kind.GPU_ANNOTATION ? null : EventFields.boxed(f.correlation);
+                    TraceEvent e = new TraceEvent(kind, name, ts, dur, device, stream, correlation, externalId, null);
                     if (firstGpuPid == null) {
                         firstGpuPid = pidNumeric ? Long.valueOf(pid) : device == null ? null : Long.valueOf(device);
                     }
@@ -566,8 +571,8 @@ public final class KinetoReader {
                             dur,
                             null,
                             stream,
-                            kind == Kind.RUNTIME ? f.correlation : null,
-                            f.externalId,
+                            kind == Kind.RUNTIME ? EventFields.boxed(f.correlation) : null,
+                            externalId,
                             kind == Kind.CPU_OP ? f.dims : null);
                     eventsRead++;
                     hostSequencer().offer(e, ordinal);
@@ -581,9 +586,9 @@ public final class KinetoReader {
                 JsonToken v = p.nextToken();
                 switch (field) {
                     case "device" -> ev.device(integerOrMissing(v));
-                    case "stream" -> ev.stream = boxed(integerOrMissing(v));
-                    case "correlation" -> ev.correlation = boxed(integerOrMissing(v));
-                    case "External id" -> ev.externalId = boxed(integerOrMissing(v));
+                    case "stream" -> ev.stream = integerOrMissing(v);
+                    case "correlation" -> ev.correlation = integerOrMissing(v);
+                    case "External id" -> ev.externalId = integerOrMissing(v);
                     case "Input Dims" -> {
                         if (wantDims) {
                             dimsText.setLength(0);
@@ -596,10 +601,6 @@ public final class KinetoReader {
                     default -> p.skipChildren();
                 }
             }
-        }
-
-        private static Long boxed(long n) {
-            return EventFields.boxed(n);
         }
 
         /** A JSON integer, or a string holding one (string pids such as "Spans" are not). */

@@ -122,9 +122,9 @@ final class SplitAhead implements AutoCloseable {
         final long[] ts = new long[CHUNK];
         final long[] dur = new long[CHUNK];
         final Integer[] device = new Integer[CHUNK];
-        final Long[] stream = new Long[CHUNK];
-        final Long[] correlation = new Long[CHUNK];
-        final Long[] externalId = new Long[CHUNK];
+        final long[] stream = new long[CHUNK];
+        final long[] correlation = new long[CHUNK];
+        final long[] externalId = new long[CHUNK];
         final String[] dims = new String[CHUNK];
         /** The entry's bytes, kept only where the session will report it ({@link EventFields#unusable}). */
         final String[] snippet = new String[CHUNK];
