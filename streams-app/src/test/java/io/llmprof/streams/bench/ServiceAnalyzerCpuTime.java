@@ -18,7 +18,6 @@ import io.llmprof.streams.service.ServiceAnalyzer;
 import io.llmprof.streams.service.ServiceConfig;
 import io.llmprof.streams.service.ServiceSink;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -49,8 +48,7 @@ public final class ServiceAnalyzerCpuTime {
             throw new IllegalArgumentException("mode: analyze, encode or table, not " + mode);
         }
         boolean encode = !mode.equals("analyze");
-        List<ServiceEvent> events = SynthServiceEvents.read(
-                new ServiceSynth.Spec(requests, 1, 1), Files.createTempDirectory("svc-analyzer-bench"));
+        List<ServiceEvent> events = SynthServiceEvents.read(new ServiceSynth.Spec(requests, 1, 1));
         Counting sink = new Counting(encode, mode.equals("table"));
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         List<Double> timedNs = new ArrayList<>();

@@ -6,7 +6,6 @@ import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -28,8 +27,7 @@ public final class ServiceBatchCpuTime {
         int warm = args.length > 0 ? Integer.parseInt(args[0]) : 3;
         int timed = args.length > 1 ? Integer.parseInt(args[1]) : 8;
         int requests = args.length > 2 ? Integer.parseInt(args[2]) : 60_000;
-        List<ServiceEvent> events = SynthServiceEvents.read(
-                new ServiceSynth.Spec(requests, 1, 1), Files.createTempDirectory("svc-batch-bench"));
+        List<ServiceEvent> events = SynthServiceEvents.read(new ServiceSynth.Spec(requests, 1, 1));
         List<ServiceBatch> batches = new ArrayList<>();
         for (int from = 0; from < events.size(); from += ServiceShipper.DEFAULT_BATCH_SIZE) {
             List<ServiceEvent> part =

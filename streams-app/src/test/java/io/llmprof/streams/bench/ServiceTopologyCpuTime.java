@@ -64,9 +64,7 @@ public final class ServiceTopologyCpuTime {
     }
 
     private static List<ServiceEvent> synth(int requests) throws Exception {
-        return SynthServiceEvents.read(
-                new ServiceSynth.Spec(requests, 1, 1).withTiming(ServiceSynth.Timing.REALISTIC),
-                Files.createTempDirectory("svc-bench"));
+        return SynthServiceEvents.read(new ServiceSynth.Spec(requests, 1, 1).withTiming(ServiceSynth.Timing.REALISTIC));
     }
 
     private static ServiceEvent ev(String name, long startNs, Long durNs, List<String> rids) {
