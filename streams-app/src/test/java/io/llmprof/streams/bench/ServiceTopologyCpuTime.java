@@ -167,6 +167,8 @@ public final class ServiceTopologyCpuTime {
                         }
                     }
                 }
+            } finally {
+                StreamsBenchmark.deleteRecursively(state); // after the driver has closed its stores
             }
         }
         double total = (double) events * timed;
