@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import io.llmprof.events.view.HardwareView;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -158,6 +159,66 @@ public record TraceMetadata(List<Device> devices, boolean devicesListed, int dev
                 null,
                 "not stated: no process group is named for " + what + " (world size " + distributed.worldSize() + ", "
                         + distributed.groups().size() + " group(s), pg_desc " + descs + ")");
+    }
+
+    /**
+     * Where a rank ran, as this metadata says: what `analyze layers`, `kernels` and `perfetto` report and the agent
+     * sends to {@code llmprof.rank-hardware}.
+     *
+     * @param device the device the rank's GPU events ran on (its first GPU event's; null: unknown)
+     */
+    public HardwareView hardware(Integer device) {
+        TraceMetadata m = this;
+        Device d = m.device(device);
+        String note = null;
+        if (d == null) {
+            List<String> names =
+                    m.devices().stream().map(Device::name).distinct().toList();
+            if (!m.devicesListed()) {
+                note = "the trace has no deviceProperties";
+            } else if (device == null) {
+                note = "the rank's GPU events carry no device id";
+            } else if (names.size() == 1
+                    && names.get(0) != null
+                    && !names.get(0).isBlank()) {
+                // ROCm numbers devices after the host's CPU agents (kernels on device 9, deviceProperties id 0):
+                // with one model listed, that model is the rank's.
+                d = m.devices().get(0);
+                note = "device " + device + " is not among the deviceProperties ids "
+                        + m.devices().stream().map(x -> x.id()).toList()
+                        + " (ROCm counts CPU agents in device ids); every listed GPU is this model";
+            } else {
+                note = "device " + device + " is not among the deviceProperties ids "
+                        + m.devices().stream().map(x -> x.id()).toList();
+            }
+        } else if (d.name() == null || d.name().isBlank()) {
+            note = "deviceProperties gives device " + device + " no name";
+        }
+        Distributed dist = m.distributed();
+        Degree tp = m.tensorParallel();
+        Degree ep = m.expertParallel();
+        return new HardwareView(
+                device,
+                d == null || d.name() == null || d.name().isBlank()
+                        ? null
+                        : d.name().trim(),
+                note,
+                d == null ? null : d.sms(),
+                d == null ? null : d.memoryBytes(),
+                d == null ? null : d.computeCapability(),
+                m.devices().size() + m.devicesOmitted(),
+                dist == null ? null : dist.backend(),
+                dist == null ? null : dist.rank(),
+                dist == null ? null : dist.worldSize(),
+                tp.degree(),
+                tp.source(),
+                ep.degree(),
+                ep.source(),
+                dist == null
+                        ? List.of()
+                        : dist.groups().stream()
+                                .map(g -> new HardwareView.GroupView(g.name(), g.desc(), g.backend(), g.size()))
+                                .toList());
     }
 
     /** Reads the metadata of a {@code .json} / {@code .json.gz} trace; {@link #NONE} when it cannot be opened. */

@@ -13,13 +13,13 @@ import io.llmprof.events.LayerRecord;
 import io.llmprof.events.compare.FamilyAccumulator;
 import io.llmprof.events.compare.LayerCompare;
 import io.llmprof.events.view.CompareView;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.events.view.LayerView;
 import io.llmprof.events.view.Micros;
 import io.llmprof.events.view.PerfettoRange;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.LayerSpan;
 import io.llmprof.streams.boundary.SegmenterConfig;
-import io.llmprof.streams.report.HardwareView;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -330,7 +330,7 @@ public final class AnalyzeKernelsCommand implements Callable<Integer> {
         return new Report(
                 trace.toString(),
                 r,
-                HardwareView.of(TraceMetadata.read(trace), index.devices.get(r)),
+                TraceMetadata.read(trace).hardware(index.devices.get(r)),
                 pass.pass().index(),
                 why,
                 pass.pass().profile(),

@@ -15,6 +15,7 @@ import io.llmprof.events.PassRecord;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceEvent;
 import io.llmprof.events.view.CrossRankView;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.Emitted;
 import io.llmprof.streams.boundary.PassSegmenter;
@@ -22,7 +23,6 @@ import io.llmprof.streams.boundary.SegmenterConfig;
 import io.llmprof.streams.crossrank.CrossRankTable;
 import io.llmprof.streams.profile.ProfileCatalog;
 import io.llmprof.streams.report.CrossRankText;
-import io.llmprof.streams.report.HardwareView;
 import io.llmprof.streams.report.KernelCategories;
 import io.llmprof.streams.report.LayersJsonWriter;
 import io.llmprof.streams.report.TextReport;
@@ -347,7 +347,7 @@ public final class AnalyzeLayersCommand implements Callable<Integer> {
             if (lane == TraceBatch.Lane.GPU && e.kind().isGpuActivity()) {
                 gpuEvents++;
                 if (reported(rank)) {
-                    hardware.put(rank, HardwareView.of(metadata, e.device()));
+                    hardware.put(rank, metadata.hardware(e.device()));
                 }
             }
             segmenters.event(rank, lane, e);

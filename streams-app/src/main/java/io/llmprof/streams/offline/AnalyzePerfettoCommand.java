@@ -8,11 +8,11 @@ import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.events.view.Micros;
 import io.llmprof.events.view.PerfettoRange;
 import io.llmprof.streams.boundary.ClosedPass;
 import io.llmprof.streams.boundary.SegmenterConfig;
-import io.llmprof.streams.report.HardwareView;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.math.BigDecimal;
@@ -203,7 +203,7 @@ public final class AnalyzePerfettoCommand implements Callable<Integer> {
             err.println("analyze perfetto: " + e.getMessage());
             return 2;
         }
-        HardwareView hardware = HardwareView.of(TraceMetadata.read(trace), index.devices.get(r));
+        HardwareView hardware = TraceMetadata.read(trace).hardware(index.devices.get(r));
         if (format == Format.json) {
             out.println(Json.mapper()
                     .writeValueAsString(new Document(

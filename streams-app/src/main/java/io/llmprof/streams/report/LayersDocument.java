@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.view.CrossRankView;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.events.view.PassView;
 import io.llmprof.streams.boundary.ClosedPass;
 import java.util.List;

@@ -3,6 +3,7 @@ package io.llmprof.streams.report;
 import io.llmprof.events.ConsoleOut;
 import io.llmprof.events.Json;
 import io.llmprof.events.view.CrossRankView;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.streams.boundary.ClosedPass;
 import java.io.BufferedOutputStream;
 import java.io.IOException;

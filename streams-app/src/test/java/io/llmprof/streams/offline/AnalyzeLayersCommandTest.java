@@ -7,7 +7,6 @@ import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.events.Json;
 import io.llmprof.events.cluster.ClusterStats;
 import io.llmprof.streams.boundary.SegmenterConfig;
-import io.llmprof.streams.report.HardwareView;
 import io.llmprof.streams.report.KernelCategories;
 import io.llmprof.streams.report.LayerClustersView;
 import io.llmprof.streams.report.LayersDocument;
@@ -138,7 +137,7 @@ class AnalyzeLayersCommandTest {
                                 r.passes().stream().map(LayersDocument::view).toList(),
                                 KernelCategories.of(r.segmenter().launchContext()),
                                 // the SGLang decode's kernels ran on ROCm device 9
-                                HardwareView.of(TraceMetadata.read(SGLANG), 9),
+                                TraceMetadata.read(SGLANG).hardware(9),
                                 LayerClustersView.of(
                                         0,
                                         "first complete pass; no steady pass",

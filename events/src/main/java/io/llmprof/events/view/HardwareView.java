@@ -1,9 +1,8 @@
-package io.llmprof.streams.report;
+package io.llmprof.events.view;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
-import io.llmprof.agent.kineto.TraceMetadata;
 import java.util.List;
 
 /**
@@ -61,62 +60,6 @@ public record HardwareView(
 
     public HardwareView {
         processGroups = processGroups == null ? List.of() : List.copyOf(processGroups);
-    }
-
-    /** @param device the device the rank's GPU events ran on (null: unknown) */
-    public static HardwareView of(TraceMetadata m, Integer device) {
-        TraceMetadata.Device d = m.device(device);
-        String note = null;
-        if (d == null) {
-            List<String> names = m.devices().stream()
-                    .map(TraceMetadata.Device::name)
-                    .distinct()
-                    .toList();
-            if (!m.devicesListed()) {
-                note = "the trace has no deviceProperties";
-            } else if (device == null) {
-                note = "the rank's GPU events carry no device id";
-            } else if (names.size() == 1
-                    && names.get(0) != null
-                    && !names.get(0).isBlank()) {
-                // ROCm numbers devices after the host's CPU agents (kernels on device 9, deviceProperties id 0):
-                // with one model listed, that model is the rank's.
-                d = m.devices().get(0);
-                note = "device " + device + " is not among the deviceProperties ids "
-                        + m.devices().stream().map(x -> x.id()).toList()
-                        + " (ROCm counts CPU agents in device ids); every listed GPU is this model";
-            } else {
-                note = "device " + device + " is not among the deviceProperties ids "
-                        + m.devices().stream().map(x -> x.id()).toList();
-            }
-        } else if (d.name() == null || d.name().isBlank()) {
-            note = "deviceProperties gives device " + device + " no name";
-        }
-        TraceMetadata.Distributed dist = m.distributed();
-        TraceMetadata.Degree tp = m.tensorParallel();
-        TraceMetadata.Degree ep = m.expertParallel();
-        return new HardwareView(
-                device,
-                d == null || d.name() == null || d.name().isBlank()
-                        ? null
-                        : d.name().trim(),
-                note,
-                d == null ? null : d.sms(),
-                d == null ? null : d.memoryBytes(),
-                d == null ? null : d.computeCapability(),
-                m.devices().size() + m.devicesOmitted(),
-                dist == null ? null : dist.backend(),
-                dist == null ? null : dist.rank(),
-                dist == null ? null : dist.worldSize(),
-                tp.degree(),
-                tp.source(),
-                ep.degree(),
-                ep.source(),
-                dist == null
-                        ? List.of()
-                        : dist.groups().stream()
-                                .map(g -> new GroupView(g.name(), g.desc(), g.backend(), g.size()))
-                                .toList());
     }
 
     /**
