@@ -51,6 +51,13 @@ public final class Topics {
             new Topic<>("llmprof.host-baselines", Serdes.String(), Serdes.String());
 
     /**
+     * Where each rank ran ({@link RankHardware}: GPU, TP, EP, as its trace file says), keyed by rank; written by the
+     * agent once per rank and file it ships; the latest record per key is the current one.
+     */
+    public static final Topic<String, RankHardware> RANK_HARDWARE =
+            new Topic<>("llmprof.rank-hardware", Serdes.String(), new JsonSerde<>(RankHardware.class));
+
+    /**
      * Dead letters: the original bytes of what could not be read or processed, with the standard
      * {@code __streams.errors.*} headers (the agent uses the same header names).
      */
@@ -129,6 +136,7 @@ public final class Topics {
                 HOST_STEPS,
                 HOST_VERDICTS,
                 HOST_BASELINES,
+                RANK_HARDWARE,
                 SERVICE_EVENTS,
                 SERVICE_REQUESTS,
                 SERVICE_BATCHES,

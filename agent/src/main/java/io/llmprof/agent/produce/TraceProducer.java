@@ -6,6 +6,7 @@ import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.Severity;
 import io.llmprof.events.TopicBootstrap;
@@ -342,6 +343,16 @@ public final class TraceProducer implements AutoCloseable {
                 new ProducerRecord<>(Topics.ANOMALIES.name(), utf8(key(job, rank, problem)), value),
                 tracker,
                 Outcome.NONE);
+    }
+
+    /**
+     * Sends where a rank ran to {@code llmprof.rank-hardware} (key {@code <job>/<rank>}: the latest record per key is
+     * the current one); failures are reported to {@code tracker}.
+     */
+    public void sendHardware(RankHardware hardware, Tracker tracker) {
+        byte[] value = Topics.RANK_HARDWARE.valueSerde().serializer().serialize(Topics.RANK_HARDWARE.name(), hardware);
+        sendRecord(
+                new ProducerRecord<>(Topics.RANK_HARDWARE.name(), utf8(hardware.key()), value), tracker, Outcome.NONE);
     }
 
     /**

@@ -5,16 +5,20 @@ import io.llmprof.agent.kineto.ProblemChunks;
 import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceMetadata;
 import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceBatch.Lane;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -32,6 +36,10 @@ import java.util.function.LongSupplier;
  * first checkpoint {@link #CHUNK_WAIT_NANOS} after its first problem, so {@code agent watch} reports problems within
  * about a second without cutting a chunk at every batch. The listener is told the problems whose report Kafka
  * acknowledged; a full chunk is checkpointed at once, so a restart re-reads and reports only the problems after it.
+ *
+ * <p>Each rank's hardware ({@link TraceMetadata#hardware}: the file's {@code deviceProperties} and {@code
+ * distributedInfo} for the device of the rank's first GPU activity, what `analyze layers` reports) goes to {@code
+ * llmprof.rank-hardware} when that activity is shipped.
  */
 public final class TraceShipper {
     /** Called before each batch is sent: pacing. */
@@ -189,7 +197,7 @@ public final class TraceShipper {
      * @throws InterruptedIOException when the thread is interrupted
      */
     public Result ship(Path file, String job, String run, ShipOptions options) throws IOException {
-        Run r = new Run(job, options, file.getFileName().toString());
+        Run r = new Run(job, options, file.getFileName().toString(), TraceMetadata.read(file));
         TraceBatcher batcher = new TraceBatcher(
                 job,
                 run,
@@ -259,10 +267,15 @@ public final class TraceShipper {
         private DeliveryException stopped;
         /** Problems reported as of the last checkpoint (acknowledged). */
         private long problemsCheckpointed;
+        /** What the file says about where its ranks ran ({@code deviceProperties}, {@code distributedInfo}). */
+        private final TraceMetadata metadata;
+        /** Ranks whose hardware was sent: at their first GPU activity, as `analyze layers` takes it. */
+        private final Set<String> hardwareSent = new HashSet<>();
 
-        Run(String job, ShipOptions options, String fileName) {
+        Run(String job, ShipOptions options, String fileName, TraceMetadata metadata) {
             this.job = job;
             this.options = options;
+            this.metadata = metadata;
             this.tracker = new TraceProducer.Tracker(fileName);
             this.problemsCheckpointed = options.problemsAlreadySent();
             options.resume()
@@ -291,6 +304,9 @@ public final class TraceShipper {
                     throw stopped;
                 }
                 return;
+            }
+            if (batch.lane() == Lane.GPU && !hardwareSent.contains(batch.rank())) {
+                sendHardware(batch);
             }
             long resumeAt = options.resume().get(batch.rank(), batch.lane());
             TraceBatch toSend = batch;
@@ -331,6 +347,31 @@ public final class TraceShipper {
                 }
             } catch (DeliveryException e) {
                 stop(e);
+            }
+        }
+
+        /**
+         * Where the batch's rank ran, once its first GPU activity is here: the device of that event with the file's
+         * metadata (a resumed run sends it again; the latest record per rank is the current one).
+         */
+        private void sendHardware(TraceBatch batch) {
+            for (io.llmprof.events.TraceEvent e : batch.events()) {
+                if (e.kind().isGpuActivity()) {
+                    hardwareSent.add(batch.rank());
+                    try {
+                        producer.sendHardware(
+                                new RankHardware(
+                                        batch.job(),
+                                        batch.run(),
+                                        batch.rank(),
+                                        batch.source(),
+                                        metadata.hardware(e.device())),
+                                tracker);
+                    } catch (DeliveryException failed) {
+                        stop(failed);
+                    }
+                    return;
+                }
             }
         }
 
