@@ -1,7 +1,7 @@
 // The llmprof page: hash routes (#/overview, #/passes, ...), one view shown at a time, one EventSource on
 // /api/live feeding every view. Each view module exports {name, title, topics, fetch(ctx), render(body, data, ctx)}
 // and optionally onPasses(passes, ctx) (live pass summaries) and refresh(ctx) (instead of a full reload).
-import { el, getJson, disposeCharts, throttle, apiToken, TokenEventSource } from './lib.js';
+import { el, getJson, disposeCharts, throttle, apiToken, setHardware, TokenEventSource } from './lib.js';
 import overview from './views/overview.js';
 import passes from './views/passes.js';
 import crossRank from './views/crossrank.js';
@@ -33,6 +33,10 @@ const ctx = {
       .filter((r) => ctx.job === null || r.job === ctx.job)
       .map((r) => r.rank)
       .sort((a, b) => (isNaN(a) || isNaN(b) ? a.localeCompare(b) : Number(a) - Number(b)));
+  },
+  /** The /api/ranks item of a rank of the chosen job (null when not known). */
+  rankInfo(rank) {
+    return ctx.ranks.find((r) => String(r.rank) === String(rank) && (ctx.job === null || r.job === ctx.job)) ?? null;
   },
 };
 window.llmprof = ctx; // for people poking at the page, and for the browser tests' probes
@@ -92,6 +96,19 @@ const refreshCurrent = throttle(() => {
   else show(view.name, { keepScroll: true });
 }, 1000);
 
+/** Where ranks ran changed (llmprof.rank-hardware): reload the ranks, update the shown hardware lines in place. */
+const refreshHardware = throttle(async () => {
+  try {
+    await loadRanks();
+  } catch (e) {
+    console.warn('ranks reload failed:', e.message);
+    return;
+  }
+  for (const n of document.querySelectorAll('[data-hardware]')) {
+    setHardware(n, ctx.ranks.find((r) => r.key === n.dataset.hardware));
+  }
+}, 1000);
+
 function route() {
   const name = (location.hash.replace(/^#\/?/, '').split('?')[0] || 'overview').trim();
   show(byName.has(name) ? name : 'overview');
@@ -142,6 +159,7 @@ function startLive() {
     for (const t of topics) ctx.topicCounts[t] = (ctx.topicCounts[t] ?? 0) + data.topics[t];
     const view = byName.get(ctx.current);
     if (view && topics.some((t) => view.topics.includes(t))) refreshCurrent();
+    if (topics.includes('llmprof.rank-hardware')) refreshHardware();
   });
   ctx.eventSource = es;
 }

@@ -253,6 +253,23 @@ export function note(text, attrs = {}) {
   return el('p', { class: 'note', ...attrs }, text);
 }
 
+/**
+ * Where a rank ran: its `hardware_line` from /api/ranks (`r` an item of it) as a note, hidden while no hardware
+ * record of the rank arrived. `data-hardware` holds the rank key, so setHardware() can fill it in live.
+ */
+export function hardwareNote(r) {
+  const n = el('p', { class: 'note', 'data-hardware': r?.key ?? '' });
+  setHardware(n, r);
+  return n;
+}
+
+/** Sets a hardwareNote's line: as text only (textContent), never parsed as markup. */
+export function setHardware(n, r) {
+  const line = r?.hardware_line ?? '';
+  n.textContent = line;
+  n.hidden = line === '';
+}
+
 /** Common axis/tooltip defaults of the charts. */
 export const base = {
   grid: { left: 60, right: 20, top: 36, bottom: 40, containLabel: true },

@@ -1,6 +1,6 @@
 // #/host: host overhead of a rank (verdict per phase, M1..M5 over time, gap buckets, graph coverage, launches,
 // findings) and of its job (stragglers, baseline comparison).
-import { ApiError, authFetch, base, chart, el, fmt, getJson, getJsonOr, note, panel, pct, qs, select, table } from '../lib.js';
+import { ApiError, authFetch, base, chart, el, fmt, getJson, getJsonOr, hardwareNote, note, panel, pct, qs, select, table } from '../lib.js';
 
 /** The metrics HostMetrics reports, with the threshold names (m1..m5) of ANALYSIS.md section 3. */
 export const METRICS = [
@@ -151,7 +151,7 @@ export default {
       el('div', { 'data-finding': f.kind }, el('span', { class: 'pill ' + f.severity }, `${f.severity} ${f.kind}`), ' ', f.summary, el('ul', {}, (f.evidence ?? []).map((x) => el('li', {}, x)))),
     );
     body.append(
-      panel(`Rank ${st.rank}, job ${ctx.job}`, [el('label', {}, 'rank ', picker)], summary, verdicts),
+      panel(`Rank ${st.rank}, job ${ctx.job}`, [el('label', {}, 'rank ', picker)], hardwareNote(ctx.rankInfo(st.rank)), summary, verdicts),
       panel(`M1..M5 over time (${hist.length} points)`, null, hc.div),
       el('div', { class: 'grid2' }, panel('GPU idle gaps by length', null, gc.div), panel('Launch and sync APIs', null, launches)),
       panel('Eager kernels (not from a CUDA graph) and their launch source', null, eagerNote, eagerTable),

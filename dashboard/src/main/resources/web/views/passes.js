@@ -1,7 +1,7 @@
 // #/passes: a live pass timeline per rank; click a pass -> per-layer stacked bars by category and a layer table;
 // click a layer -> its kernel table; pick a second layer -> compare; layer-type clusters; "Open in Perfetto" for the
 // pass and each layer.
-import { ApiError, base, chart, el, fmt, getJson, getJsonOr, note, panel, qs, select, table, throttle } from '../lib.js';
+import { ApiError, base, chart, el, fmt, getJson, getJsonOr, hardwareNote, note, panel, qs, select, table, throttle } from '../lib.js';
 import { perfettoPanel } from './perfetto.js';
 
 /** Points of the timeline (the server buckets consecutive passes beyond this; live points shift the oldest out). */
@@ -137,6 +137,7 @@ export default {
       panel(
         `Pass timeline, rank ${st.rank}`,
         [el('label', {}, 'rank ', rankPicker)],
+        hardwareNote(ctx.rankInfo(st.rank)),
         c.div,
         note(
           st.bucketed

@@ -2,7 +2,9 @@ package io.llmprof.dashboard;
 
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.Segment;
+import io.llmprof.events.view.HardwareView;
 import java.util.List;
 import java.util.Map;
 
@@ -98,5 +100,34 @@ public final class Fixtures {
                 20,
                 1,
                 Map.of("gemm", 500_000L, "attention", 250_000L));
+    }
+
+    /**
+     * Where a rank ran, as the agent sends it: an H100 on device {@code device} of 8, NCCL world size 2, TP 2 from a
+     * process group, EP not stated ({@code ep} and {@code gpu_note} null, written as null).
+     */
+    public static RankHardware hardware(String job, String rank, int device) {
+        return new RankHardware(job, "run-1", rank, "/traces/rank" + rank + ".json", view(device));
+    }
+
+    public static HardwareView view(int device) {
+        return new HardwareView(
+                device,
+                "NVIDIA H100 80GB HBM3",
+                null,
+                132,
+                85_029_158_912L,
+                "9.0",
+                8,
+                "nccl",
+                String.valueOf(device),
+                2,
+                2,
+                "process group 1 (pg_desc tp)",
+                null,
+                "not stated: no process group names EP",
+                List.of(
+                        new HardwareView.GroupView("0", "default_pg", "nccl", 2),
+                        new HardwareView.GroupView("1", "tp", "nccl", 2)));
     }
 }

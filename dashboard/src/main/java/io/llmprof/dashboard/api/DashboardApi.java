@@ -56,7 +56,10 @@ import org.slf4j.LoggerFactory;
  *       {name: text},"value_bytes", "value_preview"}]}}, newest first; stack traces and absolute paths only with
  *       {@code --show-internals}
  *   <li>{@code GET /api/ranks[?job=J]}: each rank with its state ({@code state} live|idle, {@code last_seen_ms},
- *       {@code incomplete_held}, {@code anomalies}; see {@link RankView})
+ *       {@code incomplete_held}, {@code anomalies}) and where it ran ({@code hardware}, {@code hardware_line}; see
+ *       {@link RankView})
+ *   <li>{@code GET /api/ranks/{rank}/hardware[?job=J]}: the rank's latest {@code llmprof.rank-hardware} record
+ *       {@code {"job","run","rank","source","hardware"}}; 404 {@code no_hardware} until the agent sent one
  *   <li>{@code GET /api/ranks/{rank}/passes[?job=J][&limit=N]}: newest first, without layers
  *   <li>{@code GET /api/ranks/{rank}/passes/{index}[?job=J]}: one pass with its layers
  *   <li>{@code GET /api/ranks/{rank}/clusters[?job=J][&window=N][&phase=P]}: layer-type statistics over the
@@ -239,6 +242,7 @@ public final class DashboardApi {
                 router.before(SecurityHeaders::apply);
                 router.get("/api/ranks", ranks::ranks);
                 router.get("/api/ranks/{rank}/passes", ranks::passes);
+                router.get("/api/ranks/{rank}/hardware", ranks::hardware);
                 router.get("/api/ranks/{rank}/passes/{index}", ranks::pass);
                 router.get("/api/ranks/{rank}/clusters", clusters::clusters);
                 router.get("/api/ranks/{rank}/passes/{index}/layers/{layer}/kernels", layers::kernels);

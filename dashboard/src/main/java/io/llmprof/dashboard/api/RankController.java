@@ -1,10 +1,12 @@
 package io.llmprof.dashboard.api;
 
 import io.javalin.http.Context;
+import io.llmprof.dashboard.store.Internals;
 import io.llmprof.dashboard.store.PassLookup;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.dashboard.store.QualityStore;
 import io.llmprof.dashboard.store.StoredPass;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.view.PassView;
 import java.util.List;
@@ -16,11 +18,14 @@ final class RankController {
     private final PassStore store;
     private final QualityStore quality;
     private final RankResolver resolver;
+    /** Resolves over the ranks with a hardware record too: it may come before the rank's first pass. */
+    private final RankResolver hardwareResolver;
 
     RankController(PassStore store, QualityStore quality) {
         this.store = store;
         this.quality = quality;
         this.resolver = new RankResolver(store);
+        this.hardwareResolver = new RankResolver(store, store.hardware());
     }
 
     /** {@code GET /api/ranks[?job=]}. */
@@ -29,7 +34,14 @@ final class RankController {
         long now = store.clock().millis();
         ctx.json(new RanksResponse(store.ranks().stream()
                 .filter(r -> job == null || r.job().equals(job))
-                .map(r -> RankView.of(r, now, quality.anomalyCount(r.job(), r.rank())))
+                .map(r -> RankView.of(
+                        r,
+                        now,
+                        quality.anomalyCount(r.job(), r.rank()),
+                        store.hardware()
+                                .get(r.key())
+                                .map(RankHardware::hardware)
+                                .orElse(null)))
                 .toList()));
     }
 
@@ -69,6 +81,28 @@ final class RankController {
                             + RankView.passesUrl(RankKey.job(key), RankKey.rank(key))
                             + " lists the passes held");
         }
+    }
+
+    /** {@code GET /api/ranks/{rank}/hardware[?job=]}: the rank's latest record of llmprof.rank-hardware, as sent. */
+    void hardware(Context ctx) {
+        String rank = Params.pathName(ctx, "rank");
+        String key = hardwareResolver.resolve(rank, ctx.queryParam("job"));
+        RankHardware hardware = store.hardware()
+                .get(key)
+                .orElseThrow(() -> ApiException.notFound(
+                        "no_hardware",
+                        "no hardware record of " + key + " has arrived (or it was dropped for newer ranks); the agent"
+                                + " sends one on llmprof.rank-hardware when it ships the rank's trace file"));
+        if (!quality.showInternals() && hardware.source() != null) {
+            // the trace file's absolute path, as dead letters show it: its name only, unless --show-internals
+            hardware = new RankHardware(
+                    hardware.job(),
+                    hardware.run(),
+                    hardware.rank(),
+                    Internals.redact(hardware.source()),
+                    hardware.hardware());
+        }
+        ctx.json(hardware);
     }
 
     private static PassView withoutLayers(StoredPass stored) {

@@ -1,9 +1,11 @@
 package io.llmprof.dashboard.api;
 
+import io.llmprof.dashboard.store.HardwareStore;
 import io.llmprof.dashboard.store.HostStore;
 import io.llmprof.dashboard.store.PassStore;
 import io.llmprof.events.RankKey;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -19,6 +21,19 @@ final class RankResolver {
 
     RankResolver(PassStore store) {
         this(key -> store.rank(key).isPresent(), store::keysOfRank, "GET /api/ranks lists the known ranks");
+    }
+
+    /** Over the ranks with passes or layers and those with a hardware record (which may come before any pass). */
+    RankResolver(PassStore store, HardwareStore hardware) {
+        this(
+                key -> store.rank(key).isPresent() || hardware.get(key).isPresent(),
+                rank -> {
+                    TreeSet<String> keys = new TreeSet<>(store.keysOfRank(rank));
+                    keys.addAll(hardware.keysOfRank(rank));
+                    return List.copyOf(keys);
+                },
+                "ranks appear once a pass, layer or hardware record of theirs arrived (GET /api/ranks lists those with"
+                        + " passes)");
     }
 
     /** Over the ranks with host-overhead records. */

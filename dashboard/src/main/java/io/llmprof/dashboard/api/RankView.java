@@ -1,9 +1,11 @@
 package io.llmprof.dashboard.api;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 import io.llmprof.dashboard.store.RankSummary;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.view.HardwareView;
 import io.llmprof.events.view.Micros;
 import java.math.BigDecimal;
 import java.net.URLEncoder;
@@ -15,7 +17,9 @@ import java.nio.charset.StandardCharsets;
  * the rank arrived within the last {@link #LIVE_WINDOW_MS} ms (by the dashboard's clock, so a dashboard
  * replaying its topics after a restart shows every rank live for that long), else {@value #IDLE} since {@code
  * last_seen_ms}; {@code incomplete_held} counts the held passes closed early; {@code anomalies} the anomalies
- * of this job and rank since the dashboard started.
+ * of this job and rank since the dashboard started. Where it ran: {@code hardware} is the {@link HardwareView} of its
+ * latest {@code llmprof.rank-hardware} record (as `analyze layers --format json` prints it under {@code
+ * ranks[].hardware}) and {@code hardware_line} its one-line text; both null (written) until that record arrives.
  */
 @JsonPropertyOrder({
     "key",
@@ -30,7 +34,9 @@ import java.nio.charset.StandardCharsets;
     "last_seen_ms",
     "incomplete_held",
     "anomalies",
-    "passes_url"
+    "passes_url",
+    "hardware",
+    "hardware_line"
 })
 public record RankView(
         @JsonProperty("key") String key,
@@ -45,12 +51,15 @@ public record RankView(
         @JsonProperty("last_seen_ms") long lastSeenMs,
         @JsonProperty("incomplete_held") int incompleteHeld,
         @JsonProperty("anomalies") long anomalies,
-        @JsonProperty("passes_url") String passesUrl) {
+        @JsonProperty("passes_url") String passesUrl,
+        @JsonProperty("hardware") @JsonInclude(JsonInclude.Include.ALWAYS) HardwareView hardware,
+        @JsonProperty("hardware_line") @JsonInclude(JsonInclude.Include.ALWAYS) String hardwareLine) {
     public static final String LIVE = "live";
     public static final String IDLE = "idle";
     public static final long LIVE_WINDOW_MS = 30_000;
 
-    static RankView of(RankSummary s, long nowMs, long anomalies) {
+    /** @param hardware where the rank ran, null when no record of it arrived */
+    static RankView of(RankSummary s, long nowMs, long anomalies, HardwareView hardware) {
         PassRecord last = s.lastPass().orElse(null);
         return new RankView(
                 s.key(),
@@ -65,7 +74,9 @@ public record RankView(
                 s.lastSeenMs(),
                 s.incompleteHeld(),
                 anomalies,
-                passesUrl(s.job(), s.rank()));
+                passesUrl(s.job(), s.rank()),
+                hardware,
+                hardware == null ? null : hardware.line(s.rank()));
     }
 
     static String passesUrl(String job, String rank) {

@@ -13,6 +13,7 @@ import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.JsonSerde;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
 import io.llmprof.events.host.HostStep;
@@ -65,6 +66,7 @@ public final class FeedHandler {
     private final TopicReader<Anomaly> anomalies = new TopicReader<>(Topics.ANOMALIES);
     private final TopicReader<HostStep> hostSteps = new TopicReader<>(Topics.HOST_STEPS);
     private final TopicReader<HostVerdict> hostVerdicts = new TopicReader<>(Topics.HOST_VERDICTS);
+    private final TopicReader<RankHardware> rankHardware = new TopicReader<>(Topics.RANK_HARDWARE);
     private final TopicReader<RequestRecord> serviceRequests = new TopicReader<>(Topics.SERVICE_REQUESTS);
     private final TopicReader<BatchRecord> serviceBatches = new TopicReader<>(Topics.SERVICE_BATCHES);
     private final TopicReader<ForwardRecord> serviceForwards = new TopicReader<>(Topics.SERVICE_FORWARDS);
@@ -153,6 +155,8 @@ public final class FeedHandler {
             } else if (topic.equals(Topics.HOST_BASELINES.name())) {
                 baseline(record);
                 applied = null;
+            } else if (topic.equals(Topics.RANK_HARDWARE.name())) {
+                applied = rankHardware(record);
             } else if (topic.equals(Topics.SERVICE_REQUESTS.name())) {
                 RequestRecord r = read(serviceRequests, record);
                 applied = r;
@@ -303,6 +307,29 @@ public final class FeedHandler {
         host.setBaseline(job, run);
         meters.hostRegression(
                 job, run == null ? null : metric -> host.regressionRatio(job, metric), HostStore.REGRESSION_METRICS);
+    }
+
+    /**
+     * Key job/rank, the latest record per key the current one; a null value (tombstone) forgets the key's record.
+     * Returns the record, null for a tombstone.
+     */
+    private RankHardware rankHardware(ConsumerRecord<byte[], byte[]> record) {
+        String key = record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8);
+        if (record.value() == null) {
+            if (key == null) {
+                throw new SerializationException("rank-hardware tombstone without a key (job/rank)");
+            }
+            store.hardware().remove(key);
+            return null;
+        }
+        RankHardware hardware = read(rankHardware, record);
+        // A record under another rank's key would outlive that key's tombstone.
+        if (key != null && !key.equals(hardware.key())) {
+            throw new SerializationException(
+                    "rank-hardware record of " + hardware.key() + " under key '" + key + "' (the key is job/rank)");
+        }
+        store.hardware().put(hardware);
+        return hardware;
     }
 
     /** Longest job or run name in a baseline mark (the API's own name limit). */

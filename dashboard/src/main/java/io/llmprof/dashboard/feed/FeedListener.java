@@ -13,7 +13,8 @@ public interface FeedListener {
     /**
      * @param topic the record's topic
      * @param value the record as read (a {@code PassRecord}, {@code Anomaly}, ...), null when it was kept
-     *     without being readable (an unreadable anomaly listed as such, a dead letter, a baseline mark)
+     *     without being readable (an unreadable anomaly listed as such, a dead letter, a baseline mark) or was a
+     *     tombstone that removed a rank's hardware record
      */
     void applied(String topic, Object value);
 

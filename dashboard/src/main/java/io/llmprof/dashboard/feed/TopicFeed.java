@@ -47,7 +47,8 @@ public final class TopicFeed implements AutoCloseable {
                 Topics.CROSS_RANK.name(),
                 Topics.HOST_STEPS.name(),
                 Topics.HOST_VERDICTS.name(),
-                Topics.HOST_BASELINES.name()));
+                Topics.HOST_BASELINES.name(),
+                Topics.RANK_HARDWARE.name()));
         topics.addAll(Topics.serviceOutputs());
         return List.copyOf(topics);
     }

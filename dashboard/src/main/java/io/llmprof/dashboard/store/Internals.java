@@ -33,7 +33,7 @@ public final class Internals {
     }
 
     /** The text with a pasted stack trace cut off (from its first frame) and absolute paths reduced to file names. */
-    static String redact(String text) {
+    public static String redact(String text) {
         if (text == null || text.isEmpty()) {
             return text;
         }

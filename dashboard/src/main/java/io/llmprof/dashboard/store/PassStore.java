@@ -29,6 +29,8 @@ public final class PassStore {
     private final StoreLimits limits;
     /** Cross-rank records (llmprof.cross-rank): as many jobs as ranks and passes per job as per rank. */
     private final CrossRankStore crossRank;
+    /** Where each rank ran (llmprof.rank-hardware): as many ranks as passes are kept for. */
+    private final HardwareStore hardware;
     /** Least recently updated first: every write moves its rank to the end. */
     private final LinkedHashMap<String, RankHistory> ranks = new LinkedHashMap<>();
 
@@ -43,6 +45,7 @@ public final class PassStore {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.crossRank = new CrossRankStore(limits.maxRanks(), limits.maxPassesPerRank());
+        this.hardware = new HardwareStore(limits.maxRanks());
     }
 
     /** The clock of {@link RankSummary#lastSeenMs()}: readers judge "live" against the same time. */
@@ -53,6 +56,11 @@ public final class PassStore {
     /** The cross-rank view of each job (its own lock: the two stores are independent). */
     public CrossRankStore crossRank() {
         return crossRank;
+    }
+
+    /** Where each rank ran (its own lock, like {@link #crossRank()}); a rank may have it before any pass. */
+    public HardwareStore hardware() {
+        return hardware;
     }
 
     public StoreLimits limits() {

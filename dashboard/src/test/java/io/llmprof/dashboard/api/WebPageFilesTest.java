@@ -195,6 +195,27 @@ class WebPageFilesTest {
         }
     }
 
+    /**
+     * A rank's {@code hardware_line} (from the agent's trace file, so data) reaches the document in one place, set as
+     * textContent, and every view that shows a rank's header shows it through that helper.
+     */
+    @Test
+    void theHardwareLineIsShownAsTextOnly() throws Exception {
+        TestHttp http = start();
+        String lib = http.get("/lib.js").body();
+        assertThat(lib).containsPattern("const line = r\\?\\.hardware_line \\?\\? '';\\s*n\\.textContent = line;");
+        assertThat(lib.split("hardware_line", -1))
+                .as("uses of hardware_line in lib.js")
+                .hasSize(3); // doc + code
+        for (String path : List.of("/app.js", "/views/passes.js", "/views/host.js")) {
+            String js = http.get(path).body();
+            assertThat(js).as(path).doesNotContain("hardware_line");
+        }
+        assertThat(http.get("/views/passes.js").body()).contains("hardwareNote(ctx.rankInfo(st.rank))");
+        assertThat(http.get("/views/host.js").body()).contains("hardwareNote(ctx.rankInfo(st.rank))");
+        assertThat(http.get("/app.js").body()).contains("setHardware(n, ");
+    }
+
     /** A relative module specifier ('./x.js', '../x.js') against the importing file's path. */
     static String resolve(String from, String spec) {
         Deque<String> parts = new ArrayDeque<>(List.of(from.substring(1).split("/")));

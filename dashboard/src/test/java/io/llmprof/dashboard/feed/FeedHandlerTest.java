@@ -1,5 +1,6 @@
 package io.llmprof.dashboard.feed;
 
+import static io.llmprof.dashboard.Fixtures.hardware;
 import static io.llmprof.dashboard.Fixtures.layer;
 import static io.llmprof.dashboard.Fixtures.pass;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -12,6 +13,7 @@ import io.llmprof.dashboard.store.StoreLimits;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.DeadLetterHeaders;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.Topic;
 import io.llmprof.events.Topics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -94,6 +96,59 @@ class FeedHandlerTest {
 
         assertThat(badRecords(topic)).isEqualTo(2);
         assertThat(store.ranks()).isEmpty();
+    }
+
+    @Test
+    void keepsTheLatestHardwareRecordOfARankAndForgetsItOnATombstone() {
+        java.util.List<Object> told = new java.util.ArrayList<>();
+        FeedHandler h = new FeedHandler(
+                store,
+                new io.llmprof.dashboard.store.HostStore(8, io.llmprof.dashboard.store.HostStore.DEFAULT_MAX_JOBS),
+                new io.llmprof.dashboard.store.ServiceStore(io.llmprof.dashboard.store.ServiceLimits.defaults()),
+                new io.llmprof.dashboard.store.QualityStore(),
+                new DashboardMeters(registry, 8),
+                (topic, value) -> told.add(topic + "=" + value));
+        RankHardware first = hardware("job", "0", 0);
+        RankHardware later = hardware("job", "0", 5);
+
+        assertThat(h.handle(record(Topics.RANK_HARDWARE, first, 0))).isTrue();
+        assertThat(h.handle(record(Topics.RANK_HARDWARE, later, 1))).isTrue();
+        assertThat(store.hardware().get("job/0")).contains(later);
+
+        assertThat(h.handle(raw(Topics.RANK_HARDWARE.name(), null))).isTrue(); // key job/0, no value
+        assertThat(store.hardware().get("job/0")).isEmpty();
+        assertThat(told)
+                .containsExactly(
+                        "llmprof.rank-hardware=" + first,
+                        "llmprof.rank-hardware=" + later,
+                        "llmprof.rank-hardware=null");
+        assertThat(registry.find(DashboardMeters.BAD_RECORDS).counters()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(
+            strings = {
+                "{broken",
+                "{\"job\":\"job\",\"rank\":\"0\"}",
+                "{\"job\":\"job\",\"rank\":\"1\",\"hardware\":{\"devices_listed\":1}}"
+            })
+    void countsAnUnreadableHardwareRecordAndKeepsNothingOfIt(String value) {
+        // not JSON; without hardware; of rank 1 under the key job/0
+        assertThat(handler.handle(raw(Topics.RANK_HARDWARE.name(), value))).isFalse();
+
+        assertThat(badRecords(Topics.RANK_HARDWARE.name())).isEqualTo(1);
+        assertThat(store.hardware().size()).isZero();
+    }
+
+    @Test
+    void countsAHardwareTombstoneWithoutKeyAsUnreadable() {
+        store.hardware().put(hardware("job", "0", 0));
+
+        assertThat(handler.handle(new ConsumerRecord<byte[], byte[]>(Topics.RANK_HARDWARE.name(), 0, 0L, null, null)))
+                .isFalse();
+
+        assertThat(badRecords(Topics.RANK_HARDWARE.name())).isEqualTo(1);
+        assertThat(store.hardware().get("job/0")).isPresent();
     }
 
     @ParameterizedTest

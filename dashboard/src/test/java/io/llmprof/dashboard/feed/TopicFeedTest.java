@@ -1,5 +1,6 @@
 package io.llmprof.dashboard.feed;
 
+import static io.llmprof.dashboard.Fixtures.hardware;
 import static io.llmprof.dashboard.Fixtures.pass;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -64,6 +65,21 @@ class TopicFeedTest {
 
         await().atMost(WAIT).until(() -> feed.status().records() == 1);
         assertThat(store.pass("job/0", 1)).isInstanceOf(PassLookup.Found.class);
+        assertThat(feed.status().badRecords()).isEqualTo(1);
+        assertThat(feed.status().up()).isTrue();
+    }
+
+    @Test
+    void readsWhereEachRankRanAndCountsAnUnreadableHardwareRecord() {
+        createTopics();
+        feed.start();
+        await().atMost(WAIT).until(() -> feed.status().up());
+
+        consumer.addRecord(FeedHandlerTest.raw(Topics.RANK_HARDWARE.name(), "{broken"));
+        consumer.addRecord(FeedHandlerTest.record(Topics.RANK_HARDWARE, hardware("job", "0", 0), 1));
+
+        await().atMost(WAIT).until(() -> feed.status().records() == 1);
+        assertThat(store.hardware().get("job/0")).contains(hardware("job", "0", 0));
         assertThat(feed.status().badRecords()).isEqualTo(1);
         assertThat(feed.status().up()).isTrue();
     }
