@@ -292,6 +292,25 @@ class WebPageIT {
                 .contains("0 eager kernel(s)");
     }
 
+    /** The passes view says where its rank ran: the rank's hardware_line of /api/ranks, as text. */
+    @Test
+    @Order(3)
+    void passesViewShowsWhereTheRankRan() {
+        open("passes", "ready");
+        By line = By.cssSelector("section[data-view='passes'] p[data-hardware]");
+        browser.await("a hardware line", d -> !d.findElement(line).getText().isBlank());
+        WebElement shown = browser.driver.findElement(line);
+        String key = shown.getAttribute("data-hardware");
+        String expected = null;
+        for (JsonNode r : get("/api/ranks?job=demo").path("ranks")) {
+            if (r.path("key").asText().equals(key)) {
+                expected = r.path("hardware_line").asText();
+            }
+        }
+        assertThat(expected).as("hardware_line of %s", key).startsWith("rank ");
+        assertThat(shown.getText()).isEqualTo(expected).contains(": GPU ");
+    }
+
     @Test
     @Order(3)
     void overviewListsEveryRankOfTheJob() {
