@@ -197,7 +197,7 @@ public final class TraceShipper {
      * @throws InterruptedIOException when the thread is interrupted
      */
     public Result ship(Path file, String job, String run, ShipOptions options) throws IOException {
-        Run r = new Run(job, options, file.getFileName().toString(), TraceMetadata.read(file));
+        Run r = new Run(job, options, file);
         TraceBatcher batcher = new TraceBatcher(
                 job,
                 run,
@@ -267,16 +267,21 @@ public final class TraceShipper {
         private DeliveryException stopped;
         /** Problems reported as of the last checkpoint (acknowledged). */
         private long problemsCheckpointed;
-        /** What the file says about where its ranks ran ({@code deviceProperties}, {@code distributedInfo}). */
-        private final TraceMetadata metadata;
+
+        private final Path file;
+        /**
+         * What the file says about where its ranks ran ({@code deviceProperties}, {@code distributedInfo}), read at
+         * the first GPU activity: a file without any (a CPU-only trace) is not read for it.
+         */
+        private TraceMetadata metadata;
         /** Ranks whose hardware was sent: at their first GPU activity, as `analyze layers` takes it. */
         private final Set<String> hardwareSent = new HashSet<>();
 
-        Run(String job, ShipOptions options, String fileName, TraceMetadata metadata) {
+        Run(String job, ShipOptions options, Path file) {
             this.job = job;
             this.options = options;
-            this.metadata = metadata;
-            this.tracker = new TraceProducer.Tracker(fileName);
+            this.file = file;
+            this.tracker = new TraceProducer.Tracker(file.getFileName().toString());
             this.problemsCheckpointed = options.problemsAlreadySent();
             options.resume()
                     .next()
@@ -358,6 +363,9 @@ public final class TraceShipper {
             for (io.llmprof.events.TraceEvent e : batch.events()) {
                 if (e.kind().isGpuActivity()) {
                     hardwareSent.add(batch.rank());
+                    if (metadata == null) {
+                        metadata = TraceMetadata.read(file);
+                    }
                     try {
                         producer.sendHardware(
                                 new RankHardware(
