@@ -1,6 +1,7 @@
 package io.llmprof.events;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,8 +12,10 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.slf4j.Logger;
@@ -26,6 +29,8 @@ import org.slf4j.LoggerFactory;
 public final class TopicBootstrap {
     private static final Logger LOG = LoggerFactory.getLogger(TopicBootstrap.class);
     private static final long TIMEOUT_S = 30;
+    /** How long {@link #awaitServed} waits for partitions' leaders to serve them. */
+    static final long SERVED_WAIT_S = 15;
 
     private TopicBootstrap() {}
 
@@ -115,12 +120,39 @@ public final class TopicBootstrap {
                         brokers);
             }
             List<String> mismatches = check.isEmpty() ? List.of() : mismatches(admin, check, layout, rf);
+            awaitServed(admin, Topics.all(), kafka);
             return new Applied(brokers, rf, minIsr, created, mismatches);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics on " + kafka, e);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("cannot create llmprof topics on " + kafka + ": " + e, e);
+        }
+    }
+
+    /**
+     * Waits (at most {@value #SERVED_WAIT_S} s) until the leader of every partition of {@code names} serves it: asks each
+     * for its latest offset, which the admin client retries while a leader answers NOT_LEADER_OR_FOLLOWER. A broker
+     * names a new partition's leader in its metadata before that leader has created the partition; an idempotent
+     * producer with several requests in flight can then have its first request refused and a later one appended,
+     * and the first is refused as out of order for ever (KAFKA-15591, fixed in brokers from Kafka 4.5): with
+     * the agent's unlimited delivery timeout that was a replay waiting without end, with a limited one, lost
+     * records. A partition still not served at the deadline (its leader down) gets a WARN, never a failure.
+     */
+    static void awaitServed(Admin admin, Collection<String> names, KafkaConnection kafka) throws InterruptedException {
+        try {
+            Map<String, TopicDescription> described =
+                    admin.describeTopics(names).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetSpec> partitions = new HashMap<>();
+            described.forEach((name, d) -> d.partitions()
+                    .forEach(p -> partitions.put(new TopicPartition(name, p.partition()), OffsetSpec.latest())));
+            admin.listOffsets(partitions).all().get(SERVED_WAIT_S, TimeUnit.SECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn(
+                    "not every partition of llmprof's topics on {} is served by its leader yet ({}); writes to such a"
+                            + " partition wait for it",
+                    kafka,
+                    e.getCause() == null ? e.toString() : e.getCause().toString());
         }
     }
 
