@@ -49,6 +49,8 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final int BIND_ATTEMPTS = 3;
+    /** How long {@link #close()} waits for the broker to shut down (Kafka's controlled shutdown alone may take 5 min). */
+    static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(90);
 
     private final BrokerConfig config;
     private final String internalPassword = Uuid.randomUuid().toString();
@@ -125,22 +127,47 @@ public final class EmbeddedKafka implements AutoCloseable {
         return startDuration;
     }
 
-    /** Shuts the broker down, waits for it, and deletes the data directory if it was a temp one. */
+    /**
+     * Shuts the broker down, waits for it at most {@link #SHUTDOWN_WAIT}, and deletes the data directory if it was a
+     * temp one (only after a shutdown that finished).
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        boolean stopped = true;
         if (server != null) {
+            KafkaRaftServer s = server;
+            Thread shutdown = new Thread(
+                    () -> {
+                        try {
+                            s.shutdown();
+                            s.awaitShutdown();
+                        } catch (RuntimeException e) {
+                            LOG.warn("Kafka broker on port {} did not shut down cleanly: {}", port, e.toString());
+                        }
+                    },
+                    "llmprof-broker-shutdown-" + port);
+            shutdown.setDaemon(true);
+            shutdown.start();
             try {
-                server.shutdown();
-                server.awaitShutdown();
-            } catch (RuntimeException e) {
-                LOG.warn("Kafka broker on port {} did not shut down cleanly: {}", port, e.toString());
+                shutdown.join(SHUTDOWN_WAIT.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (shutdown.isAlive()) {
+                // a shutdown that never ends (waiting on a controller, a request handler) must not hold the caller
+                // (Ctrl-C of the demo, a test's teardown) forever; the broker's threads are left to the process's end
+                stopped = false;
+                LOG.warn(
+                        "Kafka broker on port {} did not shut down within {} s; going on without waiting for it",
+                        port,
+                        SHUTDOWN_WAIT.toSeconds());
             }
         }
-        if (temporaryDir && dataDir != null) {
+        if (stopped && temporaryDir && dataDir != null) {
             try {
                 Utils.delete(dataDir.toFile());
             } catch (IOException e) {

@@ -42,6 +42,8 @@ class StreamsKillIT {
     static final Duration DEADLINE = Duration.ofSeconds(180);
     /** Start of a JVM, a rebalance and recovery; the consumer's default session timeout alone was 45 s. */
     static final Duration HANDOVER = Duration.ofSeconds(40);
+    /** The replay stops (and the test fails saying so) after this long without an acknowledgement from the broker. */
+    static final Duration GIVE_UP = Duration.ofMinutes(2);
 
     @TempDir
     Path tmp;
@@ -62,7 +64,8 @@ class StreamsKillIT {
             Replayer.Summary summary = new Replayer(
                             Replayer.Options.defaults(kafka.bootstrapServers())
                                     .withJob("kill")
-                                    .withProgress(false),
+                                    .withProgress(false)
+                                    .withGiveUpAfter(GIVE_UP),
                             registry)
                     .replay(synth.files());
             assertThat(summary.ok()).isTrue();
@@ -147,7 +150,8 @@ class StreamsKillIT {
             Replayer replayer = new Replayer(
                     Replayer.Options.defaults(kafka.bootstrapServers())
                             .withJob("kill")
-                            .withProgress(false),
+                            .withProgress(false)
+                            .withGiveUpAfter(GIVE_UP),
                     registry);
             // the topics first, as every component makes them, so that both instances get a share
             io.llmprof.events.TopicLayout layout = io.llmprof.events.TopicLayout.defaults();
