@@ -322,6 +322,11 @@ public final class FeedHandler {
             store.hardware().remove(key);
             return null;
         }
+        if (record.value().length > MAX_HARDWARE_BYTES) {
+            // the agent writes about 1 KB (256 process groups at most); memory stays bounded by max ranks x this
+            throw new SerializationException(
+                    "rank-hardware record of " + record.value().length + " bytes (at most " + MAX_HARDWARE_BYTES + ")");
+        }
         RankHardware hardware = read(rankHardware, record);
         // A record under another rank's key would outlive that key's tombstone.
         if (key != null && !key.equals(hardware.key())) {
@@ -331,6 +336,9 @@ public final class FeedHandler {
         store.hardware().put(hardware);
         return hardware;
     }
+
+    /** Largest rank-hardware record kept (bytes of its JSON). */
+    static final int MAX_HARDWARE_BYTES = 64 * 1024;
 
     /** Longest job or run name in a baseline mark (the API's own name limit). */
     static final int MAX_MARK_NAME = 256;

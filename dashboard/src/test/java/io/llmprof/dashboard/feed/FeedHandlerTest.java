@@ -141,6 +141,23 @@ class FeedHandlerTest {
     }
 
     @Test
+    void countsAnOversizedHardwareRecordAndKeepsNothingOfIt() {
+        // readable, of the right rank, but larger than any the agent writes: memory stays bounded per rank
+        String value = "{\"job\":\"job\",\"rank\":\"0\",\"source\":\"" + "x".repeat(FeedHandler.MAX_HARDWARE_BYTES)
+                + "\",\"hardware\":{\"devices_listed\":1}}";
+        assertThat(handler.handle(raw(Topics.RANK_HARDWARE.name(), value))).isFalse();
+
+        assertThat(badRecords(Topics.RANK_HARDWARE.name())).isEqualTo(1);
+        assertThat(store.hardware().size()).isZero();
+        // the same record at a normal size is kept
+        assertThat(handler.handle(raw(
+                        Topics.RANK_HARDWARE.name(),
+                        "{\"job\":\"job\",\"rank\":\"0\",\"source\":\"x\",\"hardware\":{\"devices_listed\":1}}")))
+                .isTrue();
+        assertThat(store.hardware().size()).isOne();
+    }
+
+    @Test
     void countsAHardwareTombstoneWithoutKeyAsUnreadable() {
         store.hardware().put(hardware("job", "0", 0));
 
