@@ -320,6 +320,7 @@ public final class FeedHandler {
                 throw new SerializationException("rank-hardware tombstone without a key (job/rank)");
             }
             store.hardware().remove(key);
+            meters.rankHardwareRemoved(key);
             return null;
         }
         if (record.value().length > MAX_HARDWARE_BYTES) {
@@ -333,7 +334,8 @@ public final class FeedHandler {
             throw new SerializationException(
                     "rank-hardware record of " + hardware.key() + " under key '" + key + "' (the key is job/rank)");
         }
-        store.hardware().put(hardware);
+        store.hardware().put(hardware).ifPresent(dropped -> meters.rankHardwareRemoved(dropped.key()));
+        meters.rankHardware(hardware);
         return hardware;
     }
 

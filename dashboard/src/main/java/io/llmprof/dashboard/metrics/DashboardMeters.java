@@ -3,6 +3,7 @@ package io.llmprof.dashboard.metrics;
 import io.llmprof.events.Anomaly;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.RankKey;
 import io.llmprof.events.host.HostAssessment;
 import io.llmprof.events.host.HostDrillDown;
@@ -40,6 +41,7 @@ import java.util.function.ToDoubleFunction;
  * as {@code llmprof_pass_wall_seconds_*} and counters with {@code _total}. Tag values are bounded: at
  * most {@code maxRankTags} (job, rank) pairs, {@value #MAX_LAYER_TYPES} layer types and {@value #MAX_CATEGORIES}
  * kernel categories get their own series, the rest share the value {@code other}; pass phases are a fixed set.
+ * Series that describe one rank (host gauges, {@value #RANK_HARDWARE_INFO}) exist only for admitted pairs.
  */
 public final class DashboardMeters {
     public static final String PASS_WALL = "llmprof.pass.wall";
@@ -52,6 +54,8 @@ public final class DashboardMeters {
     public static final String BAD_RECORDS = "llmprof.dashboard.bad.records";
     public static final String UNAUTHORIZED = "llmprof.dashboard.unauthorized";
     public static final String BUILD_INFO = "llmprof.build.info";
+    // Where each rank ran, from llmprof.rank-hardware: value 1, tags job, rank, gpu, tp, ep, world_size.
+    public static final String RANK_HARDWARE_INFO = "llmprof.rank.hardware.info";
     public static final String LIVE_CLIENTS = "llmprof.dashboard.live.clients";
     public static final String LIVE_EVENTS = "llmprof.dashboard.live.events";
 
@@ -104,6 +108,11 @@ public final class DashboardMeters {
     public static final String TAG_METRIC = "metric";
     /** Server-Sent Event name: hello, pass, changed. */
     public static final String TAG_EVENT = "event";
+    // Rank hardware info: the GPU name (cut to 128 characters), TP, EP and world size; unknown when not stated.
+    public static final String TAG_GPU = "gpu";
+    public static final String TAG_TP = "tp";
+    public static final String TAG_EP = "ep";
+    public static final String TAG_WORLD_SIZE = "world_size";
 
     /** {@value #HOST_VERDICT} kinds. */
     public static final String KIND_SEED = "seed";
@@ -195,6 +204,7 @@ public final class DashboardMeters {
     private final BoundedTagValues regressionJobs;
     private final GaugeValues gauges;
     private final ServiceMeters service;
+    private final HardwareMeters hardware;
     /**
      * Layer meters by admitted layer type (at most {@value #MAX_LAYER_TYPES} + 2 with unknown and other), so a layer
      * record costs map lookups, not a registry lookup per meter (a tenth of the feed's CPU at production rates).
@@ -251,6 +261,7 @@ public final class DashboardMeters {
                 .withRegistry(registry);
         this.gauges = new GaugeValues(registry);
         this.service = new ServiceMeters(registry, maxRankTags, gauges);
+        this.hardware = new HardwareMeters(registry, rankKeys);
         Gauge.builder(BUILD_INFO, () -> 1)
                 .description("Build of llmprof running in this process")
                 .tag(TAG_VERSION, version())
@@ -494,6 +505,19 @@ public final class DashboardMeters {
     }
 
     /**
+     * The rank's current {@code llmprof.rank-hardware} record: registers its {@value #RANK_HARDWARE_INFO} series, or
+     * replaces it when the tags changed (one series per rank). Ranks beyond the (job, rank) limit get none.
+     */
+    public void rankHardware(RankHardware record) {
+        hardware.put(record);
+    }
+
+    /** The record of {@code key} ({@code job/rank}) is gone (tombstone, or dropped by the store): so is its series. */
+    public void rankHardwareRemoved(String key) {
+        hardware.remove(key);
+    }
+
+    /**
      * One ended request: the finish counter by reason ({@value #REASON_TIMEOUT} when it never finished), TTFT when it
      * got a first token, TPOT, e2e and queue time when it finished, its tokens. Observed when the record arrives, that
      * is when the request ends, not at its first token as vLLM does.
@@ -525,6 +549,11 @@ public final class DashboardMeters {
     /** (job, instance) pairs with service meters of their own; the rest share {@code other}. */
     int serviceSeriesCount() {
         return service.admittedPairs();
+    }
+
+    /** Ranks with a {@value #RANK_HARDWARE_INFO} series. */
+    int hardwareSeriesCount() {
+        return hardware.size();
     }
 
     /** Layer types with a wall timer of their own, unknown and other included. */

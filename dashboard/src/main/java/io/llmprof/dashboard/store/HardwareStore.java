@@ -28,17 +28,23 @@ public final class HardwareStore {
         this.maxRanks = maxRanks;
     }
 
-    /** Replaces the rank's record (the latest one is the current one). */
-    public synchronized void put(RankHardware hardware) {
+    /**
+     * Replaces the rank's record (the latest one is the current one). Returns the record dropped to make room, if
+     * any, so that whoever keeps something per rank beside it (the meters) can drop theirs too.
+     */
+    public synchronized Optional<RankHardware> put(RankHardware hardware) {
         Objects.requireNonNull(hardware, "hardware");
         String key = hardware.key();
         ranks.remove(key);
         ranks.put(key, hardware);
-        Iterator<RankHardware> oldest = ranks.values().iterator();
-        while (ranks.size() > maxRanks) {
-            oldest.next();
-            oldest.remove();
+        // One put adds at most one key, so at most one record goes.
+        if (ranks.size() <= maxRanks) {
+            return Optional.empty();
         }
+        Iterator<RankHardware> oldest = ranks.values().iterator();
+        RankHardware dropped = oldest.next();
+        oldest.remove();
+        return Optional.of(dropped);
     }
 
     /** A tombstone: the rank's record is gone. */

@@ -125,6 +125,53 @@ class FeedHandlerTest {
         assertThat(registry.find(DashboardMeters.BAD_RECORDS).counters()).isEmpty();
     }
 
+    @Test
+    void theHardwareInfoSeriesFollowsTheRecordsAndGoesWithATombstone() {
+        assertThat(handler.handle(record(Topics.RANK_HARDWARE, hardware("job", "0", 0))))
+                .isTrue();
+        assertThat(registry.get(DashboardMeters.RANK_HARDWARE_INFO)
+                        .tags("job", "job", "rank", "0", "gpu", "NVIDIA H100 80GB HBM3", "tp", "2")
+                        .gauge()
+                        .value())
+                .isEqualTo(1);
+
+        assertThat(handler.handle(raw(Topics.RANK_HARDWARE.name(), null))).isTrue(); // key job/0, no value
+
+        assertThat(registry.find(DashboardMeters.RANK_HARDWARE_INFO).gauges()).isEmpty();
+    }
+
+    @Test
+    void theHardwareInfoSeriesOfARankTheStoreDropsGoesToo() {
+        PassStore two = new PassStore(new StoreLimits(10, 2));
+        FeedHandler h = new FeedHandler(two, new DashboardMeters(registry, 8));
+
+        for (String rank : java.util.List.of("0", "1", "0", "2")) { // job/1 is then the least recently updated
+            assertThat(h.handle(keyed(Topics.RANK_HARDWARE, hardware("job", rank, 0))))
+                    .isTrue();
+        }
+
+        assertThat(two.hardware().get("job/1")).isEmpty();
+        assertThat(registry.find(DashboardMeters.RANK_HARDWARE_INFO).gauges())
+                .extracting(g -> g.getId().getTag("rank"))
+                .containsExactlyInAnyOrder("0", "2");
+    }
+
+    @Test
+    void anUnreadableHardwareRecordLeavesTheRanksSeriesAsItWas() {
+        assertThat(handler.handle(record(Topics.RANK_HARDWARE, hardware("job", "0", 0))))
+                .isTrue();
+
+        // of rank 1 under the key job/0: refused, the series of job/0 stays
+        assertThat(handler.handle(raw(
+                        Topics.RANK_HARDWARE.name(),
+                        "{\"job\":\"job\",\"rank\":\"1\",\"hardware\":{\"devices_listed\":1}}")))
+                .isFalse();
+
+        assertThat(registry.find(DashboardMeters.RANK_HARDWARE_INFO).gauges())
+                .singleElement()
+                .satisfies(g -> assertThat(g.getId().getTag("rank")).isEqualTo("0"));
+    }
+
     @ParameterizedTest
     @ValueSource(
             strings = {
@@ -309,6 +356,16 @@ class FeedHandlerTest {
                 0,
                 offset,
                 "job/0".getBytes(StandardCharsets.UTF_8),
+                topic.valueSerde().serializer().serialize(topic.name(), value));
+    }
+
+    /** A rank-hardware record under its own key (job/rank). */
+    static ConsumerRecord<byte[], byte[]> keyed(Topic<String, RankHardware> topic, RankHardware value) {
+        return new ConsumerRecord<>(
+                topic.name(),
+                0,
+                0L,
+                value.key().getBytes(StandardCharsets.UTF_8),
                 topic.valueSerde().serializer().serialize(topic.name(), value));
     }
 

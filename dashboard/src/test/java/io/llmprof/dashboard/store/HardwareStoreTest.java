@@ -46,6 +46,16 @@ class HardwareStoreTest {
     }
 
     @Test
+    void tellsWhichRecordItDroppedToMakeRoom() {
+        RankHardware first = hardware("job", "0", 0);
+
+        assertThat(store.put(first)).isEmpty();
+        assertThat(store.put(hardware("job", "1", 1))).isEmpty();
+        assertThat(store.put(hardware("job", "1", 2))).isEmpty(); // an update adds no rank
+        assertThat(store.put(hardware("job", "2", 2))).contains(first);
+    }
+
+    @Test
     void listsTheKeysOfEveryJobThatHasTheRank() {
         store.put(hardware("b", "0", 0));
         store.put(hardware("a", "0", 0));

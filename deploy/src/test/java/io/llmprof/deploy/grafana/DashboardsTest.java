@@ -11,6 +11,7 @@ import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
+import io.llmprof.events.RankHardware;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.host.HostVerdict;
 import io.llmprof.events.service.BatchRecord;
@@ -190,8 +191,8 @@ class DashboardsTest {
                 panels++;
             }
         }
-        // 12 overview + 18 layers + 19 host overhead + 12 service + 19 pipeline.
-        assertThat(panels).isEqualTo(80);
+        // 12 overview + 19 layers + 19 host overhead + 12 service + 19 pipeline.
+        assertThat(panels).isEqualTo(81);
     }
 
     @Test
@@ -252,6 +253,7 @@ class DashboardsTest {
                         "llmprof_layer_kernel_time_seconds_total",
                         "llmprof_pass_wall_seconds_bucket",
                         "llmprof_passes_closed_total",
+                        "llmprof_rank_hardware_info",
                         "llmprof_dead_letters_total",
                         "kafka_consumer_fetch_manager_records_lag_max");
     }
@@ -545,6 +547,10 @@ class DashboardsTest {
                         + "\"verdict\":\"YES\",\"llmprofVerdict\":\"NO\"},"
                         + "\"drilldown\":{\"gaps\":[{\"stream\":7,\"counts\":[1,2,3,4,5,6,7,8,9],\"totalNs\":10}]}}"));
         dashboard.hostStraggler("demo", "0", () -> 0);
+        dashboard.rankHardware(read(
+                RankHardware.class,
+                "{\"job\":\"demo\",\"run\":\"r\",\"rank\":\"0\",\"hardware\":{\"device\":0,"
+                        + "\"gpu\":\"NVIDIA H100 80GB HBM3\",\"devices_listed\":8,\"world_size\":2,\"tp\":2}}"));
         dashboard.hostRegression("demo", metric -> 1.0, List.of("step_duration"));
         dashboard.serviceRequest(read(
                 RequestRecord.class,
