@@ -168,13 +168,12 @@ public record TraceMetadata(List<Device> devices, boolean devicesListed, int dev
      * @param device the device the rank's GPU events ran on (its first GPU event's; null: unknown)
      */
     public HardwareView hardware(Integer device) {
-        TraceMetadata m = this;
-        Device d = m.device(device);
+        Device d = device(device);
         String note = null;
         if (d == null) {
-            List<String> names =
-                    m.devices().stream().map(Device::name).distinct().toList();
-            if (!m.devicesListed()) {
+            List<String> names = devices.stream().map(Device::name).distinct().toList();
+            List<Integer> ids = devices.stream().map(Device::id).toList();
+            if (!devicesListed) {
                 note = "the trace has no deviceProperties";
             } else if (device == null) {
                 note = "the rank's GPU events carry no device id";
@@ -183,20 +182,17 @@ public record TraceMetadata(List<Device> devices, boolean devicesListed, int dev
                     && !names.get(0).isBlank()) {
                 // ROCm numbers devices after the host's CPU agents (kernels on device 9, deviceProperties id 0):
                 // with one model listed, that model is the rank's.
-                d = m.devices().get(0);
-                note = "device " + device + " is not among the deviceProperties ids "
-                        + m.devices().stream().map(x -> x.id()).toList()
+                d = devices.get(0);
+                note = "device " + device + " is not among the deviceProperties ids " + ids
                         + " (ROCm counts CPU agents in device ids); every listed GPU is this model";
             } else {
-                note = "device " + device + " is not among the deviceProperties ids "
-                        + m.devices().stream().map(x -> x.id()).toList();
+                note = "device " + device + " is not among the deviceProperties ids " + ids;
             }
         } else if (d.name() == null || d.name().isBlank()) {
             note = "deviceProperties gives device " + device + " no name";
         }
-        Distributed dist = m.distributed();
-        Degree tp = m.tensorParallel();
-        Degree ep = m.expertParallel();
+        Degree tp = tensorParallel();
+        Degree ep = expertParallel();
         return new HardwareView(
                 device,
                 d == null || d.name() == null || d.name().isBlank()
@@ -206,17 +202,17 @@ public record TraceMetadata(List<Device> devices, boolean devicesListed, int dev
                 d == null ? null : d.sms(),
                 d == null ? null : d.memoryBytes(),
                 d == null ? null : d.computeCapability(),
-                m.devices().size() + m.devicesOmitted(),
-                dist == null ? null : dist.backend(),
-                dist == null ? null : dist.rank(),
-                dist == null ? null : dist.worldSize(),
+                devices.size() + devicesOmitted,
+                distributed == null ? null : distributed.backend(),
+                distributed == null ? null : distributed.rank(),
+                distributed == null ? null : distributed.worldSize(),
                 tp.degree(),
                 tp.source(),
                 ep.degree(),
                 ep.source(),
-                dist == null
+                distributed == null
                         ? List.of()
-                        : dist.groups().stream()
+                        : distributed.groups().stream()
                                 .map(g -> new HardwareView.GroupView(g.name(), g.desc(), g.backend(), g.size()))
                                 .toList());
     }
