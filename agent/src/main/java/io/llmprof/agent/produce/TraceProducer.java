@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +35,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -147,6 +149,7 @@ public final class TraceProducer implements AutoCloseable {
     private long busySinceNanos;
     private volatile long lastAckNanos;
     private volatile Exception lastError;
+    private volatile String clientId;
     private volatile GaveUpException gaveUp;
     private final AtomicLong lastNoticeNanos = new AtomicLong();
     private final AtomicBoolean flushRequested = new AtomicBoolean();
@@ -593,20 +596,52 @@ public final class TraceProducer implements AutoCloseable {
             LOG.warn(
                     "waiting for Kafka ({} s): {}; {}",
                     waiting.toSeconds(),
-                    e == null ? "no acknowledgement yet" : e.toString(),
+                    e != null ? e.toString() : kafkaAnswer(waiting).orElse("no acknowledgement yet"),
                     delivery.giveUpAfter() == null
                             ? "retrying until it answers (--give-up-after bounds the wait)"
                             : "giving up after " + delivery.giveUpAfter().toSeconds() + " s (--give-up-after)");
         }
     }
 
+    /**
+     * What Kafka answered this producer during the current wait, from its I/O thread's retry log ({@link
+     * ProducerRetries}): a retried error never reaches a callback while the delivery timeout is infinite.
+     */
+    private Optional<String> kafkaAnswer(Duration waiting) {
+        return ProducerRetries.last(clientId(), System.nanoTime() - waiting.toNanos())
+                .map(h -> "Kafka answers " + h.reason() + (h.times() > 1 ? " (" + h.times() + " times in a row)" : ""));
+    }
+
+    /** The producer's client id, from its metrics' tags; null for a producer without metrics (tests' mocks). */
+    private String clientId() {
+        String id = clientId;
+        if (id == null) {
+            try {
+                for (MetricName n : producer.metrics().keySet()) {
+                    id = n.tags().get("client-id");
+                    if (id != null) {
+                        clientId = id;
+                        break;
+                    }
+                }
+            } catch (RuntimeException e) {
+                // a closed or mock producer: no client id, so no answer to report
+            }
+        }
+        return id;
+    }
+
     private void checkBudget() {
         Duration limit = delivery.giveUpAfter();
         if (limit != null && waitingFor().compareTo(limit) >= 0) {
             Exception e = lastError;
+            Duration waiting = waitingFor();
             throw giveUp(
-                    "gave up: no acknowledgement from Kafka for " + waitingFor().toSeconds() + " s (--give-up-after "
-                            + limit.toSeconds() + " s)" + (e == null ? "" : "; last error: " + e.getMessage()),
+                    "gave up: no acknowledgement from Kafka for " + waiting.toSeconds() + " s (--give-up-after "
+                            + limit.toSeconds() + " s)"
+                            + (e != null
+                                    ? "; last error: " + e.getMessage()
+                                    : kafkaAnswer(waiting).map(a -> "; " + a).orElse("")),
                     e);
         }
     }

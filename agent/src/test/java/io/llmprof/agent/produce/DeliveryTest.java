@@ -176,6 +176,55 @@ class DeliveryTest {
         assertThatThrownBy(() -> p.send(batch(1))).isInstanceOf(GaveUpException.class);
     }
 
+    /**
+     * A batch Kafka took and keeps refusing with a retriable error (here NOT_ENOUGH_REPLICAS) never calls back while
+     * the delivery timeout is infinite; what Kafka answers reaches the agent only as its I/O thread's log line. The
+     * give-up report names it, and only an answer heard during this wait.
+     */
+    @Test
+    void theGiveUpReportSaysWhatKafkaAnswersWhileItRetriesByItself() {
+        ProducerRetries.clear();
+        Broker kafka = new Broker(false);
+        kafka.setMockMetrics(
+                new org.apache.kafka.common.MetricName(
+                        "record-retry-total", "producer-metrics", "", Map.of("client-id", "agent-7")),
+                null);
+        // heard before the wait: not this wait's answer
+        ProducerRetries.heardFromSender("[Producer clientId=agent-7] Got error produce response with correlation id 3"
+                + " on topic-partition old-0, retrying (2147483646 attempts left). Error: NOT_LEADER_OR_FOLLOWER");
+        TraceProducer p =
+                new TraceProducer(kafka, meters, TraceProducer.Delivery.untilAcknowledged(Duration.ofMillis(300)));
+        p.send(batch(0));
+        String retry = "[Producer clientId=agent-7] Got error produce response with correlation id 9 on"
+                + " topic-partition llmprof.traces-3, retrying (2147483645 attempts left). Error: NOT_ENOUGH_REPLICAS";
+        ProducerRetries.heardFromSender(retry);
+        ProducerRetries.heardFromSender(retry);
+        // another producer's answer is not this one's
+        ProducerRetries.heardFromSender("[Producer clientId=streams-1] Got error produce response with correlation"
+                + " id 1 on topic-partition x-0, retrying (5 attempts left). Error: UNKNOWN_SERVER_ERROR");
+
+        assertThatThrownBy(p::flush)
+                .isInstanceOf(GaveUpException.class)
+                .hasMessageContaining("no acknowledgement from Kafka")
+                .hasMessageEndingWith("; Kafka answers NOT_ENOUGH_REPLICAS on llmprof.traces-3 (2 times in a row)");
+    }
+
+    @Test
+    void aWaitWithNoAnswerHeardSaysNothingMore() {
+        ProducerRetries.clear();
+        ProducerRetries.heardFromSender("[Producer clientId=agent-8] Got error produce response with correlation id 3"
+                + " on topic-partition old-0, retrying (2147483646 attempts left). Error: NOT_LEADER_OR_FOLLOWER");
+        Broker kafka = new Broker(false);
+        kafka.setMockMetrics(
+                new org.apache.kafka.common.MetricName(
+                        "record-retry-total", "producer-metrics", "", Map.of("client-id", "agent-8")),
+                null);
+        TraceProducer p =
+                new TraceProducer(kafka, meters, TraceProducer.Delivery.untilAcknowledged(Duration.ofMillis(300)));
+        p.send(batch(0));
+        assertThatThrownBy(p::flush).isInstanceOf(GaveUpException.class).hasMessageEndingWith("(--give-up-after 0 s)");
+    }
+
     @Test
     void givesUpWhileKafkaRefusesEverySend() {
         Broker kafka = new Broker(true);

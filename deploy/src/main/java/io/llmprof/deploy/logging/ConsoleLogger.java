@@ -1,5 +1,6 @@
 package io.llmprof.deploy.logging;
 
+import io.llmprof.agent.produce.ProducerRetries;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.Marker;
@@ -10,7 +11,8 @@ import org.slf4j.helpers.MessageFormatter;
 /**
  * A logger in front of slf4j-simple's: a line matching a {@link RetriedConditions} rule goes to DEBUG as one line,
  * and a throwable prints as one line ({@code message (Exception: cause; caused by ...)}) unless stack traces were
- * asked for. Levels are the delegate's.
+ * asked for. Kafka's producer I/O thread's WARN lines (its retries) go to {@link ProducerRetries} and to DEBUG. Levels
+ * are the delegate's.
  */
 final class ConsoleLogger extends LegacyAbstractLogger {
     /** System property that keeps stack traces in the console (the launcher sets it from {@code LLMPROF_DEBUG=1}). */
@@ -23,12 +25,15 @@ final class ConsoleLogger extends LegacyAbstractLogger {
     private final transient Logger delegate;
     private final transient RetriedConditions retried;
     private final boolean stackTraces;
+    /** Kafka's producer I/O thread, whose WARN lines are retries that {@link ProducerRetries} keeps. */
+    private final boolean sender;
 
     ConsoleLogger(Logger delegate, RetriedConditions retried, boolean stackTraces) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.retried = Objects.requireNonNull(retried, "retried");
         this.stackTraces = stackTraces;
         this.name = delegate.getName();
+        this.sender = ProducerRetries.SENDER_LOGGER.equals(name);
     }
 
     @Override
@@ -65,6 +70,15 @@ final class ConsoleLogger extends LegacyAbstractLogger {
     protected void handleNormalizedLoggingCall(
             Level level, Marker marker, String pattern, Object[] args, Throwable throwable) {
         String message = MessageFormatter.basicArrayFormat(pattern, args);
+        if (sender && level == Level.WARN) {
+            // The producer's retries: every backoff, mostly a leader moving. The agent's "waiting for Kafka" line
+            // names the last one once a wait lasts (ProducerRetries); here they show at DEBUG only.
+            ProducerRetries.heardFromSender(message);
+            if (delegate.isDebugEnabled()) {
+                delegate.debug("{}{}", message, throwable == null ? "" : " (" + oneLine(throwable) + ")");
+            }
+            return;
+        }
         if (level.toInt() >= Level.WARN.toInt() && retried.matches(throwable, message)) {
             if (delegate.isDebugEnabled()) {
                 delegate.debug(

@@ -32,9 +32,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
@@ -204,6 +207,8 @@ class BrokerFailoverIT {
                     assertThat(k.get("kind").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("EVENTS_MISSING");
                     assertThat(k.get("severity").asText()).as("anomaly %s", k).isNotEqualToIgnoringCase("DATA_LOSS");
                 }
+
+                theAgentSaysWhatKafkaAnswersWhileItsProducerRetries(admin, bootstrap, config);
             }
         } finally {
             for (Process p : brokers) {
@@ -211,6 +216,74 @@ class BrokerFailoverIT {
                 p.waitFor(30, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /**
+     * Kafka keeps refusing the agent's batches with an error its producer retries by itself: the input topic asks
+     * for 3 in-sync replicas and a node is stopped, so every write is answered NOT_ENOUGH_REPLICAS. With the agent's
+     * infinite delivery timeout that answer never reaches a callback. `agent replay` (its own JVM, the launcher's
+     * console logging) must still say what Kafka answers, in its "waiting for Kafka" line and in its give-up report,
+     * without printing the producer's own retry line at every backoff.
+     */
+    private void theAgentSaysWhatKafkaAnswersWhileItsProducerRetries(Admin admin, String bootstrap, Path config)
+            throws Exception {
+        ConfigResource input = new ConfigResource(ConfigResource.Type.TOPIC, Topics.TRACE_EVENTS.name());
+        admin.incrementalAlterConfigs(Map.of(
+                        input,
+                        List.of(new AlterConfigOp(
+                                new ConfigEntry("min.insync.replicas", "3"), AlterConfigOp.OpType.SET))))
+                .all()
+                .get(30, TimeUnit.SECONDS);
+        Process stopped = brokers.get(NODES - 1);
+        stopped.destroy(); // SIGTERM: a controlled shutdown, which leaves every ISR at once
+        assertThat(stopped.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        await().atMost(DEADLINE).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> assertThat(
+                        describe(admin).partitions())
+                .allSatisfy(p -> assertThat(p.isr()).hasSize(NODES - 1)));
+
+        SynthResult small = SynthTrace.write(
+                SynthSpec.builder(config)
+                        .passes(2)
+                        .ranks(1)
+                        .seed(5)
+                        .job("refused")
+                        .build(),
+                tmp.resolve("refused"));
+        List<String> args = new ArrayList<>(List.of(
+                "agent",
+                "replay",
+                "--bootstrap-servers",
+                bootstrap,
+                "--job",
+                "refused",
+                "--no-progress",
+                "--checkpoint",
+                tmp.resolve("refused.checkpoint").toString(),
+                "--give-up-after",
+                "6s"));
+        small.files().forEach(f -> args.add(f.toString()));
+        Path log = tmp.resolve("refused.log");
+        Process replay = ChildJvm.llmprof("256m", log, args);
+        try {
+            assertThat(replay.waitFor(DEADLINE.toSeconds(), TimeUnit.SECONDS))
+                    .as("exits")
+                    .isTrue();
+        } finally {
+            replay.destroyForcibly();
+        }
+        String out = read(log);
+        System.out.printf("BrokerFailoverIT: agent replay refused by Kafka:%n%s%n", out);
+        assertThat(replay.exitValue()).as("exit code; output:%n%s", out).isEqualTo(1);
+        String answer =
+                "Kafka answers NOT_ENOUGH_REPLICAS\\S* on " + Pattern.quote(Topics.TRACE_EVENTS.name()) + "-\\d+";
+        assertThat(out).as("the waiting line").containsPattern("waiting for Kafka \\(\\d+ s\\): " + answer);
+        assertThat(out)
+                .as("the give-up report")
+                .containsPattern(
+                        "gave up: no acknowledgement from Kafka for \\d+ s \\(--give-up-after 6 s\\); " + answer);
+        assertThat(out)
+                .as("the producer's own retry line is not printed at every backoff")
+                .doesNotContain("Got error produce response");
     }
 
     /** `llmprof broker` node {@code id} in its own JVM, its output in {@code tmp/node-<id>-<run>.log}. */

@@ -24,7 +24,7 @@ final class ChildJvm {
                 // the rest as the launcher (./llmprof) sets them
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.controller.QuorumController=error",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient=error",
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender=error",
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender=warn",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.processor.internals.StateDirectory=error",
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams.StreamsConfig=error",
                 "-cp",

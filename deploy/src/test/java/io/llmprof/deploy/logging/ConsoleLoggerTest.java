@@ -2,6 +2,7 @@ package io.llmprof.deploy.logging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.llmprof.agent.produce.ProducerRetries;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
@@ -123,6 +124,41 @@ class ConsoleLoggerTest {
         Recording client = new Recording("org.apache.kafka.clients.producer.internals.Sender", Level.WARN);
         wrap(client, false).error("send failed", IN_FLIGHT_BEHIND);
         assertThat(client.lines).singleElement().extracting(Line::level).isEqualTo(Level.ERROR);
+    }
+
+    @Test
+    void theProducersRetryLinesAreKeptForTheAgentAndShownAtDebugOnly() {
+        Recording sender = new Recording(ProducerRetries.SENDER_LOGGER, Level.WARN);
+        Logger log = wrap(sender, false);
+        long before = System.nanoTime();
+        // Sender.completeBatch's line, with LogContext's prefix as Kafka's own logger adds it
+        log.warn(
+                "[Producer clientId=console-test-1] Got error produce response with correlation id {} on"
+                        + " topic-partition {}, retrying ({} attempts left). Error: {}",
+                17,
+                "llmprof.trace-events-2",
+                2147483640,
+                "NOT_ENOUGH_REPLICAS");
+        assertThat(sender.lines).as("not printed at WARN").isEmpty();
+        assertThat(ProducerRetries.last("console-test-1", before))
+                .get()
+                .extracting(ProducerRetries.Heard::reason)
+                .isEqualTo("NOT_ENOUGH_REPLICAS on llmprof.trace-events-2");
+        // the I/O thread's real errors still show
+        log.error("[Producer clientId=console-test-1] Uncaught error in kafka producer I/O thread: ", new Error("x"));
+        assertThat(sender.lines).singleElement().extracting(Line::level).isEqualTo(Level.ERROR);
+
+        Recording atDebug = new Recording(ProducerRetries.SENDER_LOGGER, Level.DEBUG);
+        wrap(atDebug, false).warn("[Producer clientId=console-test-2] Got error produce response ... Error: X");
+        assertThat(atDebug.lines).singleElement().satisfies(l -> {
+            assertThat(l.level()).isEqualTo(Level.DEBUG);
+            assertThat(l.message()).contains("Got error produce response");
+        });
+        // another logger's WARN is not a producer retry
+        Recording other = new Recording("org.apache.kafka.clients.producer.KafkaProducer", Level.WARN);
+        wrap(other, false).warn("[Producer clientId=console-test-3] something");
+        assertThat(other.lines).singleElement().extracting(Line::level).isEqualTo(Level.WARN);
+        assertThat(ProducerRetries.last("console-test-3", before)).isEmpty();
     }
 
     /** Kafka Streams 4.3's line after a restart on the state dir of an instance killed under exactly-once. */
