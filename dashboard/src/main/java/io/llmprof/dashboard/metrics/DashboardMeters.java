@@ -31,6 +31,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -42,6 +43,10 @@ import java.util.function.ToDoubleFunction;
  * most {@code maxRankTags} (job, rank) pairs, {@value #MAX_LAYER_TYPES} layer types and {@value #MAX_CATEGORIES}
  * kernel categories get their own series, the rest share the value {@code other}; pass phases are a fixed set.
  * Series that describe one rank (host gauges, {@value #RANK_HARDWARE_INFO}) exist only for admitted pairs.
+ *
+ * <p>A (job, rank) or (job, instance) pair that has had nothing for {@link BoundedTagValues#DEFAULT_IDLE} gives its
+ * place to the next new pair once the limit is reached, and its series leave {@code /metrics}: a dashboard that runs
+ * for weeks gives each new job series of its own as old ones end. Pairs in use are never pushed out.
  */
 public final class DashboardMeters {
     public static final String PASS_WALL = "llmprof.pass.wall";
@@ -214,14 +219,36 @@ public final class DashboardMeters {
     private final Set<String> stragglerGauges = ConcurrentHashMap.newKeySet();
     private final Map<String, List<Meter>> regressionGauges = new ConcurrentHashMap<>();
 
+    /** The meters whose series describe one (job, rank), removed with it when it gives its place to another. */
+    static final Set<String> RANK_SERIES = Set.of(
+            PASS_WALL,
+            RANK_HARDWARE_INFO,
+            HOST_GPU_IDLE_RATIO,
+            HOST_LAUNCH_OVERHEAD_RATIO,
+            HOST_GPU_UTILIZATION,
+            HOST_PREP_EXPOSED_RATIO,
+            HOST_PREP_PERF_IMPACT,
+            HOST_PREP_IDLE_ATTRIBUTION,
+            HOST_NCCL_RATIO,
+            HOST_VERDICT,
+            HOST_CROSSED_COUNT,
+            HOST_KERNEL_GAPS,
+            HOST_GRAPH_COVERAGE,
+            HOST_STRAGGLER);
+
     /**
      * Registers the meters that exist from the start (build info, layer counter) on {@code registry}.
      *
      * @param maxRankTags how many (job, rank) pairs get their own {@value #PASS_WALL} series
      */
     public DashboardMeters(MeterRegistry registry, int maxRankTags) {
+        this(registry, maxRankTags, System::nanoTime);
+    }
+
+    /** @param clock nanoseconds, for how long a pair has been idle ({@link BoundedTagValues#recycling}) */
+    DashboardMeters(MeterRegistry registry, int maxRankTags, LongSupplier clock) {
         this.registry = Objects.requireNonNull(registry, "registry");
-        this.rankKeys = new BoundedTagValues(maxRankTags);
+        this.rankKeys = BoundedTagValues.recycling(maxRankTags, BoundedTagValues.DEFAULT_IDLE, clock, this::retireRank);
         this.regressionJobs = new BoundedTagValues(maxRankTags);
         this.passWall = Timer.builder(PASS_WALL)
                 .description("Wall time of complete forward passes (max end - min start of their kernels), by step"
@@ -260,7 +287,7 @@ public final class DashboardMeters {
                 .description("Server-Sent Events written to web pages, by event name")
                 .withRegistry(registry);
         this.gauges = new GaugeValues(registry);
-        this.service = new ServiceMeters(registry, maxRankTags, gauges);
+        this.service = new ServiceMeters(registry, maxRankTags, gauges, clock);
         this.hardware = new HardwareMeters(registry, rankKeys);
         Gauge.builder(BUILD_INFO, () -> 1)
                 .description("Build of llmprof running in this process")
@@ -309,7 +336,7 @@ public final class DashboardMeters {
         // An incomplete pass was cut short (resync, trace end): its wall is not a pass latency.
         if (pass.complete()) {
             // Bound on (job, rank) pairs: rank "0" of every job is its own series until the limit.
-            boolean admitted = !BoundedTagValues.OTHER.equals(rankKeys.admit(pass.key()));
+            boolean admitted = rankAdmitted(pass.key());
             passWall.withTags(
                             TAG_JOB,
                             admitted ? orUnknown(pass.job()) : BoundedTagValues.OTHER,
@@ -487,6 +514,8 @@ public final class DashboardMeters {
             old.forEach(registry::remove);
         }
         if (ratio == null) {
+            // unmarked: the job's place goes to the next job that marks a baseline
+            regressionJobs.release(job);
             return;
         }
         String tag = regressionJobs.admit(job);
@@ -562,7 +591,36 @@ public final class DashboardMeters {
     }
 
     private boolean hostAdmitted(String job, String rank) {
-        return job != null && rank != null && !BoundedTagValues.OTHER.equals(rankKeys.admit(RankKey.of(job, rank)));
+        return job != null && rank != null && rankAdmitted(RankKey.of(job, rank));
+    }
+
+    /** Admits the pair while there is room (or an idle one to retire), and brings back its hardware series. */
+    private boolean rankAdmitted(String key) {
+        if (BoundedTagValues.OTHER.equals(rankKeys.admit(key))) {
+            return false;
+        }
+        hardware.readmitted(key);
+        return true;
+    }
+
+    /**
+     * A (job, rank) idle for {@link BoundedTagValues#DEFAULT_IDLE} gave its place to a new one: its series leave the
+     * registry (a later pass of it, once admitted again, starts them afresh). Runs under the bound's lock.
+     */
+    private void retireRank(String key) {
+        String job = RankKey.job(key);
+        String rank = RankKey.rank(key);
+        java.util.function.Predicate<Meter.Id> ofRank = id -> RANK_SERIES.contains(id.getName())
+                && job.equals(id.getTag(TAG_JOB))
+                && rank.equals(id.getTag(TAG_RANK));
+        gauges.forget(ofRank);
+        stragglerGauges.remove(key);
+        hardware.retired(key);
+        for (Meter m : registry.getMeters()) {
+            if (ofRank.test(m.getId())) {
+                registry.remove(m);
+            }
+        }
     }
 
     private void setGauge(String name, String description, Tags tags, Double value) {

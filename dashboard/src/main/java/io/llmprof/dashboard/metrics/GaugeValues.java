@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * Gauges that show a value set from outside (host verdicts, service snapshots): each registered once, reading a
@@ -33,6 +34,17 @@ final class GaugeValues {
                     .strongReference(true)
                     .register(registry);
             return holder;
+        });
+    }
+
+    /** Removes the gauges whose id matches from this and from the registry (a retired rank's). */
+    void forget(Predicate<Meter.Id> which) {
+        values.keySet().removeIf(id -> {
+            if (!which.test(id)) {
+                return false;
+            }
+            registry.removeByPreFilterId(id);
+            return true;
         });
     }
 }

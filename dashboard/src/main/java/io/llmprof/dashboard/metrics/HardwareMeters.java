@@ -14,14 +14,17 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@value DashboardMeters#RANK_HARDWARE_INFO} of {@link DashboardMeters}: one info series (value 1) per rank whose
  * {@code llmprof.rank-hardware} record is current, its tags that record's GPU, TP, EP and world size. A rank's tags
  * change with its record, so a newer record with other values replaces the series (one series per rank, never two);
  * a tombstone or the store dropping the record removes it. Only (job, rank) pairs admitted by the shared bound get a
- * series: an {@code other} series would mix ranks' GPUs.
+ * series: an {@code other} series would mix ranks' GPUs. A rank that gives its place in the bound to another after
+ * going idle loses its series, and gets it back from its record when it is admitted again.
  */
 final class HardwareMeters {
     /** Longest GPU name kept in a tag: the name comes from the trace file, its length from nobody. */
@@ -31,6 +34,15 @@ final class HardwareMeters {
     private final BoundedTagValues rankKeys;
     /** The series of each rank, by key {@code job/rank}; guarded by this. */
     private final Map<String, Gauge> series = new HashMap<>();
+    /**
+     * Every current record, admitted or not, by key: as many as the store keeps, since the store's drops and
+     * tombstones come to {@link #remove}; guarded by this.
+     */
+    private final Map<String, RankHardware> records = new HashMap<>();
+    /** Ranks whose series went with their place in the bound while their record stayed; guarded by this. */
+    private final Set<String> parked = new HashSet<>();
+
+    private volatile boolean anyParked;
 
     HardwareMeters(MeterRegistry registry, BoundedTagValues rankKeys) {
         this.registry = registry;
@@ -38,11 +50,20 @@ final class HardwareMeters {
     }
 
     /** See {@link DashboardMeters#rankHardware}. */
-    synchronized void put(RankHardware hardware) {
+    void put(RankHardware hardware) {
         String key = hardware.key();
-        if (BoundedTagValues.OTHER.equals(rankKeys.admit(key))) {
-            return;
+        // admitted outside this object's lock: a retirement holds the bound's lock and then takes this one
+        boolean admitted = !BoundedTagValues.OTHER.equals(rankKeys.admit(key));
+        synchronized (this) {
+            records.put(key, hardware);
+            if (admitted) {
+                parked.remove(key);
+                register(key, hardware);
+            }
         }
+    }
+
+    private void register(String key, RankHardware hardware) {
         Tags tags = tags(hardware);
         Gauge old = series.get(key);
         if (old != null) {
@@ -63,9 +84,42 @@ final class HardwareMeters {
 
     /** See {@link DashboardMeters#rankHardwareRemoved}. */
     synchronized void remove(String key) {
+        records.remove(key);
+        parked.remove(key);
         Gauge old = series.remove(key);
         if (old != null) {
             registry.remove(old);
+        }
+    }
+
+    /**
+     * The rank gave its place in the bound to another (idle): its series goes, its record stays, so that the series
+     * comes back with it ({@link #readmitted}).
+     */
+    synchronized void retired(String key) {
+        Gauge old = series.remove(key);
+        if (old != null) {
+            registry.remove(old);
+        }
+        if (records.containsKey(key)) {
+            parked.add(key);
+            anyParked = true;
+        }
+    }
+
+    /** The rank is admitted again: its current record's series comes back. Cheap while no rank waits for that. */
+    void readmitted(String key) {
+        if (!anyParked) {
+            return;
+        }
+        synchronized (this) {
+            if (parked.remove(key)) {
+                RankHardware current = records.get(key);
+                if (current != null) {
+                    register(key, current);
+                }
+            }
+            anyParked = !parked.isEmpty();
         }
     }
 

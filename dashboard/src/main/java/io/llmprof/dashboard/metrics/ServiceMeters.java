@@ -18,9 +18,12 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * The service-level meters of {@link DashboardMeters} (names, buckets and descriptions there). Each admitted (job,
@@ -44,15 +47,41 @@ final class ServiceMeters {
     private final Meter.MeterProvider<Counter> promptTokens;
     private final Meter.MeterProvider<Counter> generationTokens;
     private final Meter.MeterProvider<Counter> finished;
-    /** Admitted pairs by job, then instance; a pair enters once admitted and admission is for good. */
-    private final Map<String, Map<String, Series>> admitted = new ConcurrentHashMap<>();
-    /** Pairs beyond the limit (no gauges). */
-    private final Series other =
-            new Series(Tags.of(TAG_JOB, BoundedTagValues.OTHER, TAG_INSTANCE, BoundedTagValues.OTHER));
+    /** The meters whose series describe one (job, instance), removed with it when it gives its place to another. */
+    static final Set<String> PAIR_SERIES = Set.of(
+            DashboardMeters.SERVICE_TTFT,
+            DashboardMeters.SERVICE_TPOT,
+            DashboardMeters.SERVICE_E2E,
+            DashboardMeters.SERVICE_QUEUE,
+            DashboardMeters.SERVICE_RUNNING,
+            DashboardMeters.SERVICE_WAITING,
+            DashboardMeters.SERVICE_SWAPPED,
+            DashboardMeters.SERVICE_KV_USAGE,
+            DashboardMeters.SERVICE_BATCH_SIZE,
+            DashboardMeters.SERVICE_BUBBLE,
+            DashboardMeters.SERVICE_OVERLAPS,
+            DashboardMeters.SERVICE_PROMPT_TOKENS,
+            DashboardMeters.SERVICE_GENERATION_TOKENS,
+            DashboardMeters.SERVICE_FINISHED);
 
-    ServiceMeters(MeterRegistry registry, int maxRankTags, GaugeValues gauges) {
+    private final MeterRegistry registry;
+    /**
+     * Admitted pairs by job, then instance, and by the bound's key; a pair leaves when it gives its place to another
+     * after going idle ({@link BoundedTagValues#recycling}).
+     */
+    private final Map<String, Map<String, Series>> admitted = new ConcurrentHashMap<>();
+
+    private final Map<String, Series> byKey = new ConcurrentHashMap<>();
+    /** Pairs beyond the limit (no gauges). */
+    private final Series other;
+
+    ServiceMeters(MeterRegistry registry, int maxRankTags, GaugeValues gauges, LongSupplier clock) {
+        this.registry = registry;
         this.gauges = gauges;
-        this.serviceKeys = new BoundedTagValues(maxRankTags);
+        this.serviceKeys = BoundedTagValues.recycling(maxRankTags, BoundedTagValues.DEFAULT_IDLE, clock, this::retire);
+        // never admitted, never retired: its slot is only touched
+        this.other = new Series(
+                BoundedTagValues.OTHER, BoundedTagValues.OTHER, new BoundedTagValues(1).slot(BoundedTagValues.OTHER));
         this.ttft = Timer.builder(DashboardMeters.SERVICE_TTFT)
                 .description("Time to first token: end of the first forward step that ran the request - its arrival")
                 .serviceLevelObjectives(seconds(DashboardMeters.TTFT_BUCKETS_S))
@@ -175,13 +204,51 @@ final class ServiceMeters {
         Map<String, Series> byInstance = admitted.get(job);
         Series s = byInstance == null ? null : byInstance.get(instance);
         if (s != null) {
+            s.slot.touch();
             return s;
         }
-        if (BoundedTagValues.OTHER.equals(serviceKeys.admit(job + "/" + instance))) {
+        String key = job + "/" + instance;
+        BoundedTagValues.Slot slot = serviceKeys.slot(key);
+        if (slot == null) {
             return null;
         }
-        return admitted.computeIfAbsent(job, j -> new ConcurrentHashMap<>())
-                .computeIfAbsent(instance, i -> new Series(Tags.of(TAG_JOB, job, TAG_INSTANCE, instance)));
+        synchronized (this) {
+            // a retirement of this pair between the admission and here leaves its slot unadmitted: share other
+            if (!slot.admitted()) {
+                return null;
+            }
+            Series fresh = admitted.computeIfAbsent(job, j -> new ConcurrentHashMap<>())
+                    .computeIfAbsent(instance, i -> new Series(job, instance, slot));
+            byKey.put(key, fresh);
+            return fresh;
+        }
+    }
+
+    /**
+     * The pair of {@code key} gave its place to another after going idle: its series leave the registry (records
+     * of it admitted again later start them afresh). Runs under the bound's lock.
+     */
+    private synchronized void retire(String key) {
+        Series s = byKey.remove(key);
+        if (s == null) {
+            return;
+        }
+        Map<String, Series> byInstance = admitted.get(s.job);
+        if (byInstance != null) {
+            byInstance.remove(s.instance, s);
+            if (byInstance.isEmpty()) {
+                admitted.remove(s.job, byInstance);
+            }
+        }
+        Predicate<Meter.Id> ofPair = id -> PAIR_SERIES.contains(id.getName())
+                && s.job.equals(id.getTag(TAG_JOB))
+                && s.instance.equals(id.getTag(TAG_INSTANCE));
+        gauges.forget(ofPair);
+        for (Meter m : registry.getMeters()) {
+            if (ofPair.test(m.getId())) {
+                registry.remove(m);
+            }
+        }
     }
 
     /**
@@ -189,6 +256,9 @@ final class ServiceMeters {
      * thread; a race at worst looks a meter up twice and gets the same one.
      */
     private final class Series {
+        private final String job;
+        private final String instance;
+        private final BoundedTagValues.Slot slot;
         private final Tags tags;
         private final Map<String, Counter> finishedByReason = new ConcurrentHashMap<>();
         private Timer ttft;
@@ -206,8 +276,11 @@ final class ServiceMeters {
         private AtomicReference<Double> swapped;
         private AtomicReference<Double> kvUsage;
 
-        Series(Tags tags) {
-            this.tags = tags;
+        Series(String job, String instance, BoundedTagValues.Slot slot) {
+            this.job = job;
+            this.instance = instance;
+            this.slot = slot;
+            this.tags = Tags.of(TAG_JOB, job, TAG_INSTANCE, instance);
         }
 
         Counter finished(String reason) {

@@ -14,12 +14,15 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * Every meter of the streams app, registered on the registry passed in. Names and tag keys live here
  * only; tag values are bounded enums (lane, stage, reason), never a run or file. The cross-rank meters
- * carry job and rank, bounded: the first {@value #MAX_JOB_TAGS} jobs and {@value #MAX_RANK_TAGS} (job, rank)
- * pairs get their own series, later ones share the value {@code other}.
+ * carry job and rank, bounded: at most {@value #MAX_JOB_TAGS} jobs and {@value #MAX_RANK_TAGS} (job, rank) pairs get
+ * their own series, later ones share the value {@code other}. A job or pair idle for {@link
+ * BoundedTagValues#DEFAULT_IDLE} gives its place, and its series, to the next new one once the limit is reached.
  */
 public final class StreamsMeters {
     /**
@@ -120,8 +123,8 @@ public final class StreamsMeters {
     private final Counter droppedAfterEnd;
     private final Map<Stage, Counter> errors = new EnumMap<>(Stage.class);
     private final Map<FlushReason, Counter> flushes = new EnumMap<>(FlushReason.class);
-    private final BoundedTagValues jobs = new BoundedTagValues(MAX_JOB_TAGS);
-    private final BoundedTagValues rankKeys = new BoundedTagValues(MAX_RANK_TAGS);
+    private final BoundedTagValues jobs;
+    private final BoundedTagValues rankKeys;
     private final Meter.MeterProvider<Timer> crossRankSkew;
     private final Meter.MeterProvider<Counter> crossRankSlowest;
     private final Counter crossRankLate;
@@ -140,7 +143,15 @@ public final class StreamsMeters {
     private final Map<StateStore, Counter> stateWrites = new EnumMap<>(StateStore.class);
 
     public StreamsMeters(MeterRegistry registry) {
+        this(registry, System::nanoTime);
+    }
+
+    /** @param clock nanoseconds, for how long a job or rank has been idle ({@link BoundedTagValues#recycling}) */
+    StreamsMeters(MeterRegistry registry, LongSupplier clock) {
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.jobs = BoundedTagValues.recycling(MAX_JOB_TAGS, BoundedTagValues.DEFAULT_IDLE, clock, this::retireJob);
+        this.rankKeys =
+                BoundedTagValues.recycling(MAX_RANK_TAGS, BoundedTagValues.DEFAULT_IDLE, clock, this::retireRank);
         for (TraceBatch.Lane lane : TraceBatch.Lane.values()) {
             ingested.put(
                     lane,
@@ -327,10 +338,35 @@ public final class StreamsMeters {
         }
         String job = jobs.admit(pass.job());
         crossRankSkew.withTags(TAG_JOB, job).record(pass.skewNs(), TimeUnit.NANOSECONDS);
-        boolean admitted = !OTHER.equals(rankKeys.admit(RankKey.of(pass.job(), pass.slowestRank())));
+        // a rank of a job beyond the limit shares other: (other, rank) series would outlive every job's retirement
+        boolean admitted =
+                !OTHER.equals(job) && !OTHER.equals(rankKeys.admit(RankKey.of(pass.job(), pass.slowestRank())));
         crossRankSlowest
                 .withTags(TAG_JOB, admitted ? job : OTHER, TAG_RANK, admitted ? pass.slowestRank() : OTHER)
                 .increment();
+    }
+
+    /** A job idle for {@link BoundedTagValues#DEFAULT_IDLE} gave its place to a new one: its series go. */
+    private void retireJob(String job) {
+        removeWhere(id -> (CROSS_RANK_SKEW.equals(id.getName()) || CROSS_RANK_SLOWEST.equals(id.getName()))
+                && job.equals(id.getTag(TAG_JOB)));
+    }
+
+    /** A (job, rank) idle for {@link BoundedTagValues#DEFAULT_IDLE} gave its place to a new one: its series goes. */
+    private void retireRank(String key) {
+        String job = RankKey.job(key);
+        String rank = RankKey.rank(key);
+        removeWhere(id -> CROSS_RANK_SLOWEST.equals(id.getName())
+                && job.equals(id.getTag(TAG_JOB))
+                && rank.equals(id.getTag(TAG_RANK)));
+    }
+
+    private void removeWhere(Predicate<Meter.Id> which) {
+        for (Meter m : registry.getMeters()) {
+            if (which.test(m.getId())) {
+                registry.remove(m);
+            }
+        }
     }
 
     public void crossRankLate() {

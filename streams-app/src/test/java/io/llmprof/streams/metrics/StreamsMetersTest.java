@@ -2,10 +2,14 @@ package io.llmprof.streams.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.TraceBatch;
+import io.llmprof.events.metrics.BoundedTagValues;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -55,5 +59,77 @@ class StreamsMetersTest {
                         .counter()
                         .count())
                 .isEqualTo(1);
+    }
+
+    /** A final cross-rank pass of {@code job} with two complete ranks, {@code slowest} the slowest. */
+    private static CrossRankPass crossRank(String job, String slowest) {
+        return new CrossRankPass(
+                job,
+                "run",
+                0,
+                CrossRankPass.ALIGNED_BY_STEP,
+                List.of(),
+                2,
+                2,
+                List.of(),
+                1_000,
+                1_500,
+                2_000,
+                1_000,
+                50.0,
+                slowest,
+                0);
+    }
+
+    @Test
+    void an_idle_job_gives_its_place_and_its_series_to_a_new_one() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        AtomicLong now = new AtomicLong(7);
+        StreamsMeters m = new StreamsMeters(registry, now::get);
+        for (int j = 0; j < StreamsMeters.MAX_JOB_TAGS; j++) {
+            m.crossRankFinal(crossRank("job-" + j, "0"));
+        }
+        m.crossRankFinal(crossRank("late", "3"));
+        assertThat(registry.find(StreamsMeters.CROSS_RANK_SKEW)
+                        .tag("job", "late")
+                        .timers())
+                .isEmpty();
+        assertThat(registry.get(StreamsMeters.CROSS_RANK_SLOWEST)
+                        .tags("job", "other", "rank", "other")
+                        .counter()
+                        .count())
+                .as("a rank of a job beyond the limit shares other")
+                .isEqualTo(1);
+
+        now.addAndGet(BoundedTagValues.DEFAULT_IDLE.toNanos() / 2);
+        for (int j = 1; j < StreamsMeters.MAX_JOB_TAGS; j++) {
+            m.crossRankFinal(crossRank("job-" + j, "0")); // all but job-0 in use
+        }
+        now.addAndGet(BoundedTagValues.DEFAULT_IDLE.toNanos() / 2);
+        m.crossRankFinal(crossRank("late", "3"));
+
+        assertThat(registry.find(StreamsMeters.CROSS_RANK_SKEW)
+                        .tag("job", "job-0")
+                        .timers())
+                .isEmpty();
+        assertThat(registry.find(StreamsMeters.CROSS_RANK_SLOWEST)
+                        .tag("job", "job-0")
+                        .counters())
+                .isEmpty();
+        assertThat(registry.get(StreamsMeters.CROSS_RANK_SKEW)
+                        .tag("job", "late")
+                        .timer()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get(StreamsMeters.CROSS_RANK_SLOWEST)
+                        .tags("job", "late", "rank", "3")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get(StreamsMeters.CROSS_RANK_SKEW)
+                        .tag("job", "job-1")
+                        .timer()
+                        .count())
+                .isEqualTo(2);
     }
 }
