@@ -1,5 +1,7 @@
 package io.llmprof.events.metrics;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -28,6 +30,16 @@ public final class BoundedTagValues {
     private final int limit;
     /** 0: admitted for good. */
     private final long idleNanos;
+
+    private static final VarHandle USES;
+
+    static {
+        try {
+            USES = MethodHandles.lookup().findVarHandle(Slot.class, "uses", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final LongSupplier clock;
     private final Consumer<String> retired;
@@ -69,10 +81,19 @@ public final class BoundedTagValues {
         return new BoundedTagValues(limit, idleAfter, clock, retired);
     }
 
-    /** An admitted value; {@link #touch()} marks it used (recycling only) without another lookup. */
+    /**
+     * An admitted value; {@link #touch()} marks it used without another lookup. A touch only counts (no clock read,
+     * no fence: it is on the feed's per-record path); the rare scan for an idle value turns "used since the last
+     * scan" into "last used at this scan", so a value is idle for at least as long as it is said to be.
+     */
     public final class Slot {
         private final String value;
-        private volatile long lastUse;
+        /** Clock time of the scan that last saw this value used (or of its admission); guarded by the bound. */
+        private long lastUse;
+        /** Uses so far (wraps), written with opaque access by {@link #touch()}. */
+        private int uses;
+        /** {@link #uses} at the last scan; guarded by the bound. */
+        private int usesSeen;
 
         private Slot(String value, long now) {
             this.value = value;
@@ -83,11 +104,9 @@ public final class BoundedTagValues {
             return value;
         }
 
-        /** Used now: not idle. No-op where values are admitted for good. */
+        /** Used now: not idle. */
         public void touch() {
-            if (idleNanos != 0) {
-                lastUse = clock.getAsLong();
-            }
+            USES.setOpaque(this, (int) USES.getOpaque(this) + 1);
         }
 
         /** Whether this slot still holds its value (false once retired). */
@@ -149,6 +168,11 @@ public final class BoundedTagValues {
         }
         Slot oldest = null;
         for (Slot s : admitted.values()) {
+            int uses = (int) USES.getOpaque(s);
+            if (uses != s.usesSeen) {
+                s.usesSeen = uses;
+                s.lastUse = now;
+            }
             if (oldest == null || s.lastUse - oldest.lastUse < 0) {
                 oldest = s;
             }

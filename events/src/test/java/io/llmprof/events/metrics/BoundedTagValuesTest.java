@@ -77,8 +77,34 @@ class BoundedTagValuesTest {
         assertThat(v.admit("d")).isEqualTo("d");
         assertThat(v.admit("e")).isEqualTo("e");
         assertThat(retired).containsExactly("b", "c");
+        // a's use is counted, not timed: the scan that saw it counts as its last use, so a is not idle yet
+        assertThat(v.admit("f")).isEqualTo(BoundedTagValues.OTHER);
+        advance(IDLE);
+        v.admit("d");
+        v.admit("e");
         assertThat(v.admit("f")).isEqualTo("f");
         assertThat(retired).containsExactly("b", "c", "a");
+    }
+
+    @Test
+    void aValueIsIdleForAtLeastItsIdleTimeWhateverTheScans() {
+        BoundedTagValues v = recycling(1);
+        v.admit("a");
+        for (int second = 0; second < 3 * IDLE.toSeconds(); second += 7) {
+            v.admit("a"); // in use every 7 s
+            assertThat(v.admit("b")).isEqualTo(BoundedTagValues.OTHER);
+            advance(Duration.ofSeconds(7));
+        }
+        long lastUse = now.get();
+        v.admit("a");
+        while (v.admit("b").equals(BoundedTagValues.OTHER)) {
+            advance(Duration.ofSeconds(7));
+        }
+        assertThat(now.get() - lastUse)
+                .isBetween(
+                        IDLE.toNanos(),
+                        2 * IDLE.toNanos() + Duration.ofSeconds(7).toNanos());
+        assertThat(retired).containsExactly("a");
     }
 
     @Test
