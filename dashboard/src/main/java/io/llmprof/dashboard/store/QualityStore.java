@@ -10,10 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,8 +22,11 @@ import java.util.TreeMap;
 /**
  * Data-quality records for the web page: the latest anomalies ({@value #ANOMALIES_KEPT}) and dead letters
  * ({@value #DEAD_LETTERS_KEPT}) in rings, and counts since the dashboard started. Counts per job are kept for
- * {@value #MAX_JOBS} jobs; later jobs count under {@value #OTHER_JOB}. A record that cannot be read is still
- * counted and listed, with what could be read of it.
+ * {@value #MAX_JOBS} jobs: a new job beyond them takes the place of the job with the oldest anomaly, whose counts move
+ * to {@value #OTHER_JOB} (so totals stay whole). Per (job, rank) counts are kept the same way for {@value
+ * #MAX_RANK_COUNTS} ranks, and an evicted rank's count is dropped. A record that cannot be read is still counted and
+ * listed, with what could be read of it; of kinds this build does not know, {@value #MAX_UNKNOWN_KINDS} get counts
+ * of their own and the rest count as {@value #OTHER_KIND}.
  *
  * <p>Dead letters are kept without their internals (stack traces, absolute paths: {@link Internals}) unless the
  * store was made with {@code showInternals}.
@@ -35,6 +38,12 @@ public final class QualityStore {
     public static final int DEAD_LETTERS_KEPT = 200;
     public static final int MAX_JOBS = 256;
     public static final String OTHER_JOB = "(other)";
+    /** Kinds this build does not know, each counted apart (from a newer producer, or anybody's). */
+    public static final int MAX_UNKNOWN_KINDS = 32;
+
+    public static final String OTHER_KIND = "(other kind)";
+    /** Longest unknown kind kept. */
+    static final int MAX_KIND_CHARS = 128;
     /** Kind and severity of an anomaly record that could not be read as one. */
     public static final String UNREADABLE = "UNREADABLE";
 
@@ -80,11 +89,16 @@ public final class QualityStore {
 
     private final ArrayDeque<Entry> anomalies = new ArrayDeque<>();
     private final Map<Count, Long> anomalyCounts = new LinkedHashMap<>();
-    private final Set<String> jobs = new HashSet<>();
+    /** Jobs with counts of their own, the one with the oldest anomaly first (each anomaly moves its job last). */
+    private final Set<String> jobs = new LinkedHashSet<>();
+
+    private final Set<String> unknownKinds = new HashSet<>();
     private final ArrayDeque<DeadLetter> deadLetters = new ArrayDeque<>();
     private final Map<String, Long> deadLetterCounts = new TreeMap<>();
     private long deadLetterTotal;
-    private final Map<String, Long> rankCounts = new HashMap<>();
+    /** Anomalies per (job, rank), the rank with the oldest anomaly first (each anomaly moves its rank last). */
+    private final Map<String, Long> rankCounts = new LinkedHashMap<>();
+
     private final boolean showInternals;
 
     /** Dead letters without stack traces and with absolute paths reduced to file names (see {@link Internals}). */
@@ -125,10 +139,15 @@ public final class QualityStore {
         if (kind == null) {
             kind = UNREADABLE;
         } else {
+            boolean known = false;
             for (AnomalyKind k : AnomalyKind.values()) {
                 if (k.name().equals(kind)) {
                     severity = k.severity().name();
+                    known = true;
                 }
+            }
+            if (!known) {
+                kind = unknownKind(kind);
             }
         }
         String message = text(tree, "message");
@@ -227,8 +246,8 @@ public final class QualityStore {
     }
 
     /**
-     * Anomalies counted for this (job, rank) since the dashboard started, whatever their kind; 0 for ranks
-     * beyond the first {@value #MAX_RANK_COUNTS} seen.
+     * Anomalies counted for this (job, rank) since the dashboard started, whatever their kind; 0 for a rank that is
+     * not among the {@value #MAX_RANK_COUNTS} ranks with the latest anomalies.
      */
     public synchronized long anomalyCount(String job, String rank) {
         return rankCounts.getOrDefault(RankKey.of(job, rank), 0L);
@@ -238,23 +257,54 @@ public final class QualityStore {
         String rank = text(json, "rank");
         if (job != null && rank != null) {
             String key = RankKey.of(job, rank);
-            if (rankCounts.containsKey(key) || rankCounts.size() < MAX_RANK_COUNTS) {
-                rankCounts.merge(key, 1L, Long::sum);
+            Long before = rankCounts.remove(key);
+            rankCounts.put(key, before == null ? 1L : before + 1);
+            if (rankCounts.size() > MAX_RANK_COUNTS) {
+                Iterator<String> oldest = rankCounts.keySet().iterator();
+                oldest.next();
+                oldest.remove();
             }
         }
         anomalies.addLast(new Entry(job, json));
         while (anomalies.size() > ANOMALIES_KEPT) {
             anomalies.pollFirst();
         }
-        String counted = job;
-        if (job != null && !jobs.contains(job)) {
-            if (jobs.size() < MAX_JOBS) {
-                jobs.add(job);
-            } else {
-                counted = OTHER_JOB;
-            }
+        if (job != null && !jobs.remove(job) && jobs.size() >= MAX_JOBS) {
+            Iterator<String> oldest = jobs.iterator();
+            String evicted = oldest.next();
+            oldest.remove();
+            moveCountsToOther(evicted);
         }
-        anomalyCounts.merge(new Count(counted, kind, severity), 1L, Long::sum);
+        if (job != null) {
+            jobs.add(job);
+        }
+        anomalyCounts.merge(new Count(job, kind, severity), 1L, Long::sum);
+    }
+
+    /** The counts of a job that gave its place to a new one, added to {@value #OTHER_JOB}'s. */
+    private void moveCountsToOther(String job) {
+        Map<Count, Long> moved = new LinkedHashMap<>();
+        anomalyCounts.entrySet().removeIf(e -> {
+            if (!job.equals(e.getKey().job())) {
+                return false;
+            }
+            moved.merge(new Count(OTHER_JOB, e.getKey().kind(), e.getKey().severity()), e.getValue(), Long::sum);
+            return true;
+        });
+        moved.forEach((c, n) -> anomalyCounts.merge(c, n, Long::sum));
+    }
+
+    /** The kind as written while fewer than {@value #MAX_UNKNOWN_KINDS} unknown kinds were seen, else the shared one. */
+    private String unknownKind(String kind) {
+        String cut = cut(kind, MAX_KIND_CHARS);
+        if (unknownKinds.contains(cut)) {
+            return cut;
+        }
+        if (unknownKinds.size() < MAX_UNKNOWN_KINDS) {
+            unknownKinds.add(cut);
+            return cut;
+        }
+        return OTHER_KIND;
     }
 
     /** The first {@value #PREVIEW_BYTES} bytes as UTF-8; a character cut in two becomes U+FFFD. */

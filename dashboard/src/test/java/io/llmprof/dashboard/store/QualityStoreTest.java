@@ -33,17 +33,60 @@ class QualityStoreTest {
     }
 
     @Test
-    void jobsBeyondTheLimitAreCountedTogether() {
-        for (int i = 0; i < QualityStore.MAX_JOBS + 2; i++) {
+    void aNewJobBeyondTheLimitTakesThePlaceOfTheJobWithTheOldestAnomaly() {
+        for (int i = 0; i < QualityStore.MAX_JOBS; i++) {
             store.addAnomaly(new Anomaly("job" + i, "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
         }
+        store.addAnomaly(new Anomaly("job0", "0", AnomalyKind.INVALID_JSON, "bad", "t.json")); // job0 active again
+        store.addAnomaly(new Anomaly("late", "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
+        store.addAnomaly(new Anomaly("later", "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
 
-        assertThat(store.anomalies("job0", 10).total()).isEqualTo(1);
-        // The 257th and 258th jobs: counted under (other), still in the total and still listed.
-        assertThat(store.anomalies("job256", 10).total()).isZero();
-        assertThat(store.anomalies("job256", 10).latest()).hasSize(1);
+        // job1 and job2 had the oldest anomalies: their counts moved to (other)
+        assertThat(store.anomalies("job1", 10).total()).isZero();
+        assertThat(store.anomalies("job1", 10).latest()).as("still listed").hasSize(1);
+        assertThat(store.anomalies("job2", 10).total()).isZero();
         assertThat(store.anomalies(QualityStore.OTHER_JOB, 10).total()).isEqualTo(2);
-        assertThat(store.anomalies(null, 10).total()).isEqualTo(QualityStore.MAX_JOBS + 2);
+        assertThat(store.anomalies(QualityStore.OTHER_JOB, 10).byKind())
+                .containsExactly(new QualityStore.KindCount("NO_ANCHOR", "WARN", 2));
+        // the new jobs and the active one count on their own
+        assertThat(store.anomalies("late", 10).total()).isEqualTo(1);
+        assertThat(store.anomalies("later", 10).total()).isEqualTo(1);
+        assertThat(store.anomalies("job0", 10).total()).isEqualTo(2);
+        assertThat(store.anomalies(null, 10).total()).isEqualTo(QualityStore.MAX_JOBS + 3);
+    }
+
+    @Test
+    void rankCountsKeepTheRanksWithTheLatestAnomalies() {
+        for (int i = 0; i < QualityStore.MAX_RANK_COUNTS; i++) {
+            store.addAnomaly(new Anomaly("j", Integer.toString(i), AnomalyKind.NO_ANCHOR, "none", "t.json"));
+        }
+        store.addAnomaly(new Anomaly("j", "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
+        store.addAnomaly(new Anomaly("new", "0", AnomalyKind.NO_ANCHOR, "none", "t.json"));
+
+        assertThat(store.anomalyCount("new", "0")).isOne();
+        assertThat(store.anomalyCount("j", "0")).isEqualTo(2);
+        assertThat(store.anomalyCount("j", "1")).as("the oldest, dropped").isZero();
+        assertThat(store.anomalyCount("j", "2")).isOne();
+    }
+
+    @Test
+    void unknownKindsAreCountedApartUpToALimit() {
+        for (int i = 0; i < QualityStore.MAX_UNKNOWN_KINDS + 5; i++) {
+            store.addUnreadableAnomaly(
+                    "llmprof.anomalies-0@" + i,
+                    ("{\"job\":\"j\",\"kind\":\"NEW_KIND_" + i + "\"}").getBytes(StandardCharsets.UTF_8),
+                    "unknown kind");
+        }
+        store.addUnreadableAnomaly(
+                "llmprof.anomalies-0@99",
+                ("{\"job\":\"j\",\"kind\":\"" + "K".repeat(1000) + "\"}").getBytes(StandardCharsets.UTF_8),
+                "unknown kind");
+
+        List<QualityStore.KindCount> kinds = store.anomalies("j", 0).byKind();
+        assertThat(kinds).hasSize(QualityStore.MAX_UNKNOWN_KINDS + 1);
+        assertThat(kinds.get(0)).isEqualTo(new QualityStore.KindCount(QualityStore.OTHER_KIND, "UNKNOWN", 6));
+        assertThat(kinds).allSatisfy(k -> assertThat(k.kind()).hasSizeLessThanOrEqualTo(QualityStore.MAX_KIND_CHARS));
+        assertThat(store.anomalies("j", 0).total()).isEqualTo(QualityStore.MAX_UNKNOWN_KINDS + 6);
     }
 
     @Test
