@@ -66,6 +66,16 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
         return new Checkpoint(VERSION, copy, topicId);
     }
 
+    /** This checkpoint with only the files named in {@code keep}; itself when it names no other. */
+    public Checkpoint retain(java.util.Set<String> keep) {
+        if (keep.containsAll(files.keySet())) {
+            return this;
+        }
+        TreeMap<String, FileEntry> copy = new TreeMap<>(files);
+        copy.keySet().retainAll(keep);
+        return new Checkpoint(VERSION, copy, topicId);
+    }
+
     /** This checkpoint for the topic with this id. */
     public Checkpoint withTopicId(String id) {
         return new Checkpoint(VERSION, files, id);

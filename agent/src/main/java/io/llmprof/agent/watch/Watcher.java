@@ -318,7 +318,12 @@ public final class Watcher implements AutoCloseable {
         if (closed.get() || gaveUp != null) {
             return new PollResult(shipped, waiting, failed, 0);
         }
-        for (Path file : scan()) {
+        List<Path> files = scan();
+        if (files == null) {
+            return new PollResult(shipped, waiting, failed, 0);
+        }
+        forgetGone(files);
+        for (Path file : files) {
             if (Thread.currentThread().isInterrupted()) {
                 break;
             }
@@ -452,11 +457,38 @@ public final class Watcher implements AutoCloseable {
         checkpoint = next;
     }
 
+    /**
+     * Forgets the files that a complete listing of the directory no longer shows (deleted, moved, rotated away): their
+     * checkpoint entries and what was observed of them. A watcher that runs for weeks over a directory with a retention
+     * policy so keeps a checkpoint (rewritten at every acknowledged batch) as large as the directory, not as every
+     * file it ever shipped. A file that comes back is read again from its start; the streams app drops what it had.
+     */
+    private void forgetGone(List<Path> files) {
+        java.util.Set<String> present = new java.util.HashSet<>();
+        for (Path f : files) {
+            present.add(key(f));
+        }
+        observed.keySet().retainAll(present);
+        Checkpoint kept = checkpoint.retain(present);
+        if (kept != checkpoint) {
+            int gone = checkpoint.files().size() - kept.files().size();
+            try {
+                kept.writeAtomically(options.checkpoint());
+            } catch (IOException e) {
+                LOG.warn("cannot write checkpoint {}: {}", options.checkpoint(), e.toString());
+                return;
+            }
+            checkpoint = kept;
+            LOG.info("forgot {} file(s) no longer in {} (checkpoint {})", gone, options.dir(), options.checkpoint());
+        }
+    }
+
+    /** The trace files under the directory, sorted; null when it cannot be listed (then nothing is forgotten). */
     private List<Path> scan() {
         Path dir = options.dir();
         if (!Files.isDirectory(dir)) {
             LOG.warn("{} is not a directory (yet)", dir);
-            return List.of();
+            return null;
         }
         Path cp = options.checkpoint().toAbsolutePath().normalize();
         try (Stream<Path> s = Files.walk(dir, options.maxDepth())) {
@@ -467,7 +499,7 @@ public final class Watcher implements AutoCloseable {
                     .toList();
         } catch (IOException | UncheckedIOException e) {
             LOG.warn("cannot list {}: {}", dir, e.toString());
-            return List.of();
+            return null;
         }
     }
 

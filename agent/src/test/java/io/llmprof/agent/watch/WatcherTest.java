@@ -130,6 +130,36 @@ class WatcherTest {
     }
 
     @Test
+    void forgetsFilesThatLeftTheDirectorySoTheCheckpointDoesNotGrowWithEveryFileEverShipped() throws IOException {
+        Path checkpoint = dir.resolve(Watcher.DEFAULT_CHECKPOINT_NAME);
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            for (int i = 0; i < 5; i++) {
+                Fixtures.write(dir, "rank0-" + i + ".json", trace(10, 0));
+                assertThat(w.pollOnce().shipped()).containsExactly("rank0-" + i + ".json");
+                if (i >= 2) {
+                    Files.delete(dir.resolve("rank0-" + (i - 2) + ".json")); // retention: two files kept
+                }
+            }
+            w.pollOnce();
+            assertThat(w.checkpoint().files()).containsOnlyKeys("rank0-3.json", "rank0-4.json");
+            assertThat(Checkpoint.load(checkpoint).files()).containsOnlyKeys("rank0-3.json", "rank0-4.json");
+            int sent = kafka.size();
+
+            // a listing that fails (the directory gone for a while) forgets nothing
+            Path moved = dir.resolveSibling(dir.getFileName() + "-away");
+            Files.move(dir, moved);
+            try {
+                assertThat(w.pollOnce().shipped()).isEmpty();
+            } finally {
+                Files.move(moved, dir);
+            }
+            assertThat(w.pollOnce().shipped()).isEmpty();
+            assertThat(kafka).hasSize(sent);
+            assertThat(w.checkpoint().files()).containsOnlyKeys("rank0-3.json", "rank0-4.json");
+        }
+    }
+
+    @Test
     void shipsAnNsysExportOnlyOnceItsJournalIsGone() throws IOException {
         // con_kernel.sqlite: 9 kernels + 11 memcpy + 1 memset (GPU), 71 runtime calls (HOST), process 32084;
         // counted by hand with python's sqlite3 (see NsysRealExportsTest). Copied to the temp dir, never into
