@@ -9,10 +9,11 @@ import io.llmprof.events.service.ServiceEvent;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -31,7 +32,16 @@ public final class ServiceShipper implements ServiceBatchSink {
     private final TraceProducer producer;
     private final AgentMeters meters;
     private final int batchSize;
-    private final Map<String, Long> nextIndex = new ConcurrentHashMap<>();
+    /** (source, instance) pairs with a sequence kept, at most: an ingest server meets new addresses and instances. */
+    static final int MAX_SEQUENCES = 4096;
+
+    /** Next index per (source, instance), the pair sent to least recently first; guarded by {@link #sendLock}. */
+    private final Map<String, Sequence> sequences = new LinkedHashMap<>(16, 0.75f, true);
+
+    /** Sequences started since the first one was forgotten; guarded by {@link #sendLock}. */
+    private long renamed;
+
+    private boolean forgotOne;
     private final Object sendLock = new Object();
 
     /** What shipping a file gave. */
@@ -136,11 +146,35 @@ public final class ServiceShipper implements ServiceBatchSink {
                 problems);
     }
 
+    /** The source name a pair's batches carry and its next index. */
+    private static final class Sequence {
+        final String source;
+        long next;
+
+        Sequence(String source) {
+            this.source = source;
+        }
+    }
+
+    /** Guarded by {@link #sendLock}. */
     private void send(String job, String instance, String source, List<ServiceEvent> events, boolean end) {
         String key = source + "\u0000" + instance;
-        long first = nextIndex.getOrDefault(key, 0L);
-        nextIndex.put(key, first + events.size());
-        producer.send(batch(job, instance, source, first, events, end));
+        Sequence seq = sequences.get(key);
+        if (seq == null) {
+            // Once a pair was forgotten, a pair that is new here may be one that comes back: its indexes start at 0
+            // again, which the streams app would drop as already seen under the old name. So it gets a new name.
+            seq = new Sequence(forgotOne ? source + "#" + ++renamed : source);
+            sequences.put(key, seq);
+            if (sequences.size() > MAX_SEQUENCES) {
+                Iterator<Sequence> oldest = sequences.values().iterator();
+                oldest.next();
+                oldest.remove();
+                forgotOne = true;
+            }
+        }
+        long first = seq.next;
+        seq.next = first + events.size();
+        producer.send(batch(job, instance, seq.source, first, events, end));
     }
 
     /**

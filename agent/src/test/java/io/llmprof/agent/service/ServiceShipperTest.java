@@ -77,6 +77,31 @@ class ServiceShipperTest {
     }
 
     @Test
+    void sequencesAreBoundedAndAPairThatComesBackAfterBeingForgottenStartsUnderANewSourceName() {
+        List<io.llmprof.events.service.ServiceEvent> one =
+                ServiceFixtures.kvCache().events().subList(0, 1);
+        shipper.ship("job", "inst", "http:0", one, false);
+        shipper.ship("job", "inst", "http:busy", one, false);
+        for (int i = 1; i <= ServiceShipper.MAX_SEQUENCES; i++) {
+            shipper.ship("job", "inst", "http:" + i, one, false);
+            if (i % 1000 == 0) {
+                shipper.ship("job", "inst", "http:busy", one, false); // in use: kept
+            }
+        }
+        mock.clear();
+        shipper.ship("job", "inst", "http:0", one, false); // forgotten: a new name, from 0
+        shipper.ship("job", "inst", "http:busy", one, false);
+        shipper.ship("job", "inst", "http:0", one, false);
+
+        assertThat(batches())
+                .extracting(ServiceBatch::source, ServiceBatch::firstIndex)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("http:0#2", 0L),
+                        org.assertj.core.groups.Tuple.tuple("http:busy", 5L),
+                        org.assertj.core.groups.Tuple.tuple("http:0#2", 1L));
+    }
+
+    @Test
     void aFileOfManyBadLinesGetsOneDeadLetterAndOneAnomalyPerChunkWhileEveryLineIsCounted() throws Exception {
         StringBuilder b = new StringBuilder("{\"v\":1,\"ts_ns\":1,\"name\":\"httpReq\",\"rid\":\"r1\"}\n");
         for (int i = 0; i < 2 * ServiceShipper.CHUNK_PROBLEMS + 500; i++) {
