@@ -125,6 +125,11 @@ public final class FeedHandler {
                 LayerRecord layer = read(layers, record);
                 applied = layer;
                 requireIdentity(layer.job(), layer.rank());
+                if (layer.layer() < 0 || layer.layer() >= MAX_LAYER_INDEX) {
+                    // the store keeps a pass's layers by index: a bound on indexes bounds a pass's layers
+                    throw new SerializationException(
+                            "layer index " + layer.layer() + " outside 0.." + (MAX_LAYER_INDEX - 1));
+                }
                 store.addLayer(layer);
                 meters.layerClosed(layer);
             } else if (topic.equals(Topics.CROSS_RANK.name())) {
@@ -163,6 +168,11 @@ public final class FeedHandler {
                 requireInstance(r.job(), r.instance());
                 if (r.rid() == null || r.status() == null) {
                     throw new SerializationException("service request without rid or status");
+                }
+                if (r.aliases().size() > MAX_ALIASES) {
+                    // each alias is an index entry of the held request: the streams app writes at most 8
+                    throw new SerializationException(
+                            "service request with " + r.aliases().size() + " aliases, at most " + MAX_ALIASES);
                 }
                 service.addRequest(r);
                 meters.serviceRequest(r);
@@ -341,6 +351,15 @@ public final class FeedHandler {
 
     /** Largest rank-hardware record kept (bytes of its JSON). */
     static final int MAX_HARDWARE_BYTES = 64 * 1024;
+
+    /**
+     * Layer indexes a pass may have: far above any model's layers (a few hundred), low enough that a producer
+     * writing layers of its own cannot grow one held pass without end.
+     */
+    static final int MAX_LAYER_INDEX = 4096;
+
+    /** Aliases a request record may carry: the streams app writes at most 8 ({@code ServiceAnalyzer.MAX_ALIASES}). */
+    static final int MAX_ALIASES = 8;
 
     /** Longest job or run name in a baseline mark (the API's own name limit). */
     static final int MAX_MARK_NAME = 256;

@@ -99,6 +99,89 @@ class FeedHandlerTest {
     }
 
     @Test
+    void aLayerIndexOutsideTheBoundIsABadRecordNotAHeldLayer() {
+        assertThat(handler.handle(record(Topics.LAYERS, layer("job", "0", 3, FeedHandler.MAX_LAYER_INDEX - 1))))
+                .isTrue();
+        assertThat(handler.handle(record(Topics.LAYERS, layer("job", "0", 3, FeedHandler.MAX_LAYER_INDEX))))
+                .isFalse();
+        assertThat(handler.handle(record(Topics.LAYERS, layer("job", "0", 3, -1))))
+                .isFalse();
+
+        assertThat(handler.handle(record(Topics.PASSES, pass("job", "0", 3)))).isTrue();
+
+        assertThat(badRecords(Topics.LAYERS.name())).isEqualTo(2);
+        assertThat(store.passes("job/0", 1)).singleElement().satisfies(p -> assertThat(p.layers())
+                .singleElement()
+                .satisfies(l -> assertThat(l.layer()).isEqualTo(FeedHandler.MAX_LAYER_INDEX - 1)));
+    }
+
+    @Test
+    void aRequestWithMoreAliasesThanTheStreamsAppWritesIsABadRecord() {
+        io.llmprof.dashboard.store.ServiceStore service =
+                new io.llmprof.dashboard.store.ServiceStore(io.llmprof.dashboard.store.ServiceLimits.defaults());
+        FeedHandler h = new FeedHandler(
+                store,
+                new io.llmprof.dashboard.store.HostStore(8, io.llmprof.dashboard.store.HostStore.DEFAULT_MAX_JOBS),
+                service,
+                new io.llmprof.dashboard.store.QualityStore(),
+                new DashboardMeters(registry, 8),
+                (topic, value) -> {});
+        io.llmprof.events.service.RequestRecord r =
+                io.llmprof.dashboard.ServiceFixtures.requests().get(0);
+        java.util.List<String> nine = java.util.stream.IntStream.range(0, FeedHandler.MAX_ALIASES + 1)
+                .mapToObj(i -> "alias-" + i)
+                .toList();
+        var tooMany = new io.llmprof.events.service.RequestRecord(
+                r.job(),
+                r.instance(),
+                "r-many",
+                nine,
+                r.status(),
+                r.finishReason(),
+                r.dpRank(),
+                r.arrivalNs(),
+                r.firstTokenNs(),
+                r.endNs(),
+                r.ttftNs(),
+                r.tpotNs(),
+                r.e2eNs(),
+                r.queueWaitNs(),
+                r.enqueues(),
+                r.inputTokens(),
+                r.outputTokens(),
+                r.forwardSteps(),
+                r.specAcceptedTokens(),
+                r.cacheHitRate(),
+                r.lastEventNs());
+        var eight = new io.llmprof.events.service.RequestRecord(
+                r.job(),
+                r.instance(),
+                "r-eight",
+                nine.subList(0, FeedHandler.MAX_ALIASES),
+                r.status(),
+                r.finishReason(),
+                r.dpRank(),
+                r.arrivalNs(),
+                r.firstTokenNs(),
+                r.endNs(),
+                r.ttftNs(),
+                r.tpotNs(),
+                r.e2eNs(),
+                r.queueWaitNs(),
+                r.enqueues(),
+                r.inputTokens(),
+                r.outputTokens(),
+                r.forwardSteps(),
+                r.specAcceptedTokens(),
+                r.cacheHitRate(),
+                r.lastEventNs());
+
+        assertThat(h.handle(record(Topics.SERVICE_REQUESTS, eight))).isTrue();
+        assertThat(h.handle(record(Topics.SERVICE_REQUESTS, tooMany))).isFalse();
+        assertThat(badRecords(Topics.SERVICE_REQUESTS.name())).isEqualTo(1);
+    }
+
+    @Test
     void keepsTheLatestHardwareRecordOfARankAndForgetsItOnATombstone() {
         java.util.List<Object> told = new java.util.ArrayList<>();
         FeedHandler h = new FeedHandler(
