@@ -80,7 +80,8 @@ import java.util.function.Supplier;
  *   <li>recently closed ids: {@value #RECENT} (about 40 KB);
  *   <li>dp rank per pid, pending forward per pid, forwards per pid: {@value #MAX_PIDS} each (about 60, 120 and 40
  *       KB when full; one entry per process in practice);
- *   <li>KV state: {@value #MAX_KV_KEYS} dp ranks; coordinator nodes: {@value #MAX_NODES}; state counters:
+ *   <li>KV state: {@value #MAX_KV_KEYS} dp ranks; coordinator nodes: {@value #MAX_NODES} (for both, the one quiet the
+ *       longest forgotten for a new one); state counters:
  *       {@value #MAX_STATE_NAMES} names; anomaly counts: 256 codes (a few KB each);
  *   <li>EP balance: {@value #MAX_EP_CELLS} (layer, rank) cells and {@value #MAX_RANKS} ranks (about 0.8 MB when
  *       full; 58 layers x 64 ranks is about 45 KB);
@@ -1018,21 +1019,25 @@ public final class ServiceAnalyzer {
         }
         String dp = dpRankOf(e);
         String key = dp == null ? "" : dp;
-        if (!admitted(
-                s.kv,
-                key,
-                MAX_KV_KEYS,
-                "kv-keys",
-                () -> MAX_KV_KEYS + " dp ranks with KV state: dp rank " + key + " is not tracked",
-                e,
-                sink)) {
-            return;
+        // Least recently active last out, as coordinator nodes: without a dp rank label the key is the process, and
+        // workers that restart over weeks bring new ones.
+        Kv kv = s.kv.remove(key);
+        if (kv == null) {
+            kv = new Kv();
+            kv.total = config.kvTotalBlocks();
+            if (s.kv.size() >= MAX_KV_KEYS) {
+                String gone = s.kv.keySet().iterator().next();
+                s.kv.remove(gone);
+                emitAnomaly(
+                        sink,
+                        "kv-keys",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_KV_KEYS + " dp ranks with KV state: dp rank " + gone + ", quiet the longest, forgotten for"
+                                + " dp rank " + key,
+                        where(e));
+            }
         }
-        Kv kv = s.kv.computeIfAbsent(key, k -> {
-            Kv fresh = new Kv();
-            fresh.total = config.kvTotalBlocks();
-            return fresh;
-        });
+        s.kv.put(key, kv);
         Long free = longMetric(e, "deviceKvCache", "freeBlocks");
         Long total = longMetric(e, "totalBlocks", "TotalBlockNum");
         Long used = longMetric(e, "usedBlocks");
@@ -1139,17 +1144,24 @@ public final class ServiceAnalyzer {
             type = phase(said);
         }
         String node = labelled != null ? labelled : e.pid() == null ? "unknown" : pidKey(e.pid());
-        if (!admitted(
-                s.nodes,
-                node,
-                MAX_NODES,
-                "nodes",
-                () -> MAX_NODES + " coordinator nodes: node " + node + " is not tracked",
-                e,
-                sink)) {
-            return;
+        // Least recently active last out: an instance that runs for weeks meets new node addresses as pods come and
+        // go, and a node that has gone quiet makes room for a new one instead of the new one going untracked.
+        Node n = s.nodes.remove(node);
+        if (n == null) {
+            n = new Node();
+            if (s.nodes.size() >= MAX_NODES) {
+                String gone = s.nodes.keySet().iterator().next();
+                s.nodes.remove(gone);
+                emitAnomaly(
+                        sink,
+                        "nodes",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_NODES + " coordinator nodes: node " + gone + ", quiet the longest, forgotten for node "
+                                + node,
+                        where(e));
+            }
         }
-        Node n = s.nodes.computeIfAbsent(node, k -> new Node());
+        s.nodes.put(node, n);
         if (type != null) {
             n.type = type;
         }

@@ -706,23 +706,59 @@ class ServiceAnalyzerTest {
                 });
     }
 
+    @Test
+    void a_new_coordinator_node_beyond_the_bound_takes_the_place_of_the_one_quiet_the_longest() {
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG);
+        RecordingSink out = new RecordingSink();
+        IntFunction<ServiceEvent> dispatch = i ->
+                Ev.of("Coordinator", "dispatch", i + 1L).label("node", "n" + i).build();
+        for (int i = 0; i < ServiceAnalyzer.MAX_NODES; i++) {
+            a.accept(dispatch.apply(i), out);
+        }
+        a.accept(dispatch.apply(0), out); // n0 active again: n1 is now the quiet one
+        assertThat(out.anomalies).noneMatch(an -> an.kind() == AnomalyKind.STATE_BOUND);
+
+        a.accept(dispatch.apply(ServiceAnalyzer.MAX_NODES), out);
+        a.accept(dispatch.apply(ServiceAnalyzer.MAX_NODES), out);
+        a.accept(dispatch.apply(0), out);
+
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .singleElement()
+                .satisfies(an -> assertThat(an.message())
+                        .isEqualTo("1024 coordinator nodes: node n1, quiet the longest, forgotten for node n1024"));
+        // the new node is tracked (its second dispatch counts 2), and so is n0 (3)
+        List<io.llmprof.events.service.CoordinatorRecord> last = out.coordinator;
+        assertThat(last.get(last.size() - 2).node()).isEqualTo("n1024");
+        assertThat(last.get(last.size() - 2).added()).isEqualTo(2);
+        assertThat(last.get(last.size() - 1).node()).isEqualTo("n0");
+        assertThat(last.get(last.size() - 1).added()).isEqualTo(3);
+    }
+
+    @Test
+    void a_new_kv_dp_rank_beyond_the_bound_takes_the_place_of_the_one_quiet_the_longest() {
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG);
+        RecordingSink out = new RecordingSink();
+        IntFunction<ServiceEvent> allocate = i -> Ev.of("KVCache", "Allocate", i + 1L)
+                .label("dpRank", String.valueOf(i))
+                .metric("usedBlocks", 1)
+                .build();
+        for (int i = 0; i < ServiceAnalyzer.MAX_KV_KEYS; i++) {
+            a.accept(allocate.apply(i), out);
+        }
+        a.accept(allocate.apply(0), out);
+        a.accept(allocate.apply(ServiceAnalyzer.MAX_KV_KEYS), out);
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .singleElement()
+                .satisfies(an -> assertThat(an.message())
+                        .isEqualTo("256 dp ranks with KV state: dp rank 1, quiet the longest, forgotten for dp rank"
+                                + " 256"));
+        assertThat(out.kv.get(out.kv.size() - 1).dpRank()).isEqualTo("256");
+    }
+
     static Stream<Arguments> boundedKeys() {
         return Stream.of(
-                Arguments.of(
-                        "kv",
-                        ServiceAnalyzer.MAX_KV_KEYS,
-                        (IntFunction<ServiceEvent>) i -> Ev.of("KVCache", "Allocate", i + 1L)
-                                .label("dpRank", String.valueOf(i))
-                                .metric("usedBlocks", 1)
-                                .build(),
-                        "256 dp ranks with KV state: dp rank 256 is not tracked"),
-                Arguments.of(
-                        "coordinator",
-                        ServiceAnalyzer.MAX_NODES,
-                        (IntFunction<ServiceEvent>) i -> Ev.of("Coordinator", "dispatch", i + 1L)
-                                .label("node", "n" + i)
-                                .build(),
-                        "1024 coordinator nodes: node n1024 is not tracked"),
                 Arguments.of(
                         "ep",
                         ServiceAnalyzer.MAX_RANKS,
