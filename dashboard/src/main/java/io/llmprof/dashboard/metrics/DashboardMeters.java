@@ -608,11 +608,10 @@ public final class DashboardMeters {
      * registry (a later pass of it, once admitted again, starts them afresh). Runs under the bound's lock.
      */
     private void retireRank(String key) {
-        String job = RankKey.job(key);
-        String rank = RankKey.rank(key);
-        java.util.function.Predicate<Meter.Id> ofRank = id -> RANK_SERIES.contains(id.getName())
-                && job.equals(id.getTag(TAG_JOB))
-                && rank.equals(id.getTag(TAG_RANK));
+        // every series whose (job, rank) makes this key: a job or rank with a '/' in it can share a key with another
+        // pair, and then shared its place
+        java.util.function.Predicate<Meter.Id> ofRank = id ->
+                RANK_SERIES.contains(id.getName()) && key.equals(RankKey.of(id.getTag(TAG_JOB), id.getTag(TAG_RANK)));
         gauges.forget(ofRank);
         stragglerGauges.remove(key);
         hardware.retired(key);

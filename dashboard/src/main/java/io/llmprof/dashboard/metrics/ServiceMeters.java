@@ -66,12 +66,10 @@ final class ServiceMeters {
 
     private final MeterRegistry registry;
     /**
-     * Admitted pairs by job, then instance, and by the bound's key; a pair leaves when it gives its place to another
-     * after going idle ({@link BoundedTagValues#recycling}).
+     * Admitted pairs by job, then instance; a pair leaves when it gives its place to another after going idle ({@link
+     * BoundedTagValues#recycling}).
      */
     private final Map<String, Map<String, Series>> admitted = new ConcurrentHashMap<>();
-
-    private final Map<String, Series> byKey = new ConcurrentHashMap<>();
     /** Pairs beyond the limit (no gauges). */
     private final Series other;
 
@@ -217,10 +215,8 @@ final class ServiceMeters {
             if (!slot.admitted()) {
                 return null;
             }
-            Series fresh = admitted.computeIfAbsent(job, j -> new ConcurrentHashMap<>())
+            return admitted.computeIfAbsent(job, j -> new ConcurrentHashMap<>())
                     .computeIfAbsent(instance, i -> new Series(job, instance, slot));
-            byKey.put(key, fresh);
-            return fresh;
         }
     }
 
@@ -229,20 +225,13 @@ final class ServiceMeters {
      * of it admitted again later start them afresh). Runs under the bound's lock.
      */
     private synchronized void retire(String key) {
-        Series s = byKey.remove(key);
-        if (s == null) {
-            return;
-        }
-        Map<String, Series> byInstance = admitted.get(s.job);
-        if (byInstance != null) {
-            byInstance.remove(s.instance, s);
-            if (byInstance.isEmpty()) {
-                admitted.remove(s.job, byInstance);
-            }
-        }
-        Predicate<Meter.Id> ofPair = id -> PAIR_SERIES.contains(id.getName())
-                && s.job.equals(id.getTag(TAG_JOB))
-                && s.instance.equals(id.getTag(TAG_INSTANCE));
+        // Every pair whose key this is (a job or instance with a '/' in it can share a key with another pair: they
+        // shared its place, and go together).
+        admitted.values()
+                .forEach(byInstance -> byInstance.values().removeIf(s -> key.equals(s.job + "/" + s.instance)));
+        admitted.values().removeIf(Map::isEmpty);
+        Predicate<Meter.Id> ofPair = id ->
+                PAIR_SERIES.contains(id.getName()) && key.equals(id.getTag(TAG_JOB) + "/" + id.getTag(TAG_INSTANCE));
         gauges.forget(ofPair);
         for (Meter m : registry.getMeters()) {
             if (ofPair.test(m.getId())) {

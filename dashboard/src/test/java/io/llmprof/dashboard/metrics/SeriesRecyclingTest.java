@@ -174,6 +174,60 @@ class SeriesRecyclingTest {
     }
 
     @Test
+    void pairsWhoseKeysCollideShareTheirPlaceAndLeaveTogether() {
+        DashboardMeters m = meters(1);
+        m.passClosed(pass("a/b", "c", 0));
+        m.passClosed(pass("a", "b/c", 0)); // the same key, a/b/c: admitted with it
+        RequestRecord r = ServiceFixtures.requests().get(0);
+        assertThat(ofRank("a/b", "c")).isNotEmpty();
+        assertThat(ofRank("a", "b/c")).isNotEmpty();
+
+        for (int look = 0; look < 2 && ofRank("new", "0").isEmpty(); look++) {
+            advance(IDLE);
+            m.passClosed(pass("new", "0", 0));
+        }
+        assertThat(ofRank("new", "0")).isNotEmpty();
+        assertThat(ofRank("a/b", "c")).isEmpty();
+        assertThat(ofRank("a", "b/c")).isEmpty();
+
+        // the same for service pairs
+        m.serviceRequest(ServiceFixtures.withInstance(withJob(r, "x/y"), "z"));
+        m.serviceRequest(ServiceFixtures.withInstance(withJob(r, "x"), "y/z"));
+        assertThat(m.serviceSeriesCount()).isEqualTo(2);
+        for (int look = 0; look < 2 && m.serviceSeriesCount() > 1; look++) {
+            advance(IDLE);
+            m.serviceRequest(ServiceFixtures.withInstance(withJob(r, "new"), "i"));
+        }
+        assertThat(m.serviceSeriesCount()).isOne();
+        assertThat(registry.scrape()).doesNotContain("job=\"x/y\"").doesNotContain("job=\"x\"");
+    }
+
+    private static RequestRecord withJob(RequestRecord r, String job) {
+        return new RequestRecord(
+                job,
+                r.instance(),
+                r.rid(),
+                r.aliases(),
+                r.status(),
+                r.finishReason(),
+                r.dpRank(),
+                r.arrivalNs(),
+                r.firstTokenNs(),
+                r.endNs(),
+                r.ttftNs(),
+                r.tpotNs(),
+                r.e2eNs(),
+                r.queueWaitNs(),
+                r.enqueues(),
+                r.inputTokens(),
+                r.outputTokens(),
+                r.forwardSteps(),
+                r.specAcceptedTokens(),
+                r.cacheHitRate(),
+                r.lastEventNs());
+    }
+
+    @Test
     void anUnmarkedBaselineFreesItsJobsPlace() {
         DashboardMeters m = meters(1);
         m.hostRegression("a", metric -> 1.5, List.of("step_duration"));
