@@ -27,10 +27,6 @@ public final class BoundedTagValues {
     /** How long a value must have gone unused before a new one may take its place, where recycling is on. */
     public static final Duration DEFAULT_IDLE = Duration.ofMinutes(10);
 
-    private final int limit;
-    /** 0: admitted for good. */
-    private final long idleNanos;
-
     private static final VarHandle USES;
 
     static {
@@ -40,6 +36,10 @@ public final class BoundedTagValues {
             throw new ExceptionInInitializerError(e);
         }
     }
+
+    private final int limit;
+    /** 0: admitted for good. */
+    private final long idleNanos;
 
     private final LongSupplier clock;
     private final Consumer<String> retired;

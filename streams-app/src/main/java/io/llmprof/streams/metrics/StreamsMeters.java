@@ -354,11 +354,9 @@ public final class StreamsMeters {
 
     /** A (job, rank) idle for {@link BoundedTagValues#DEFAULT_IDLE} gave its place to a new one: its series goes. */
     private void retireRank(String key) {
-        String job = RankKey.job(key);
-        String rank = RankKey.rank(key);
+        // found by its tags' key: a job or rank with a '/' in it can share a key with another pair
         removeWhere(id -> CROSS_RANK_SLOWEST.equals(id.getName())
-                && job.equals(id.getTag(TAG_JOB))
-                && rank.equals(id.getTag(TAG_RANK)));
+                && key.equals(RankKey.of(id.getTag(TAG_JOB), id.getTag(TAG_RANK))));
     }
 
     private void removeWhere(Predicate<Meter.Id> which) {
