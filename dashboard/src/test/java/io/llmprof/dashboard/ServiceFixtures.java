@@ -100,11 +100,16 @@ public final class ServiceFixtures {
     }
 
     public static RequestRecord withInstance(RequestRecord r, String instance) {
+        return with(r, r.job(), instance, r.rid(), r.aliases());
+    }
+
+    /** {@code r} with another identity: job, instance, id and aliases. */
+    public static RequestRecord with(RequestRecord r, String job, String instance, String rid, List<String> aliases) {
         return new RequestRecord(
-                r.job(),
+                job,
                 instance,
-                r.rid(),
-                r.aliases(),
+                rid,
+                aliases,
                 r.status(),
                 r.finishReason(),
                 r.dpRank(),

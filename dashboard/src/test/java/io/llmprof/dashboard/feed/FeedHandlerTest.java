@@ -131,50 +131,9 @@ class FeedHandlerTest {
         java.util.List<String> nine = java.util.stream.IntStream.range(0, FeedHandler.MAX_ALIASES + 1)
                 .mapToObj(i -> "alias-" + i)
                 .toList();
-        var tooMany = new io.llmprof.events.service.RequestRecord(
-                r.job(),
-                r.instance(),
-                "r-many",
-                nine,
-                r.status(),
-                r.finishReason(),
-                r.dpRank(),
-                r.arrivalNs(),
-                r.firstTokenNs(),
-                r.endNs(),
-                r.ttftNs(),
-                r.tpotNs(),
-                r.e2eNs(),
-                r.queueWaitNs(),
-                r.enqueues(),
-                r.inputTokens(),
-                r.outputTokens(),
-                r.forwardSteps(),
-                r.specAcceptedTokens(),
-                r.cacheHitRate(),
-                r.lastEventNs());
-        var eight = new io.llmprof.events.service.RequestRecord(
-                r.job(),
-                r.instance(),
-                "r-eight",
-                nine.subList(0, FeedHandler.MAX_ALIASES),
-                r.status(),
-                r.finishReason(),
-                r.dpRank(),
-                r.arrivalNs(),
-                r.firstTokenNs(),
-                r.endNs(),
-                r.ttftNs(),
-                r.tpotNs(),
-                r.e2eNs(),
-                r.queueWaitNs(),
-                r.enqueues(),
-                r.inputTokens(),
-                r.outputTokens(),
-                r.forwardSteps(),
-                r.specAcceptedTokens(),
-                r.cacheHitRate(),
-                r.lastEventNs());
+        var tooMany = io.llmprof.dashboard.ServiceFixtures.with(r, r.job(), r.instance(), "r-many", nine);
+        var eight = io.llmprof.dashboard.ServiceFixtures.with(
+                r, r.job(), r.instance(), "r-eight", nine.subList(0, FeedHandler.MAX_ALIASES));
 
         assertThat(h.handle(record(Topics.SERVICE_REQUESTS, eight))).isTrue();
         assertThat(h.handle(record(Topics.SERVICE_REQUESTS, tooMany))).isFalse();

@@ -203,28 +203,7 @@ class SeriesRecyclingTest {
     }
 
     private static RequestRecord withJob(RequestRecord r, String job) {
-        return new RequestRecord(
-                job,
-                r.instance(),
-                r.rid(),
-                r.aliases(),
-                r.status(),
-                r.finishReason(),
-                r.dpRank(),
-                r.arrivalNs(),
-                r.firstTokenNs(),
-                r.endNs(),
-                r.ttftNs(),
-                r.tpotNs(),
-                r.e2eNs(),
-                r.queueWaitNs(),
-                r.enqueues(),
-                r.inputTokens(),
-                r.outputTokens(),
-                r.forwardSteps(),
-                r.specAcceptedTokens(),
-                r.cacheHitRate(),
-                r.lastEventNs());
+        return ServiceFixtures.with(r, job, r.instance(), r.rid(), r.aliases());
     }
 
     @Test

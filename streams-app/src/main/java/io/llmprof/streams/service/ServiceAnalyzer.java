@@ -1019,25 +1019,21 @@ public final class ServiceAnalyzer {
         }
         String dp = dpRankOf(e);
         String key = dp == null ? "" : dp;
-        // Least recently active last out, as coordinator nodes: without a dp rank label the key is the process, and
-        // workers that restart over weeks bring new ones.
-        Kv kv = s.kv.remove(key);
-        if (kv == null) {
-            kv = new Kv();
-            kv.total = config.kvTotalBlocks();
-            if (s.kv.size() >= MAX_KV_KEYS) {
-                String gone = s.kv.keySet().iterator().next();
-                s.kv.remove(gone);
-                emitAnomaly(
-                        sink,
-                        "kv-keys",
-                        AnomalyKind.STATE_BOUND,
-                        MAX_KV_KEYS + " dp ranks with KV state: dp rank " + gone + ", quiet the longest, forgotten for"
-                                + " dp rank " + key,
-                        where(e));
-            }
-        }
-        s.kv.put(key, kv);
+        // without a dp rank label the key is the process, and workers that restart over weeks bring new ones
+        Kv kv = recent(
+                s.kv,
+                key,
+                MAX_KV_KEYS,
+                () -> {
+                    Kv fresh = new Kv();
+                    fresh.total = config.kvTotalBlocks();
+                    return fresh;
+                },
+                "kv-keys",
+                gone -> MAX_KV_KEYS + " dp ranks with KV state: dp rank " + gone + ", quiet the longest, forgotten for"
+                        + " dp rank " + key,
+                e,
+                sink);
         Long free = longMetric(e, "deviceKvCache", "freeBlocks");
         Long total = longMetric(e, "totalBlocks", "TotalBlockNum");
         Long used = longMetric(e, "usedBlocks");
@@ -1144,24 +1140,17 @@ public final class ServiceAnalyzer {
             type = phase(said);
         }
         String node = labelled != null ? labelled : e.pid() == null ? "unknown" : pidKey(e.pid());
-        // Least recently active last out: an instance that runs for weeks meets new node addresses as pods come and
-        // go, and a node that has gone quiet makes room for a new one instead of the new one going untracked.
-        Node n = s.nodes.remove(node);
-        if (n == null) {
-            n = new Node();
-            if (s.nodes.size() >= MAX_NODES) {
-                String gone = s.nodes.keySet().iterator().next();
-                s.nodes.remove(gone);
-                emitAnomaly(
-                        sink,
-                        "nodes",
-                        AnomalyKind.STATE_BOUND,
-                        MAX_NODES + " coordinator nodes: node " + gone + ", quiet the longest, forgotten for node "
-                                + node,
-                        where(e));
-            }
-        }
-        s.nodes.put(node, n);
+        // an instance that runs for weeks meets new node addresses as pods come and go
+        Node n = recent(
+                s.nodes,
+                node,
+                MAX_NODES,
+                Node::new,
+                "nodes",
+                gone -> MAX_NODES + " coordinator nodes: node " + gone + ", quiet the longest, forgotten for node "
+                        + node,
+                e,
+                sink);
         if (type != null) {
             n.type = type;
         }
@@ -1545,6 +1534,33 @@ public final class ServiceAnalyzer {
         }
         emitAnomaly(sink, code, AnomalyKind.STATE_BOUND, message.get(), where(e));
         return false;
+    }
+
+    /**
+     * The entry of {@code key}, moved last: least recently active first out. A new one ({@code fresh}) when absent; then,
+     * when the map holds {@code max}, the one quiet the longest is forgotten to make room, with a {@code STATE_BOUND}
+     * anomaly, instead of the new key going untracked for the instance's life.
+     */
+    private <V> V recent(
+            LinkedHashMap<String, V> map,
+            String key,
+            int max,
+            Supplier<V> fresh,
+            String code,
+            java.util.function.UnaryOperator<String> forgotten,
+            ServiceEvent e,
+            ServiceSink sink) {
+        V v = map.remove(key);
+        if (v == null) {
+            v = fresh.get();
+            if (map.size() >= max) {
+                String gone = map.keySet().iterator().next();
+                map.remove(gone);
+                emitAnomaly(sink, code, AnomalyKind.STATE_BOUND, forgotten.apply(gone), where(e));
+            }
+        }
+        map.put(key, v);
+        return v;
     }
 
     private String where(ServiceEvent e) {
