@@ -49,6 +49,12 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final int BIND_ATTEMPTS = 3;
+    /**
+     * System property: how many seconds {@link #close()} waits for the broker to shut down; {@link #SHUTDOWN_WAIT} by
+     * default. A node whose cluster lost its controller quorum waits minutes in Kafka's controlled shutdown.
+     */
+    public static final String SHUTDOWN_WAIT_PROPERTY = "llmprof.broker.shutdownWaitSeconds";
+
     /** How long {@link #close()} waits for the broker to shut down (Kafka's controlled shutdown alone may take 5 min). */
     static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(90);
 
@@ -128,7 +134,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
 
     /**
-     * Shuts the broker down, waits for it at most {@link #SHUTDOWN_WAIT}, and deletes the data directory if it was a
+     * Shuts the broker down, waits for it at most {@link #shutdownWait()}, and deletes the data directory if it was a
      * temp one (only after a shutdown that finished).
      */
     @Override
@@ -153,7 +159,7 @@ public final class EmbeddedKafka implements AutoCloseable {
             shutdown.setDaemon(true);
             shutdown.start();
             try {
-                shutdown.join(SHUTDOWN_WAIT.toMillis());
+                shutdown.join(shutdownWait().toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -164,7 +170,7 @@ public final class EmbeddedKafka implements AutoCloseable {
                 LOG.warn(
                         "Kafka broker on port {} did not shut down within {} s; going on without waiting for it",
                         port,
-                        SHUTDOWN_WAIT.toSeconds());
+                        shutdownWait().toSeconds());
             }
         }
         if (stopped && temporaryDir && dataDir != null) {
@@ -174,6 +180,27 @@ public final class EmbeddedKafka implements AutoCloseable {
                 LOG.warn("cannot delete temp Kafka data directory {}: {}", dataDir, e.toString());
             }
         }
+    }
+
+    /** {@link #SHUTDOWN_WAIT}, or {@link #SHUTDOWN_WAIT_PROPERTY} when it is a positive number of seconds. */
+    static Duration shutdownWait() {
+        String s = System.getProperty(SHUTDOWN_WAIT_PROPERTY);
+        if (s != null) {
+            try {
+                long seconds = Long.parseLong(s.strip());
+                if (seconds > 0) {
+                    return Duration.ofSeconds(seconds);
+                }
+            } catch (NumberFormatException e) {
+                // not a number: the default, as for a value that is not positive
+            }
+            LOG.warn(
+                    "{}={} is not a positive number of seconds; waiting {} s",
+                    SHUTDOWN_WAIT_PROPERTY,
+                    s,
+                    SHUTDOWN_WAIT.toSeconds());
+        }
+        return SHUTDOWN_WAIT;
     }
 
     private void requireStarted() {

@@ -13,10 +13,15 @@ final class ChildJvm {
     private ChildJvm() {}
 
     static Process llmprof(String maxHeap, Path log, List<String> args) throws IOException {
+        return llmprof(maxHeap, List.of(), log, args);
+    }
+
+    /** @param jvmOptions more JVM options ({@code -Dkey=value}), before the launcher's */
+    static Process llmprof(String maxHeap, List<String> jvmOptions, Path log, List<String> args) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(
-                java,
-                "-Xmx" + maxHeap,
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx" + maxHeap));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of(
                 "-Dslf4j.provider=io.llmprof.deploy.logging.ConsoleLogProvider",
                 "-Dslf4j.internal.verbosity=WARN",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
