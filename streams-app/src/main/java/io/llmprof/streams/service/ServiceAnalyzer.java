@@ -1242,6 +1242,14 @@ public final class ServiceAnalyzer {
                 sink)) {
             return;
         }
+        if (m.floor > 0 && !m.calls.containsKey(rank)) {
+            // A rank that joins once calls were compared (a worker back after a restart, a rank dropped as stopped)
+            // takes part from the leader's latest call on, if that one still waits, else from the oldest that does:
+            // the calls before were compared, or wait without it.
+            long start = Math.max(m.floor, maxCalls(m) - 1);
+            m.calls.put(rank, start);
+            m.joined.put(rank, start);
+        }
         m.durations.computeIfAbsent(rank, k -> new Reservoir(RESERVOIR)).add(dur);
         sink.moeCall(job, instance, op, rank, dur);
         long k = m.calls.getOrDefault(rank, 0L);
@@ -1260,15 +1268,91 @@ public final class ServiceAnalyzer {
      * the first round still take part in it), or at the end.
      */
     private void align(MoeOp m, boolean end, ServiceSink sink, String where) {
-        long maxCalls = 0;
-        for (long c : m.calls.values()) {
-            maxCalls = Math.max(maxCalls, c);
+        compare(m, end);
+        while (m.pending.size() > MAX_PENDING_ALIGNMENTS) {
+            if (!end && dropStopped(m, sink, where)) {
+                compare(m, false);
+                continue;
+            }
+            long k = m.pending.pollFirstEntry().getKey();
+            m.floor = k + 1;
+            if (expected(m, k) < 2) {
+                continue; // one rank so far: nothing lost
+            }
+            emitAnomaly(
+                    sink,
+                    "moe-alignment",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_PENDING_ALIGNMENTS + " MoE calls wait for a rank that stopped reporting: call " + k
+                            + " is not compared",
+                    where);
         }
+    }
+
+    /** The leader's call count: the ordinal of the next call of the rank furthest ahead. */
+    private static long maxCalls(MoeOp m) {
+        long max = 0;
+        for (long c : m.calls.values()) {
+            max = Math.max(max, c);
+        }
+        return max;
+    }
+
+    /** Ranks that call {@code k} waits for: every known rank that had joined by then. */
+    private static int expected(MoeOp m, long k) {
+        int n = m.calls.size();
+        for (long joined : m.joined.values()) {
+            if (joined > k) {
+                n--;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * With more calls waiting than the bound, the ranks that have not delivered the oldest waiting call while the
+     * others went {@value #MAX_PENDING_ALIGNMENTS} calls further have stopped (a worker that died or restarted): they
+     * are no longer waited for, and their durations go. A rank that reports again later joins anew. True when one
+     * was dropped.
+     */
+    private boolean dropStopped(MoeOp m, ServiceSink sink, String where) {
+        long k = m.pending.firstKey();
+        LinkedHashMap<String, Long> delivered = m.pending.firstEntry().getValue();
+        List<String> stopped = new ArrayList<>();
+        for (Map.Entry<String, Long> c : m.calls.entrySet()) {
+            String rank = c.getKey();
+            if (c.getValue() <= k && !delivered.containsKey(rank) && m.joined.getOrDefault(rank, 0L) <= k) {
+                stopped.add(rank);
+            }
+        }
+        if (stopped.isEmpty() || stopped.size() > m.calls.size() - 2) {
+            return false; // fewer than two ranks would be left to compare
+        }
+        long leader = maxCalls(m);
+        for (String rank : stopped) {
+            emitAnomaly(
+                    sink,
+                    "moe-stopped",
+                    AnomalyKind.STATE_BOUND,
+                    "MoE rank " + rank + " stopped reporting (" + m.calls.get(rank) + " calls, the leader " + leader
+                            + "): no longer waited for",
+                    where);
+            m.calls.remove(rank);
+            m.joined.remove(rank);
+            m.durations.remove(rank);
+            m.slowest.remove(rank);
+        }
+        m.dirty = true;
+        return true;
+    }
+
+    /** Compares the oldest waiting calls that every rank they wait for has delivered. */
+    private static void compare(MoeOp m, boolean end) {
+        long maxCalls = maxCalls(m);
         while (!m.pending.isEmpty()) {
             Map.Entry<Long, LinkedHashMap<String, Long>> first = m.pending.firstEntry();
-            if (m.calls.size() < 2
-                    || first.getValue().size() < m.calls.size()
-                    || (!end && maxCalls <= first.getKey() + 1)) {
+            int expected = expected(m, first.getKey());
+            if (expected < 2 || first.getValue().size() < expected || (!end && maxCalls <= first.getKey() + 1)) {
                 break;
             }
             m.dirty = true;
@@ -1284,20 +1368,6 @@ public final class ServiceAnalyzer {
             }
             m.aligned++;
             m.slowest.merge(slowest, 1L, Long::sum);
-        }
-        while (m.pending.size() > MAX_PENDING_ALIGNMENTS) {
-            long k = m.pending.pollFirstEntry().getKey();
-            m.floor = k + 1;
-            if (m.calls.size() < 2) {
-                continue; // one rank so far: nothing lost
-            }
-            emitAnomaly(
-                    sink,
-                    "moe-alignment",
-                    AnomalyKind.STATE_BOUND,
-                    MAX_PENDING_ALIGNMENTS + " MoE calls wait for a rank that stopped reporting: call " + k
-                            + " is not compared",
-                    where);
         }
     }
 

@@ -144,6 +144,12 @@ final class ServiceState {
     static final class MoeOp {
         public TreeMap<String, Reservoir> durations = new TreeMap<>();
         public TreeMap<String, Long> calls = new TreeMap<>();
+        /**
+         * Ranks that joined once calls had been compared (back after a restart, or after being dropped as stopped):
+         * the first call each takes part in. Absent: 0.
+         */
+        public TreeMap<String, Long> joined = new TreeMap<>();
+
         public TreeMap<String, Long> slowest = new TreeMap<>();
         /** k-th calls not compared yet: k to rank to duration. */
         public TreeMap<Long, LinkedHashMap<String, Long>> pending = new TreeMap<>();

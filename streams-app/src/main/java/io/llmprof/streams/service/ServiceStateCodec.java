@@ -121,6 +121,8 @@ final class ServiceStateCodec {
                 .addAllCalls(m.calls.values())
                 .addAllSlowestRanks(m.slowest.keySet())
                 .addAllSlowest(m.slowest.values())
+                .addAllJoinedRanks(m.joined.keySet())
+                .addAllJoined(m.joined.values())
                 .setFloor(m.floor)
                 .setAligned(m.aligned)
                 .setDirty(m.dirty);
@@ -280,6 +282,10 @@ final class ServiceStateCodec {
         same(p.getSlowestRanksCount(), p.getSlowestCount(), "MoE slowest");
         for (int i = 0; i < p.getSlowestRanksCount(); i++) {
             m.slowest.put(p.getSlowestRanks(i), p.getSlowest(i));
+        }
+        same(p.getJoinedRanksCount(), p.getJoinedCount(), "MoE joined");
+        for (int i = 0; i < p.getJoinedRanksCount(); i++) {
+            m.joined.put(p.getJoinedRanks(i), p.getJoined(i));
         }
         for (ServiceMoePending k : p.getPendingList()) {
             same(k.getRanksCount(), k.getDurationsCount(), "MoE pending calls");

@@ -588,6 +588,74 @@ class ServiceAnalyzerTest {
         return events;
     }
 
+    /**
+     * A live instance for weeks: an EP worker dies (rank 2 stops reporting), then comes back. Before, the alignment
+     * waited for rank 2 for ever: after the bound every later call was dropped uncompared. Now rank 2 is dropped as
+     * stopped once the others are the bound ahead, the waiting calls of ranks 0 and 1 are compared, and rank 2 takes
+     * part again, from the call of the round it comes back in, when it reports again.
+     */
+    /** Calls of the stopped-rank scenario while rank 2 is away. */
+    static final int STOPPED_ALONE = ServiceAnalyzer.MAX_PENDING_ALIGNMENTS + 50;
+
+    /**
+     * Dispatch calls: ranks 0, 1, 2 for 10 rounds, ranks 0 and 1 alone for {@link #STOPPED_ALONE}; then rank 0 runs
+     * 3 calls ahead, and rank 2 comes back while rank 1 lags: 20 rounds of rank 2, rank 1, rank 0.
+     */
+    static List<ServiceEvent> stoppedMoeRank() {
+        List<ServiceEvent> events = new java.util.ArrayList<>();
+        long[] t = {0};
+        java.util.function.BiConsumer<Integer, Long> call =
+                (rank, dur) -> events.add(Ev.of("ModelExecute", "MoeDistributeDispatch", t[0] += 100)
+                        .dur(dur)
+                        .label("rank", String.valueOf(rank))
+                        .build());
+        for (int k = 0; k < 10; k++) {
+            call.accept(0, 10L);
+            call.accept(1, 20L);
+            call.accept(2, 30L);
+        }
+        for (int k = 0; k < STOPPED_ALONE; k++) {
+            call.accept(0, 10L);
+            call.accept(1, 20L);
+        }
+        for (int k = 0; k < 3; k++) {
+            call.accept(0, 10L);
+        }
+        for (int k = 0; k < 20; k++) { // rank 2 back, slowest of all
+            call.accept(2, 90L);
+            call.accept(1, 20L);
+            call.accept(0, 10L);
+        }
+        return events;
+    }
+
+    @Test
+    void a_moe_rank_that_stops_reporting_is_no_longer_waited_for_and_joins_again_when_it_comes_back() {
+        RecordingSink out = run(CONFIG, stoppedMoeRank());
+        int alone = STOPPED_ALONE;
+
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .extracting(Anomaly::message)
+                .containsExactly("MoE rank 2 stopped reporting (10 calls, the leader " + (10 + 1025)
+                        + "): no longer waited for");
+        MoeRecord rank1 = out.moe.stream()
+                .filter(r -> r.rank().equals("1"))
+                .reduce((x, y) -> y)
+                .orElseThrow();
+        MoeRecord rank2 = out.moe.stream()
+                .filter(r -> r.rank().equals("2"))
+                .reduce((x, y) -> y)
+                .orElseThrow();
+        // Rank 2 comes back at rank 0's latest call, N + 2 (N = 10 + alone): calls N and N + 1 are compared without
+        // it once rank 1 delivers them, N + 2 .. N + 19 with it; N + 20 and N + 21 never get rank 1's.
+        assertThat(rank1.alignedCalls()).isEqualTo(10 + alone + 20);
+        // rank 2's counts start again when it comes back (its first 10 went with it): 20 calls, slowest in 18
+        assertThat(rank2.count()).isEqualTo(20);
+        assertThat(rank2.slowestCount()).isEqualTo(18);
+        assertThat(rank1.slowestCount()).isEqualTo(alone + 2);
+    }
+
     @Test
     void moe_distributions_and_slowest_rank_frequency_over_aligned_calls() {
         RecordingSink out = run(CONFIG, moe());

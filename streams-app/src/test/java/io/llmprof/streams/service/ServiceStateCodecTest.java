@@ -233,6 +233,39 @@ class ServiceStateCodecTest {
         }
     }
 
+    /**
+     * The MoE alignment's stopped and re-joined ranks survive a restore: splits before the drop, right after it, in
+     * the round rank 2 comes back in and after it.
+     */
+    @Test
+    void a_stopped_and_rejoined_moe_rank_restores_and_continues_with_identical_output() {
+        List<ServiceEvent> events = ServiceAnalyzerTest.stoppedMoeRank();
+        RecordingSink straight = inMemory(events, CONFIG);
+        // rank 2's first call after it came back is event back + 3; rank 1's next one, back + 4, lets the calls that
+        // do not wait for rank 2 be compared
+        int back = 30 + 2 * ServiceAnalyzerTest.STOPPED_ALONE;
+        for (int split : new int[] {29, 30 + 2 * 1024, 30 + 2 * 1026, back + 3, back + 4, back + 30}) {
+            RecordingSink out = new RecordingSink();
+            Stores stores = new Stores();
+            StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
+            ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
+            for (ServiceEvent e : events.subList(0, split)) {
+                first.accept(e, out);
+            }
+            table.prepare(Integer.MAX_VALUE);
+            table.flush();
+            byte[] head = first.encodeHead();
+            StoredRequestTable restoredTable = stores.table(table.meta());
+            ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
+            assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
+            for (ServiceEvent e : events.subList(split, events.size())) {
+                second.accept(e, out);
+            }
+            second.finish(out);
+            assertThat(out.all).as("outputs with a restore at split %d", split).isEqualTo(straight.all);
+        }
+    }
+
     @Test
     void a_synth_service_run_gives_the_same_outputs_and_leaves_nothing_stored() throws Exception {
         ServiceSynth.Truth truth = ServiceSynth.write(
