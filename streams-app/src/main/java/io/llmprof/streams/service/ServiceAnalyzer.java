@@ -1242,10 +1242,11 @@ public final class ServiceAnalyzer {
                 sink)) {
             return;
         }
-        if (m.floor > 0 && !m.calls.containsKey(rank)) {
-            // A rank that joins once calls were compared (a worker back after a restart, a rank dropped as stopped)
-            // takes part from the leader's latest call on, if that one still waits, else from the oldest that does:
-            // the calls before were compared, or wait without it.
+        if (m.floor > MAX_PENDING_ALIGNMENTS && !m.calls.containsKey(rank)) {
+            // A rank that appears this far in (a worker back after a restart, a rank dropped as stopped) could not
+            // catch up call by call from its first: it takes part from the leader's latest call on, if that one still
+            // waits, else from the oldest that does; the calls before were compared, or wait without it. Closer to the
+            // start, a rank whose events merely come later than the others' still counts its calls from 0.
             long start = Math.max(m.floor, maxCalls(m) - 1);
             m.calls.put(rank, start);
             m.joined.put(rank, start);
