@@ -615,11 +615,6 @@ public final class DashboardMeters {
         gauges.forget(ofRank);
         stragglerGauges.remove(key);
         hardware.retired(key);
-        for (Meter m : registry.getMeters()) {
-            if (ofRank.test(m.getId())) {
-                registry.remove(m);
-            }
-        }
     }
 
     private void setGauge(String name, String description, Tags tags, Double value) {

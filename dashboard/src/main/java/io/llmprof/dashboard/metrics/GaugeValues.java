@@ -37,14 +37,16 @@ final class GaugeValues {
         });
     }
 
-    /** Removes the gauges whose id matches from this and from the registry (a retired rank's). */
+    /**
+     * Removes every meter of the registry whose id matches (the series of a retired pair), and forgets the holders of
+     * the gauges among them, so that a later value registers its gauge again.
+     */
     void forget(Predicate<Meter.Id> which) {
-        values.keySet().removeIf(id -> {
-            if (!which.test(id)) {
-                return false;
+        values.keySet().removeIf(which);
+        for (Meter m : registry.getMeters()) {
+            if (which.test(m.getId())) {
+                registry.remove(m);
             }
-            registry.removeByPreFilterId(id);
-            return true;
-        });
+        }
     }
 }

@@ -64,7 +64,6 @@ final class ServiceMeters {
             DashboardMeters.SERVICE_GENERATION_TOKENS,
             DashboardMeters.SERVICE_FINISHED);
 
-    private final MeterRegistry registry;
     /**
      * Admitted pairs by job, then instance; a pair leaves when it gives its place to another after going idle ({@link
      * BoundedTagValues#recycling}).
@@ -74,7 +73,6 @@ final class ServiceMeters {
     private final Series other;
 
     ServiceMeters(MeterRegistry registry, int maxRankTags, GaugeValues gauges, LongSupplier clock) {
-        this.registry = registry;
         this.gauges = gauges;
         this.serviceKeys = BoundedTagValues.recycling(maxRankTags, BoundedTagValues.DEFAULT_IDLE, clock, this::retire);
         // never admitted, never retired: its slot is only touched
@@ -233,11 +231,6 @@ final class ServiceMeters {
         Predicate<Meter.Id> ofPair = id ->
                 PAIR_SERIES.contains(id.getName()) && key.equals(id.getTag(TAG_JOB) + "/" + id.getTag(TAG_INSTANCE));
         gauges.forget(ofPair);
-        for (Meter m : registry.getMeters()) {
-            if (ofPair.test(m.getId())) {
-                registry.remove(m);
-            }
-        }
     }
 
     /**
