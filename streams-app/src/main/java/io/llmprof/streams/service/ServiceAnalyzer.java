@@ -1621,16 +1621,14 @@ public final class ServiceAnalyzer {
             java.util.function.UnaryOperator<String> forgotten,
             ServiceEvent e,
             ServiceSink sink) {
-        V v = map.remove(key);
+        V v = map.get(key);
         if (v == null) {
             v = fresh.get();
-            if (map.size() >= max) {
-                String gone = map.keySet().iterator().next();
-                map.remove(gone);
-                emitAnomaly(sink, code, AnomalyKind.STATE_BOUND, forgotten.apply(gone), where(e));
-            }
         }
-        map.put(key, v);
+        String gone = putBounded(map, key, v, max);
+        if (gone != null) {
+            emitAnomaly(sink, code, AnomalyKind.STATE_BOUND, forgotten.apply(gone), where(e));
+        }
         return v;
     }
 
@@ -1638,12 +1636,16 @@ public final class ServiceAnalyzer {
         return "instance " + instance + ", event " + e.name() + " at " + e.startNs() + " ns";
     }
 
-    private static <V> void putBounded(LinkedHashMap<String, V> map, String key, V value, int bound) {
+    /** Puts the entry last (least recently put first); returns the first key, dropped when over the bound, or null. */
+    private static <V> String putBounded(LinkedHashMap<String, V> map, String key, V value, int bound) {
         map.remove(key);
         map.put(key, value);
-        if (map.size() > bound) {
-            map.remove(map.keySet().iterator().next());
+        if (map.size() <= bound) {
+            return null;
         }
+        String first = map.keySet().iterator().next();
+        map.remove(first);
+        return first;
     }
 
     private static String firstLabel(ServiceEvent e, String... keys) {
