@@ -97,7 +97,12 @@ public final class QualityStore {
     private final Map<String, Long> deadLetterCounts = new TreeMap<>();
     private long deadLetterTotal;
     /** Anomalies per (job, rank), the rank with the oldest anomaly first (each anomaly moves its rank last). */
-    private final Map<String, Long> rankCounts = new LinkedHashMap<>();
+    private final Map<String, Long> rankCounts = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > MAX_RANK_COUNTS;
+        }
+    };
 
     private final boolean showInternals;
 
@@ -259,11 +264,6 @@ public final class QualityStore {
             String key = RankKey.of(job, rank);
             Long before = rankCounts.remove(key);
             rankCounts.put(key, before == null ? 1L : before + 1);
-            if (rankCounts.size() > MAX_RANK_COUNTS) {
-                Iterator<String> oldest = rankCounts.keySet().iterator();
-                oldest.next();
-                oldest.remove();
-            }
         }
         anomalies.addLast(new Entry(job, json));
         while (anomalies.size() > ANOMALIES_KEPT) {
