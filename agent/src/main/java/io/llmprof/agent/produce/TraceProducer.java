@@ -633,9 +633,9 @@ public final class TraceProducer implements AutoCloseable {
 
     private void checkBudget() {
         Duration limit = delivery.giveUpAfter();
-        if (limit != null && waitingFor().compareTo(limit) >= 0) {
+        Duration waiting = limit == null ? Duration.ZERO : waitingFor();
+        if (limit != null && waiting.compareTo(limit) >= 0) {
             Exception e = lastError;
-            Duration waiting = waitingFor();
             throw giveUp(
                     "gave up: no acknowledgement from Kafka for " + waiting.toSeconds() + " s (--give-up-after "
                             + limit.toSeconds() + " s)"
