@@ -208,28 +208,7 @@ class ServiceStateCodecTest {
         List<ServiceEvent> events = everything();
         RecordingSink straight = inMemory(events, CONFIG);
         for (int split = 0; split <= events.size(); split++) {
-            RecordingSink out = new RecordingSink();
-            Stores stores = new Stores();
-            StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
-            ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
-            for (ServiceEvent e : events.subList(0, split)) {
-                first.accept(e, out);
-            }
-            table.prepare(Integer.MAX_VALUE);
-            table.flush();
-            byte[] head = first.encodeHead();
-            StoredRequestTable restoredTable = stores.table(table.meta());
-            ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
-            assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
-            assertThat(second.latestEventNs()).isEqualTo(first.latestEventNs());
-            assertThat(second.openRequests()).isEqualTo(first.openRequests());
-            for (ServiceEvent e : events.subList(split, events.size())) {
-                second.accept(e, out);
-                restoredTable.prepare(Integer.MAX_VALUE);
-                restoredTable.flush();
-            }
-            second.finish(out);
-            assertThat(out.all).as("outputs with a restore at split %d", split).isEqualTo(straight.all);
+            assertRestoreAt(events, split, straight);
         }
     }
 
@@ -245,25 +224,37 @@ class ServiceStateCodecTest {
         // do not wait for rank 2 be compared
         int back = 30 + 2 * ServiceAnalyzerTest.STOPPED_ALONE;
         for (int split : new int[] {29, 30 + 2 * 1024, 30 + 2 * 1026, back + 3, back + 4, back + 30}) {
-            RecordingSink out = new RecordingSink();
-            Stores stores = new Stores();
-            StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
-            ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
-            for (ServiceEvent e : events.subList(0, split)) {
-                first.accept(e, out);
-            }
-            table.prepare(Integer.MAX_VALUE);
-            table.flush();
-            byte[] head = first.encodeHead();
-            StoredRequestTable restoredTable = stores.table(table.meta());
-            ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
-            assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
-            for (ServiceEvent e : events.subList(split, events.size())) {
-                second.accept(e, out);
-            }
-            second.finish(out);
-            assertThat(out.all).as("outputs with a restore at split %d", split).isEqualTo(straight.all);
+            assertRestoreAt(events, split, straight);
         }
+    }
+
+    /**
+     * The events before {@code split} into an analyzer, its head encoded and restored over the same stores, the rest
+     * into the restored one: it re-encodes to the same head and ends with the outputs of the straight run.
+     */
+    private static void assertRestoreAt(List<ServiceEvent> events, int split, RecordingSink straight) {
+        RecordingSink out = new RecordingSink();
+        Stores stores = new Stores();
+        StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
+        ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
+        for (ServiceEvent e : events.subList(0, split)) {
+            first.accept(e, out);
+        }
+        table.prepare(Integer.MAX_VALUE);
+        table.flush();
+        byte[] head = first.encodeHead();
+        StoredRequestTable restoredTable = stores.table(table.meta());
+        ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
+        assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
+        assertThat(second.latestEventNs()).isEqualTo(first.latestEventNs());
+        assertThat(second.openRequests()).isEqualTo(first.openRequests());
+        for (ServiceEvent e : events.subList(split, events.size())) {
+            second.accept(e, out);
+            restoredTable.prepare(Integer.MAX_VALUE);
+            restoredTable.flush();
+        }
+        second.finish(out);
+        assertThat(out.all).as("outputs with a restore at split %d", split).isEqualTo(straight.all);
     }
 
     @Test
