@@ -12,7 +12,6 @@ import io.llmprof.deploy.cli.Llmprof;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -92,7 +91,7 @@ class AgentReplayKillIT {
                         .pollInterval(Duration.ofMillis(50))
                         .until(() -> acknowledged(checkpoint) > total / 5 || !first.isAlive());
                 assertThat(first.isAlive())
-                        .as("replay alive; its log:%n%s", read(log))
+                        .as("replay alive; its log:%n%s", ChildJvm.output(log))
                         .isTrue();
             } finally {
                 first.destroyForcibly();
@@ -143,14 +142,6 @@ class AgentReplayKillIT {
                     .sum();
         } catch (IOException e) {
             return 0;
-        }
-    }
-
-    private static String read(Path log) {
-        try {
-            return Files.exists(log) ? Files.readString(log) : "";
-        } catch (IOException e) {
-            return e.toString();
         }
     }
 }

@@ -19,11 +19,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -97,7 +92,7 @@ class BrokerFailoverIT {
         assertThat(totalEvents).isPositive();
 
         String clusterId = Uuid.randomUuid().toString();
-        List<Integer> ports = freePorts(2 * NODES);
+        List<Integer> ports = ChildJvm.freePorts(2 * NODES);
         String quorum = java.util.stream.IntStream.rangeClosed(1, NODES)
                 .mapToObj(i -> i + "@127.0.0.1:" + ports.get(NODES + i - 1))
                 .collect(Collectors.joining(","));
@@ -271,7 +266,7 @@ class BrokerFailoverIT {
         } finally {
             replay.destroyForcibly();
         }
-        String out = read(log);
+        String out = ChildJvm.output(log);
         System.out.printf("BrokerFailoverIT: agent replay refused by Kafka:%n%s%n", out);
         assertThat(replay.exitValue()).as("exit code; output:%n%s", out).isEqualTo(1);
         String answer =
@@ -329,9 +324,9 @@ class BrokerFailoverIT {
         Process p = brokers.get(id - 1);
         await().atMost(DEADLINE)
                 .pollInterval(Duration.ofMillis(100))
-                .until(() -> read(log(id, run)).contains("ready in") || !p.isAlive());
+                .until(() -> ChildJvm.output(log(id, run)).contains("ready in") || !p.isAlive());
         assertThat(p.isAlive())
-                .as("node %d; its log:%n%s", id, read(log(id, run)))
+                .as("node %d; its log:%n%s", id, ChildJvm.output(log(id, run)))
                 .isTrue();
     }
 
@@ -359,27 +354,5 @@ class BrokerFailoverIT {
             }
         }
         throw new AssertionError("no input partition holds records yet");
-    }
-
-    private static List<Integer> freePorts(int n) throws IOException {
-        List<ServerSocket> open = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                open.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
-            }
-            return open.stream().map(ServerSocket::getLocalPort).toList();
-        } finally {
-            for (ServerSocket s : open) {
-                s.close();
-            }
-        }
-    }
-
-    private static String read(Path log) {
-        try {
-            return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

@@ -4,10 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.llmprof.deploy.broker.EmbeddedKafka;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,7 +34,7 @@ class BrokerQuorumLossIT {
     @Test
     void aNodeThatLostItsQuorumStillStopsOnSigtermAfterTheShutdownWait() throws Exception {
         String clusterId = Uuid.randomUuid().toString();
-        List<Integer> ports = freePorts(2 * NODES);
+        List<Integer> ports = ChildJvm.freePorts(2 * NODES);
         String quorum = IntStream.rangeClosed(1, NODES)
                 .mapToObj(i -> i + "@127.0.0.1:" + ports.get(NODES + i - 1))
                 .collect(Collectors.joining(","));
@@ -65,10 +61,10 @@ class BrokerQuorumLossIT {
                 int id = i;
                 await().atMost(DEADLINE)
                         .pollInterval(Duration.ofMillis(100))
-                        .until(() -> read(log(id)).contains("ready in")
+                        .until(() -> ChildJvm.output(log(id)).contains("ready in")
                                 || !nodes.get(id - 1).isAlive());
                 assertThat(nodes.get(i - 1).isAlive())
-                        .as("node %d; its log:%n%s", i, read(log(i)))
+                        .as("node %d; its log:%n%s", i, ChildJvm.output(log(i)))
                         .isTrue();
             }
 
@@ -81,7 +77,7 @@ class BrokerQuorumLossIT {
             last.destroy(); // SIGTERM, as Ctrl-C
             boolean exited = last.waitFor(DEADLINE.toSeconds(), TimeUnit.SECONDS);
             double seconds = (System.nanoTime() - start) / 1e9;
-            String out = read(log(1));
+            String out = ChildJvm.output(log(1));
             System.out.printf(
                     "BrokerQuorumLossIT: node 1 exited %s after %.1f s; its log ends:%n%s%n",
                     exited, seconds, out.substring(Math.max(0, out.length() - 1500)));
@@ -98,27 +94,5 @@ class BrokerQuorumLossIT {
 
     private Path log(int id) {
         return tmp.resolve("node-" + id + ".log");
-    }
-
-    private static String read(Path log) {
-        try {
-            return Files.exists(log) ? Files.readString(log) : "";
-        } catch (IOException e) {
-            return e.toString();
-        }
-    }
-
-    private static List<Integer> freePorts(int n) throws IOException {
-        List<ServerSocket> open = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                open.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
-            }
-            return open.stream().map(ServerSocket::getLocalPort).toList();
-        } finally {
-            for (ServerSocket s : open) {
-                s.close();
-            }
-        }
     }
 }

@@ -1,6 +1,11 @@
 package io.llmprof.deploy.it;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,5 +45,32 @@ final class ChildJvm {
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
                 .start();
+    }
+
+    /**
+     * What a child has written to its log so far; "" before the file exists. Read leniently: a character the child
+     * is in the middle of writing must not fail a wait that polls the log.
+     */
+    static String output(Path log) {
+        try {
+            return Files.exists(log) ? new String(Files.readAllBytes(log), StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code n} loopback ports free now, for children's listeners. */
+    static List<Integer> freePorts(int n) throws IOException {
+        List<ServerSocket> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                open.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
+            }
+            return open.stream().map(ServerSocket::getLocalPort).toList();
+        } finally {
+            for (ServerSocket s : open) {
+                s.close();
+            }
+        }
     }
 }

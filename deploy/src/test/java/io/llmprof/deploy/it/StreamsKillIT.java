@@ -15,8 +15,6 @@ import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -80,7 +78,7 @@ class StreamsKillIT {
                         .pollInterval(Duration.ofMillis(20))
                         .until(() -> new DashboardView(dashboard).passesSeen() >= 20 || !first.isAlive());
                 assertThat(first.isAlive())
-                        .as("first instance alive; its log:%n%s", read(log1))
+                        .as("first instance alive; its log:%n%s", ChildJvm.output(log1))
                         .isTrue();
             } finally {
                 first.destroyForcibly();
@@ -98,8 +96,9 @@ class StreamsKillIT {
             long restartedNs = System.nanoTime();
             Process second = streams(kafka.bootstrapServers(), config, state, log2);
             try {
-                await().atMost(HANDOVER).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> assertThat(read(log2))
-                        .contains("-> RUNNING"));
+                await().atMost(HANDOVER)
+                        .pollInterval(Duration.ofMillis(100))
+                        .untilAsserted(() -> assertThat(ChildJvm.output(log2)).contains("-> RUNNING"));
                 long handoverMs = (System.nanoTime() - restartedNs) / 1_000_000;
                 System.out.printf(
                         "StreamsKillIT: killed with %d of %d passes committed; restarted (state dir %s) RUNNING after"
@@ -112,7 +111,7 @@ class StreamsKillIT {
                     new DashboardView(dashboard).awaitLayersMatch(offlineLayers.get(r), "kill", PASSES);
                     new DashboardView(dashboard).awaitHostMatches(offlineHost.get(r), "kill");
                 }
-                String log = read(log2);
+                String log = ChildJvm.output(log2);
                 assertThat(log.lines().filter(l -> l.contains("ERROR")).toList())
                         .as("ERROR lines of the restarted instance (RUNNING after %d ms)", handoverMs)
                         .isEmpty();
@@ -165,9 +164,11 @@ class StreamsKillIT {
             try {
                 await().atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
                     assertThat(readsTraceInput(logA) || readsTraceInput(logB))
-                            .as("an instance reads trace input; logs:%n%s%n%s", read(logA), read(logB))
+                            .as(
+                                    "an instance reads trace input; logs:%n%s%n%s",
+                                    ChildJvm.output(logA), ChildJvm.output(logB))
                             .isTrue();
-                    assertThat(read(logA) + read(logB)).contains("active on this instance");
+                    assertThat(ChildJvm.output(logA) + ChildJvm.output(logB)).contains("active on this instance");
                     assertThat(lastAssignment(logA)).isNotNull();
                     assertThat(lastAssignment(logB)).isNotNull();
                 });
@@ -193,7 +194,7 @@ class StreamsKillIT {
                 await().atMost(HANDOVER).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> assertThat(
                                 readsTraceInput(survivorLog)
                                         && lastAssignment(survivorLog).contains("took over"))
-                        .as("survivor's log:%n%s", read(survivorLog))
+                        .as("survivor's log:%n%s", ChildJvm.output(survivorLog))
                         .isTrue());
                 System.out.printf(
                         "StreamsKillIT: the survivor took the input over %d ms after the kill%n",
@@ -205,7 +206,9 @@ class StreamsKillIT {
                     new DashboardView(dashboard).awaitLayersMatch(offlineLayers.get(r), "kill", passes);
                     new DashboardView(dashboard).awaitHostMatches(offlineHost.get(r), "kill");
                 }
-                assertThat(read(survivorLog).lines().filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
+                assertThat(ChildJvm.output(survivorLog)
+                                .lines()
+                                .filter(l -> l.contains("ERROR") || l.startsWith("\tat ")))
                         .isEmpty();
             } finally {
                 for (Process p : List.of(a, b)) {
@@ -221,7 +224,7 @@ class StreamsKillIT {
     /** The instance's latest assignment line ("took over ..." or "handed ..."), null before its first. */
     private static String lastAssignment(Path log) {
         String last = null;
-        for (String l : read(log).lines().toList()) {
+        for (String l : ChildJvm.output(log).lines().toList()) {
             if (l.contains("active on this instance, reading")) {
                 last = l;
             }
@@ -276,14 +279,6 @@ class StreamsKillIT {
 
     private static JsonNode analyze(String what, Path trace, Path modelConfig) {
         return PipelineHarness.analyze(what, trace, modelConfig);
-    }
-
-    private static String read(Path log) {
-        try {
-            return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     private static void deleteRecursively(Path dir) throws IOException {
