@@ -174,8 +174,17 @@ public final class ServiceStore {
         putLatest(i.nodes, keyOf(r.node()), r);
     }
 
+    /** The latest record per (layer, rank); one with count 0 removes its cell (the analyzer forgot the rank). */
     public synchronized void addEpBalance(EpBalanceRecord r) {
-        putLatest(instance(r.job(), r.instance()).ep, r.layer() + "\u0000" + r.rank(), r);
+        String key = r.layer() + "\u0000" + r.rank();
+        if (r.count() == 0) {
+            Instance i = instances.get(key(r.job(), r.instance()));
+            if (i != null) {
+                i.ep.remove(key);
+            }
+            return;
+        }
+        putLatest(instance(r.job(), r.instance()).ep, key, r);
     }
 
     public synchronized void addMoe(MoeRecord r) {

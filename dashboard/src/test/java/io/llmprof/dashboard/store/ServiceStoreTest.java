@@ -262,6 +262,17 @@ class ServiceStoreTest {
     }
 
     @Test
+    void anEpRecordWithCountZeroRemovesItsCell() {
+        feedAll();
+        store.addEpBalance(ServiceFixtures.ep(1, "2", 0, 0, 0.0)); // the analyzer forgot rank 2
+        store.addEpBalance(ServiceFixtures.ep(0, "7", 0, 0, 0.0)); // a cell never held: nothing to remove
+
+        assertThat(store.epBalance(Filter.ALL).get(0).cells())
+                .extracting(c -> c.layer() + "/" + c.rank())
+                .containsExactly("0/0", "0/1", "0/2", "0/10", "1/0", "1/1");
+    }
+
+    @Test
     void keepsTheLatestStatesCoordinatorNodesAndMoe() {
         feedAll();
 

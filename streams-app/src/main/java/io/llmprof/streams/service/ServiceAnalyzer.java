@@ -16,6 +16,7 @@ import io.llmprof.events.service.RequestRef;
 import io.llmprof.events.service.RequestStateRecord;
 import io.llmprof.events.service.ServiceEvent;
 import io.llmprof.streams.service.ServiceState.EpCell;
+import io.llmprof.streams.service.ServiceState.EpRank;
 import io.llmprof.streams.service.ServiceState.Fwd;
 import io.llmprof.streams.service.ServiceState.Kv;
 import io.llmprof.streams.service.ServiceState.MoeOp;
@@ -84,7 +85,9 @@ import java.util.function.Supplier;
  *       longest forgotten for a new one); state counters:
  *       {@value #MAX_STATE_NAMES} names; anomaly counts: 256 codes (a few KB each);
  *   <li>EP balance: {@value #MAX_EP_CELLS} (layer, rank) cells and {@value #MAX_RANKS} ranks (about 0.8 MB when
- *       full; 58 layers x 64 ranks is about 45 KB);
+ *       full; 58 layers x 64 ranks is about 45 KB). A rank 10 minutes behind the others, and the rank quiet the
+ *       longest when a bound is reached, is forgotten with its cells (STATE_BOUND), so a worker that restarts under a
+ *       new pid neither stays in the layer means nor uses up the bound;
  *   <li>MoE: 2 ops x {@value #MAX_RANKS} ranks x a {@value #RESERVOIR}-sample reservoir (about 0.8 MB when full),
  *       and at most {@value #MAX_PENDING_ALIGNMENTS} calls waiting for a lagging rank per op (each holding one
  *       duration per rank; empty while the ranks keep pace).
@@ -105,6 +108,8 @@ public final class ServiceAnalyzer {
     static final int MAX_PENDING_ALIGNMENTS = 1024;
     /** (layer, rank) cells of EP balance. */
     static final int MAX_EP_CELLS = 65_536;
+    /** An EP rank this far (event time) behind the instance's latest GroupedMatmul call has stopped: 10 minutes. */
+    static final long EP_STOPPED_NS = 600_000_000_000L;
     /** Samples per (op, rank) for the MoE percentiles. */
     static final int RESERVOIR = 128;
     /** Bounded labels of a PD record. */
@@ -1181,18 +1186,25 @@ public final class ServiceAnalyzer {
         String rank = rankOf(e);
         long dur = e.durNs() == null ? 0 : e.durNs();
         Long labelled = longMetric(e, "layer");
-        long ordinal = s.epCalls.getOrDefault(rank, 0L);
-        if (!admitted(
-                s.epCalls,
-                rank,
-                MAX_RANKS,
-                "ep-ranks",
-                () -> MAX_RANKS + " EP ranks: rank " + rank + " is not tracked",
-                e,
-                sink)) {
-            return;
+        s.epLatestNs = Math.max(s.epLatestNs, e.startNs());
+        retireStoppedEpRanks(rank, e, sink);
+        EpRank r = s.epRanks.remove(rank); // put back last: least recently active first
+        if (r == null) {
+            r = new EpRank(0, e.startNs());
+            if (s.epRanks.size() >= MAX_RANKS) {
+                String gone = s.epRanks.keySet().iterator().next();
+                forgetEpRank(gone, sink);
+                emitAnomaly(
+                        sink,
+                        "ep-ranks",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_RANKS + " EP ranks: rank " + gone + ", quiet the longest, forgotten for rank " + rank,
+                        where(e));
+            }
         }
-        s.epCalls.put(rank, ordinal + 1);
+        s.epRanks.put(rank, r);
+        long ordinal = r.calls++;
+        r.lastNs = Math.max(r.lastNs, e.startNs());
         long layer = labelled != null ? labelled : moeLayers != null ? ordinal % moeLayers : ordinal;
         if (layer < 0 || layer > Integer.MAX_VALUE || (moeLayers != null && labelled != null && layer >= moeLayers)) {
             emitAnomaly(
@@ -1207,6 +1219,19 @@ public final class ServiceAnalyzer {
         TreeMap<String, EpCell> cells = s.ep.get((int) layer);
         EpCell cell = cells == null ? null : cells.get(rank);
         if (cell == null) {
+            if (s.epCells >= MAX_EP_CELLS && s.epRanks.size() > 1) {
+                // the rank quiet the longest makes room, as for the rank bound
+                String gone = s.epRanks.keySet().iterator().next();
+                forgetEpRank(gone, sink);
+                emitAnomaly(
+                        sink,
+                        "ep-cells",
+                        AnomalyKind.STATE_BOUND,
+                        MAX_EP_CELLS + " (layer, rank) cells of EP balance (layers numbered without a model config?):"
+                                + " rank " + gone + ", quiet the longest, forgotten for layer " + layer + " rank "
+                                + rank,
+                        where(e));
+            }
             if (s.epCells >= MAX_EP_CELLS) {
                 emitAnomaly(
                         sink,
@@ -1226,6 +1251,60 @@ public final class ServiceAnalyzer {
         cell.totalNs += dur;
         s.epDirty.add((int) layer);
         moeEvent(sink);
+    }
+
+    /**
+     * EP ranks whose latest GroupedMatmul call is more than {@link #EP_STOPPED_NS} behind the instance's latest (a
+     * worker that died, or restarted under another pid) leave EP balance: their cells no longer weigh in their layers'
+     * means. Never {@code current}, the rank of the event at hand.
+     */
+    private void retireStoppedEpRanks(String current, ServiceEvent e, ServiceSink sink) {
+        while (!s.epRanks.isEmpty()) {
+            Map.Entry<String, EpRank> first = s.epRanks.entrySet().iterator().next();
+            long behind = s.epLatestNs - first.getValue().lastNs; // < 0 only when the subtraction overflowed
+            if (first.getKey().equals(current) || (behind >= 0 && behind <= EP_STOPPED_NS)) {
+                return;
+            }
+            String gone = first.getKey();
+            forgetEpRank(gone, sink);
+            emitAnomaly(
+                    sink,
+                    "ep-rank-stopped",
+                    AnomalyKind.STATE_BOUND,
+                    "EP rank " + gone + " made no GroupedMatmul call for " + EP_STOPPED_NS / 60_000_000_000L
+                            + " min while others did (a worker that stopped or restarted): its cells leave EP balance",
+                    where(e));
+        }
+    }
+
+    /**
+     * Forgets an EP rank and its cells; each cell goes out once more with count 0, which tells a reader of the
+     * latest records to drop it, and its layer's other cells are sent again with the new mean.
+     */
+    private void forgetEpRank(String rank, ServiceSink sink) {
+        s.epRanks.remove(rank);
+        int moeLayers = epLayers();
+        for (Iterator<Map.Entry<Integer, TreeMap<String, EpCell>>> it =
+                        s.ep.entrySet().iterator();
+                it.hasNext(); ) {
+            Map.Entry<Integer, TreeMap<String, EpCell>> layer = it.next();
+            if (layer.getValue().remove(rank) == null) {
+                continue;
+            }
+            s.epCells--;
+            sink.epBalance(new EpBalanceRecord(job, instance, moeLayers, layer.getKey(), rank, 0, 0, 0.0, 0.0));
+            if (layer.getValue().isEmpty()) {
+                it.remove();
+                s.epDirty.remove(layer.getKey());
+            } else {
+                s.epDirty.add(layer.getKey());
+            }
+        }
+    }
+
+    /** The MoE layer count EP records carry: the model config's, else the highest layer seen + 1. */
+    private int epLayers() {
+        return config.moeLayers() != null ? config.moeLayers() : s.ep.isEmpty() ? 0 : s.ep.lastKey() + 1;
     }
 
     private void moe(ServiceEvent e, String op, ServiceSink sink) {
@@ -1387,7 +1466,7 @@ public final class ServiceAnalyzer {
                 align(m, true, sink, "instance " + instance + ", end of stream");
             }
         }
-        int moeLayers = config.moeLayers() != null ? config.moeLayers() : s.ep.isEmpty() ? 0 : s.ep.lastKey() + 1;
+        int moeLayers = epLayers();
         for (Integer layer : s.epDirty) {
             TreeMap<String, EpCell> cells = s.ep.get(layer);
             double sumOfMeans = 0;

@@ -53,8 +53,13 @@ final class ServiceState {
 
     /** EP balance: layer to rank to cell. */
     public TreeMap<Integer, TreeMap<String, EpCell>> ep = new TreeMap<>();
-    /** GroupedMatmul calls per rank (the layer of an unlabelled call). */
-    public TreeMap<String, Long> epCalls = new TreeMap<>();
+    /**
+     * EP ranks, least recently active first: GroupedMatmul calls (the layer of an unlabelled call) and the latest
+     * call's start.
+     */
+    public LinkedHashMap<String, EpRank> epRanks = new LinkedHashMap<>();
+    /** The latest GroupedMatmul start of the instance (MIN_VALUE before any). */
+    public long epLatestNs = Long.MIN_VALUE;
 
     public TreeSet<Integer> epDirty = new TreeSet<>();
     public int epCells;
@@ -139,6 +144,16 @@ final class ServiceState {
     static final class EpCell {
         public long count;
         public long totalNs;
+    }
+
+    static final class EpRank {
+        public long calls;
+        public long lastNs;
+
+        EpRank(long calls, long lastNs) {
+            this.calls = calls;
+            this.lastNs = lastNs;
+        }
     }
 
     static final class MoeOp {

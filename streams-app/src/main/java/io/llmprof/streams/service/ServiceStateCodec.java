@@ -3,6 +3,7 @@ package io.llmprof.streams.service;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.llmprof.events.host.Reservoir;
 import io.llmprof.streams.service.ServiceState.EpCell;
+import io.llmprof.streams.service.ServiceState.EpRank;
 import io.llmprof.streams.service.ServiceState.Fwd;
 import io.llmprof.streams.service.ServiceState.Kv;
 import io.llmprof.streams.service.ServiceState.MoeOp;
@@ -55,8 +56,7 @@ final class ServiceStateCodec {
                 .setStatesNs(s.statesNs)
                 .setStatesPidMixed(s.statesPidMixed)
                 .addAllNodeNames(s.nodes.keySet())
-                .addAllEpCallRanks(s.epCalls.keySet())
-                .addAllEpCalls(s.epCalls.values())
+                .addAllEpCallRanks(s.epRanks.keySet())
                 .addAllEpDirty(s.epDirty)
                 .setEpCells(s.epCells)
                 .addAllMoeOps(s.moe.keySet())
@@ -100,6 +100,12 @@ final class ServiceStateCodec {
         }
         for (Node n : s.nodes.values()) {
             b.addNodeAdded(n.added).addNodeEnded(n.ended).addNodeTypes(n.type == null ? "" : n.type);
+        }
+        for (EpRank r : s.epRanks.values()) {
+            b.addEpCalls(r.calls).addEpLastNs(r.lastNs);
+        }
+        if (s.epLatestNs != Long.MIN_VALUE) {
+            b.setEpLatestNs(s.epLatestNs);
         }
         for (Map.Entry<Integer, TreeMap<String, EpCell>> layer : s.ep.entrySet()) {
             ServiceEpLayerState.Builder lb = ServiceEpLayerState.newBuilder().setLayer(layer.getKey());
@@ -238,8 +244,14 @@ final class ServiceStateCodec {
             s.ep.put(l.getLayer(), cells);
         }
         same(p.getEpCallRanksCount(), p.getEpCallsCount(), "EP calls");
+        // states written before ranks were retired have no call times: each rank counts as active at the latest event
+        boolean timed = p.getEpLastNsCount() > 0 || p.getEpCallRanksCount() == 0;
+        if (timed) {
+            same(p.getEpCallRanksCount(), p.getEpLastNsCount(), "EP call times");
+        }
+        s.epLatestNs = p.hasEpLatestNs() ? p.getEpLatestNs() : timed ? Long.MIN_VALUE : p.getLatestEventNs();
         for (int i = 0; i < p.getEpCallRanksCount(); i++) {
-            s.epCalls.put(p.getEpCallRanks(i), p.getEpCalls(i));
+            s.epRanks.put(p.getEpCallRanks(i), new EpRank(p.getEpCalls(i), timed ? p.getEpLastNs(i) : s.epLatestNs));
         }
         s.epDirty.addAll(p.getEpDirtyList());
         s.epCells = p.getEpCells();

@@ -775,6 +775,96 @@ class ServiceAnalyzerTest {
     }
 
     @Test
+    void a_new_ep_rank_beyond_the_bound_takes_the_place_of_the_one_quiet_the_longest() {
+        ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG.withMoeLayers(2));
+        RecordingSink out = new RecordingSink();
+        IntFunction<ServiceEvent> call = i -> Ev.of("MoE", "GroupedMatmul", i + 1L)
+                .dur(10)
+                .label("rank", String.valueOf(i))
+                .build();
+        for (int i = 0; i < ServiceAnalyzer.MAX_RANKS; i++) {
+            a.accept(call.apply(i), out);
+        }
+        a.accept(call.apply(0), out); // rank 0 active again: rank 1 is now the quiet one
+        assertThat(out.anomalies).noneMatch(an -> an.kind() == AnomalyKind.STATE_BOUND);
+        a.accept(call.apply(ServiceAnalyzer.MAX_RANKS), out);
+        a.finish(out);
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .singleElement()
+                .satisfies(an -> assertThat(an.message())
+                        .isEqualTo("1024 EP ranks: rank 1, quiet the longest, forgotten for rank 1024"));
+        // rank 1's one cell (layer 0) goes out with count 0; afterwards layer 0 holds every other rank
+        assertThat(out.ep)
+                .filteredOn(r -> r.rank().equals("1"))
+                .extracting(EpBalanceRecord::count)
+                .last()
+                .isEqualTo(0L);
+        assertThat(latestEp(out).keySet()) // layer 0 of 1024 ranks, layer 1 of rank 0
+                .hasSize(ServiceAnalyzer.MAX_RANKS + 1)
+                .contains("0/1024", "1/0")
+                .doesNotContain("0/1");
+    }
+
+    /** Ranks 0, 1, 2 for 10 minutes (rank 2 slow), then ranks 0 and 1 alone for 11 minutes, then rank 2 again. */
+    static List<ServiceEvent> stoppedEpRank() {
+        List<ServiceEvent> events = new java.util.ArrayList<>();
+        long minute = 60_000_000_000L;
+        for (long t = 0; t < 21 * minute; t += minute / 2) {
+            for (int rank = 0; rank < 3; rank++) {
+                if (rank == 2 && t >= 10 * minute) {
+                    continue;
+                }
+                events.add(Ev.of("ModelExecute", "GroupedMatmul", t + rank)
+                        .dur(rank == 2 ? 40 : 10)
+                        .label("rank", String.valueOf(rank))
+                        .build());
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            events.add(Ev.of("ModelExecute", "GroupedMatmul", 21 * minute + k)
+                    .dur(20)
+                    .label("rank", "2")
+                    .build());
+        }
+        return events;
+    }
+
+    @Test
+    void an_ep_rank_that_stops_for_ten_minutes_leaves_the_layer_means_and_comes_back_as_new() {
+        RecordingSink out = run(CONFIG.withMoeLayers(2), stoppedEpRank());
+        assertThat(out.anomalies)
+                .filteredOn(an -> an.kind() == AnomalyKind.STATE_BOUND)
+                .extracting(Anomaly::message)
+                .containsExactly("EP rank 2 made no GroupedMatmul call for 10 min while others did (a worker that"
+                        + " stopped or restarted): its cells leave EP balance");
+        // rank 2's two cells were dropped (count 0) before it came back with two calls of 20 ns, one per layer
+        assertThat(out.ep)
+                .filteredOn(r -> r.rank().equals("2") && r.count() == 0)
+                .extracting(EpBalanceRecord::layer)
+                .containsExactlyInAnyOrder(0, 1);
+        Map<String, EpBalanceRecord> latest = latestEp(out);
+        assertThat(latest.get("0/2"))
+                .extracting(EpBalanceRecord::count, EpBalanceRecord::meanNs)
+                .containsExactly(1L, 20.0);
+        // the layer mean is (10 + 10 + 20) / 3, not pulled up by the 40 ns of rank 2 before it stopped
+        assertThat(latest.get("0/0").ratioToLayerMean()).isCloseTo(10.0 / (40.0 / 3), within(1e-9));
+    }
+
+    /** The latest EP record per "layer/rank", without the cells a count-0 record removed. */
+    private static Map<String, EpBalanceRecord> latestEp(RecordingSink out) {
+        Map<String, EpBalanceRecord> latest = new java.util.LinkedHashMap<>();
+        for (EpBalanceRecord r : out.ep) {
+            if (r.count() == 0) {
+                latest.remove(r.layer() + "/" + r.rank());
+            } else {
+                latest.put(r.layer() + "/" + r.rank(), r);
+            }
+        }
+        return latest;
+    }
+
+    @Test
     void a_new_coordinator_node_beyond_the_bound_takes_the_place_of_the_one_quiet_the_longest() {
         ServiceAnalyzer a = new ServiceAnalyzer("job", "inst", CONFIG);
         RecordingSink out = new RecordingSink();
@@ -826,23 +916,14 @@ class ServiceAnalyzerTest {
     }
 
     static Stream<Arguments> boundedKeys() {
-        return Stream.of(
-                Arguments.of(
-                        "ep",
-                        ServiceAnalyzer.MAX_RANKS,
-                        (IntFunction<ServiceEvent>) i -> Ev.of("MoE", "GroupedMatmul", i + 1L)
-                                .dur(10)
-                                .label("rank", String.valueOf(i))
-                                .build(),
-                        "1024 EP ranks: rank 1024 is not tracked"),
-                Arguments.of(
-                        "moe",
-                        ServiceAnalyzer.MAX_RANKS,
-                        (IntFunction<ServiceEvent>) i -> Ev.of("MoE", "MoeDistributeDispatch", i + 1L)
-                                .dur(10)
-                                .label("rank", String.valueOf(i))
-                                .build(),
-                        "1024 MoE ranks: rank 1024 is not tracked"));
+        return Stream.of(Arguments.of(
+                "moe",
+                ServiceAnalyzer.MAX_RANKS,
+                (IntFunction<ServiceEvent>) i -> Ev.of("MoE", "MoeDistributeDispatch", i + 1L)
+                        .dur(10)
+                        .label("rank", String.valueOf(i))
+                        .build(),
+                "1024 MoE ranks: rank 1024 is not tracked"));
     }
 
     @Test

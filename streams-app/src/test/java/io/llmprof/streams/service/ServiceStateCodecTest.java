@@ -228,15 +228,32 @@ class ServiceStateCodecTest {
         }
     }
 
+    /** EP ranks' recency and call times survive a restore: splits before rank 2 stops, before and after it leaves. */
+    @Test
+    void a_stopped_ep_rank_restores_and_leaves_at_the_same_event() {
+        List<ServiceEvent> events = ServiceAnalyzerTest.stoppedEpRank();
+        ServiceConfig moe = CONFIG.withMoeLayers(2);
+        RecordingSink straight = inMemory(events, moe);
+        assertThat(straight.ep).anyMatch(r -> r.count() == 0);
+        for (int split : new int[] {5, 60, 100, 102, events.size() - 1}) {
+            assertRestoreAt(events, split, straight, moe);
+        }
+    }
+
     /**
      * The events before {@code split} into an analyzer, its head encoded and restored over the same stores, the rest
      * into the restored one: it re-encodes to the same head and ends with the outputs of the straight run.
      */
     private static void assertRestoreAt(List<ServiceEvent> events, int split, RecordingSink straight) {
+        assertRestoreAt(events, split, straight, CONFIG);
+    }
+
+    private static void assertRestoreAt(
+            List<ServiceEvent> events, int split, RecordingSink straight, ServiceConfig config) {
         RecordingSink out = new RecordingSink();
         Stores stores = new Stores();
         StoredRequestTable table = stores.table(StoredRequestTable.Meta.EMPTY);
-        ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", CONFIG, table);
+        ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", config, table);
         for (ServiceEvent e : events.subList(0, split)) {
             first.accept(e, out);
         }
@@ -244,7 +261,7 @@ class ServiceStateCodecTest {
         table.flush();
         byte[] head = first.encodeHead();
         StoredRequestTable restoredTable = stores.table(table.meta());
-        ServiceAnalyzer second = ServiceAnalyzer.restore(head, CONFIG, restoredTable);
+        ServiceAnalyzer second = ServiceAnalyzer.restore(head, config, restoredTable);
         assertThat(second.encodeHead()).as("re-encoding at split %d", split).isEqualTo(head);
         assertThat(second.latestEventNs()).isEqualTo(first.latestEventNs());
         assertThat(second.openRequests()).isEqualTo(first.openRequests());
@@ -327,6 +344,39 @@ class ServiceStateCodecTest {
         u.flush();
         assertThat(stores.requests().map.keySet()).containsExactly("job/inst\0rb");
         assertThat(stores.order().map).hasSize(1);
+    }
+
+    /**
+     * A state written before EP ranks had call times (fields 38 and 39 absent): its ranks count as active at the
+     * instance's latest event, so none leaves at once, and one that then stays quiet for 10 minutes does.
+     */
+    @Test
+    void an_older_state_without_ep_call_times_retires_no_rank_at_once() throws Exception {
+        ServiceConfig moe = CONFIG.withMoeLayers(2);
+        long minute = 60_000_000_000L;
+        ServiceAnalyzer first = new ServiceAnalyzer("job", "inst", moe);
+        RecordingSink out = new RecordingSink();
+        first.accept(gmm("0", 0), out);
+        first.accept(gmm("1", 5 * minute), out);
+        io.llmprof.streams.state.proto.ServiceHead older =
+                io.llmprof.streams.state.proto.ServiceHead.parseFrom(first.encodeHead()).toBuilder()
+                        .clearEpLastNs()
+                        .clearEpLatestNs()
+                        .build();
+        ServiceAnalyzer second =
+                ServiceAnalyzer.restore(older.toByteArray(), moe, new Stores().table(StoredRequestTable.Meta.EMPTY));
+        second.accept(gmm("1", 14 * minute), out); // rank 0's call at 0 would be 14 minutes behind
+        assertThat(out.anomalies).isEmpty();
+        second.accept(gmm("1", 16 * minute), out); // 11 minutes after the latest event the older state knew
+        assertThat(out.anomalies).singleElement().satisfies(an -> assertThat(an.message())
+                .startsWith("EP rank 0 made no GroupedMatmul call for 10 min"));
+    }
+
+    private static ServiceEvent gmm(String rank, long t) {
+        return Ev.of("ModelExecute", "GroupedMatmul", t)
+                .dur(10)
+                .label("rank", rank)
+                .build();
     }
 
     @Test

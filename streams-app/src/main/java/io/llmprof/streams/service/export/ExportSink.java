@@ -435,7 +435,12 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
 
     @Override
     public void epBalance(EpBalanceRecord r) {
-        ep.put(new EpKey(RankKey.of(r.job(), r.instance()), r.layer(), r.rank()), r);
+        EpKey k = new EpKey(RankKey.of(r.job(), r.instance()), r.layer(), r.rank());
+        if (r.count() == 0) {
+            ep.remove(k); // the analyzer forgot the rank: its layers' other cells come again
+        } else {
+            ep.put(k, r);
+        }
     }
 
     @Override

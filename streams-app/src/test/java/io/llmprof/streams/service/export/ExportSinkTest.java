@@ -171,6 +171,8 @@ class ExportSinkTest {
         sink.epBalance(new EpBalanceRecord(J, I, 2, 1, "0", 2, 200_000L, 100_000.0, 1.0));
         sink.epBalance(new EpBalanceRecord(J, I, 2, 1, "10", 2, 200_000L, 100_000.0, 1.0));
         sink.epBalance(new EpBalanceRecord(J, I, 2, 1, "2", 1, 100_000L, 100_000.0, 1.0));
+        sink.epBalance(new EpBalanceRecord(J, I, 2, 1, "5", 1, 100_000L, 100_000.0, 1.0));
+        sink.epBalance(new EpBalanceRecord(J, I, 2, 1, "5", 0, 0L, 0.0, 0.0)); // rank 5 forgotten: no column
         sink.moe(new MoeRecord(J, I, MoeRecord.DISPATCH, "0", 10, 50_000, 80_000, 120_000, 82_500.5, 3, 10, 0.3));
         sink.moe(new MoeRecord(J, I, MoeRecord.DISPATCH, "1", 10, 60_000, 90_000, 200_000, 95_000, 7, 10, 0.7));
         sink.moe(new MoeRecord(J, I, MoeRecord.COMBINE, "0", 10, 40_000, 70_000, 90_000, 70_000, 10, 10, 1.0));
