@@ -231,6 +231,7 @@ public final class HostStateCodec {
         b.setCommMaxLaunchCorr(cc.maxLaunchCorr).setCommByContext(cc.byContext);
         t.gapNvtx.forEach((k, v) -> b.addGapNvtxNames(s.ref(k)).addGapNvtxNs(v));
         t.kernelNames.names.forEach(n -> b.addKernelNames(s.ref(n)));
+        b.setKernelNamesCompactAt(t.kernelNamesCompactAt);
         return b.setDrill(DrillDownCodec.write(t.drill, s)).build();
     }
 
@@ -251,6 +252,7 @@ public final class HostStateCodec {
         for (int ref : p.getKernelNamesList()) {
             t.kernelNames.add(s.str(ref));
         }
+        t.kernelNamesCompactAt = p.getKernelNamesCompactAt();
         IntervalChunks.read(p.getGpuChunksList(), t.gpu, false, t.kernelNames);
         IntervalChunks.read(p.getHostChunksList(), t.host, true);
         for (WindowState w : p.getPendingList()) {

@@ -155,6 +155,11 @@ public final class HostTracker {
     final LinkedHashMap<String, Long> gapNvtx = new LinkedHashMap<>();
     /** The buffered kernels' names, each once (the stored GPU chunks index them). */
     final KernelNames kernelNames = new KernelNames();
+    /**
+     * GPU events before which a full kernel-name table is not compacted again (a compaction that freed less than a
+     * quarter of it waits until the buffer has turned over).
+     */
+    long kernelNamesCompactAt;
 
     final DrillDownState drill = new DrillDownState();
     /** Communication by launch context (M5 beside the name rule). */
@@ -190,6 +195,28 @@ public final class HostTracker {
 
     public HostConfig config() {
         return config;
+    }
+
+    /**
+     * The name a buffered kernel keeps. When the table is full, it first keeps only the names the buffer still holds
+     * (a server that runs for weeks meets more distinct kernels than 1,024, but only the recent ones are buffered);
+     * {@link HostStep#OTHER} when that leaves no room.
+     */
+    private String kernelName(String name) {
+        if (kernelNames.full() && !kernelNames.contains(name) && gpuEvents >= kernelNamesCompactAt) {
+            List<String> live = new ArrayList<>();
+            for (int i = 0; i < gpu.size(); i++) {
+                if (gpu.get(i).name != null) {
+                    live.add(gpu.get(i).name);
+                }
+            }
+            kernelNames.retain(live);
+            gpuChunks.reset(); // the cached chunks' bytes hold the old indexes
+            if (kernelNames.names.size() > KernelNames.MAX * 3 / 4) {
+                kernelNamesCompactAt = gpuEvents + Math.max(gpu.size(), KernelNames.MAX);
+            }
+        }
+        return kernelNames.intern(name);
     }
 
     /** One event of {@code lane}, in that lane's start order. */
@@ -389,7 +416,7 @@ public final class HostTracker {
                 corr,
                 flags,
                 e.stream() == null ? GpuOp.NO_STREAM : e.stream(),
-                kernel ? kernelNames.intern(e.name()) : null);
+                kernel ? kernelName(e.name()) : null);
         gpu.add(op);
         if (corr != Interval.NO_CORR) {
             streamMaxCorr.merge(op.stream, corr, Math::max);

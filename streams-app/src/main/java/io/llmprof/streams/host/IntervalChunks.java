@@ -28,6 +28,12 @@ final class IntervalChunks {
     /** The buffer's {@link IntervalBuffer#reorders()} when {@link #last} was written. */
     private int lastReorders = -1;
 
+    /** Forgets the cached chunks: the next value writes every chunk again. */
+    void reset() {
+        last = new IdentityHashMap<>();
+        lastReorders = -1;
+    }
+
     static boolean beginsChunk(Interval x) {
         long z = x.start * 0x9E3779B97F4A7C15L ^ x.corr;
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;

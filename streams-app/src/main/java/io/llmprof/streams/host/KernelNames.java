@@ -9,8 +9,9 @@ import java.util.Map;
 /**
  * The kernel names of a tracker's buffered GPU operations, each once: the stored GPU chunks refer to them by index
  * (a chunk-local table would repeat a step's long kernel names in every chunk of every stored value). At most
- * {@value #MAX} names, the last of them {@link HostStep#OTHER} for every later new name. Indexes never change, so a chunk's bytes stay
- * valid while it is copied from value to value.
+ * {@value #MAX} names, the last of them {@link HostStep#OTHER} for a new name while the table is full. Indexes change
+ * only in {@link #retain}, which the tracker calls when the table is full, keeping the names its buffer still holds;
+ * otherwise a chunk's bytes stay valid while it is copied from value to value.
  */
 final class KernelNames {
     static final int MAX = 1024;
@@ -50,6 +51,25 @@ final class KernelNames {
                     "host tracker state: kernel name " + ref + " outside the table of " + names.size());
         }
         return ref == 0 ? null : names.get(ref - 1);
+    }
+
+    boolean full() {
+        return names.size() >= MAX - 1;
+    }
+
+    boolean contains(String name) {
+        return ids.containsKey(name);
+    }
+
+    /** Keeps only {@code live}, in its order: every index may change. */
+    void retain(Iterable<String> live) {
+        names.clear();
+        ids.clear();
+        for (String n : live) {
+            if (!ids.containsKey(n)) {
+                add(n);
+            }
+        }
     }
 
     /** Restores a stored table, in order. */

@@ -241,6 +241,48 @@ class BoundsRollupCodecTest {
     }
 
     /**
+     * A server meets more distinct kernel names over weeks than the table holds (1,024): once it is full, it keeps
+     * the names still buffered, so every step's kernels keep their names, not (other); a tracker restored mid-way
+     * compacts at the same event, and no GPU chunk cached before a compaction is copied with its old indexes.
+     */
+    @Test
+    void kernelNamesBeyondTheTableKeepTheirNamesAndRestoreAlike() {
+        List<TraceEvent> events = new ArrayList<>();
+        int steps = 30;
+        // distinct names per step (a step lists 64 at most), each 4 times in a row: the table fills at kernel 188 of
+        // step
+        // 16, when enough kernels are buffered for GPU chunks to be cached between values
+        int names = 61;
+        int perStep = 4 * names;
+        for (int n = 0; n < steps; n++) {
+            events.add(Ev.nvtx("[Executor] _forward_step " + n + ": 0 ctx reqs, 4 gen reqs", n * 1_000.0, 900));
+            for (int k = 0; k < perStep; k++) {
+                events.add(Ev.kernel("kernel_" + n + "_" + k / 4 + "<float>(Params)", n * 1_000.0 + 3 * k + 1, 1));
+            }
+        }
+        HostConfig c = HostConfig.defaults();
+        List<Object> plain = feed(c, events, -1, false);
+        @SuppressWarnings("unchecked")
+        List<HostStep> out = (List<HostStep>) plain.get(0);
+        assertThat(out).hasSize(steps);
+        assertThat(out)
+                .allSatisfy(s -> assertThat(s.kernelTimes()).hasSize(names).doesNotContainKey(HostStep.OTHER));
+        int full = 16 * (perStep + 1) + 1 + 188;
+        for (int split : new int[] {full - 1, full + 1, full + 40, events.size() - 3}) {
+            assertThat(feed(c, events, split, false))
+                    .as("restored at %d", split)
+                    .isEqualTo(plain);
+        }
+        HostTracker t = new HostTracker(c, "job", "run", "r0");
+        for (TraceEvent e : events) {
+            t.accept(Ev.laneOf(e), e, step -> {});
+            byte[] hot = HostStateCodec.encode(t);
+            t.gpuChunks.reset();
+            assertThat(HostStateCodec.encode(t)).isEqualTo(hot);
+        }
+    }
+
+    /**
      * The codec keeps the sorted launch sets of each window between values (they are re-sorted only after a
      * change): a tracker written after every event gives the bytes of one whose windows were never written.
      */
