@@ -7,12 +7,17 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.BinaryOperator;
+import java.util.function.ToLongFunction;
 
 /**
  * The host-overhead profile of one (job, run): the {@link HostStep}s of any number of ranks, reduced to what the
  * regression root cause of ANALYSIS.md section 3 compares. Memory is bounded whatever the run length: two sample
  * reservoirs of at most {@code maxSamples} values per phase, at most {@value #MAX_NAMES} NVTX (in steps and in
- * gaps), API and kernel names per phase (later names are summed under {@link HostStep#OTHER}), at most {@value #MAX_RANKS} rank names.
+ * gaps), API and kernel names per phase, at most {@value #MAX_RANKS} rank names. A new name when the names are full
+ * takes the place of the one with the least time (or calls) so far, whose total moves to {@link HostStep#OTHER}: a
+ * run that lasts for weeks meets new kernels and ranges late, and its heaviest names stay listed whenever they came;
+ * a name's figure is then what it had since it last came in, and the totals stay whole.
  *
  * <p>Per-step figures are per-rank per-step means: the total over every step of every rank divided by the number
  * of those steps. Tensor-parallel ranks run the same NVTX ranges, so this is what one rank spends per step, never a
@@ -129,8 +134,8 @@ public final class RunProfile {
         merge(a.gapNvtx, s.gapNvtx());
         merge(a.apis, s.apis());
         s.kernelTimes().forEach((name, k) -> {
-            String key = a.kernels.containsKey(name) || a.kernels.size() < MAX_NAMES ? name : HostStep.OTHER;
-            a.kernels.merge(key, k, HostStep.KernelTime::plus);
+            makeRoom(a.kernels, name, HostStep.KernelTime::ns, HostStep.KernelTime::plus);
+            a.kernels.merge(name, k, HostStep.KernelTime::plus);
         });
     }
 
@@ -139,9 +144,30 @@ public final class RunProfile {
             if (value == null) {
                 return;
             }
-            String key = into.containsKey(name) || into.size() < MAX_NAMES ? name : HostStep.OTHER;
-            into.merge(key, value, Long::sum);
+            makeRoom(into, name, Long::longValue, Long::sum);
+            into.merge(name, value, Long::sum);
         });
+    }
+
+    /**
+     * When {@code name} is new and {@value #MAX_NAMES} names are listed, the one with the least weight (the first in
+     * key order among equals) leaves, its value added to {@link HostStep#OTHER}.
+     */
+    private static <V> void makeRoom(
+            Map<String, V> into, String name, ToLongFunction<V> weight, BinaryOperator<V> plus) {
+        if (into.containsKey(name) || into.size() - (into.containsKey(HostStep.OTHER) ? 1 : 0) < MAX_NAMES) {
+            return;
+        }
+        String least = null;
+        long min = Long.MAX_VALUE;
+        for (Map.Entry<String, V> e : into.entrySet()) {
+            long w = weight.applyAsLong(e.getValue());
+            if (w < min && !e.getKey().equals(HostStep.OTHER)) {
+                least = e.getKey();
+                min = w;
+            }
+        }
+        into.merge(HostStep.OTHER, into.remove(least), plus);
     }
 
     private Acc acc() {

@@ -163,6 +163,42 @@ class RunProfileTest {
         assertThat(nvtx.get(HostStep.OTHER)).isCloseTo(30.0 / (RunProfile.MAX_NAMES + 3), within(1e-12));
     }
 
+    /**
+     * A name that comes after the names are full takes the place of the lightest: its time is listed whole, the
+     * lightest one's moves to (other), and the total stays the same.
+     */
+    @Test
+    void aLateHeavyNameTakesThePlaceOfTheLightest() {
+        RunProfile p = new RunProfile("job", "r", 10);
+        int n = RunProfile.MAX_NAMES;
+        for (int i = 0; i < n; i++) {
+            p.add(HostSteps.with(
+                    step("r", "0", i, null, i * MS, 500 * US, null, null, Map.of("range" + i, 10L + i), null),
+                    null,
+                    Map.of("k" + i, new HostStep.KernelTime(1, 100 + i))));
+        }
+        for (int i = 0; i < 4; i++) {
+            p.add(HostSteps.with(
+                    step("r", "0", n + i, null, (n + i) * MS, 500 * US, null, null, Map.of("late", 1_000L), null),
+                    null,
+                    Map.of("late_kernel", new HostStep.KernelTime(1, 5_000))));
+        }
+        int steps = n + 4;
+        Map<String, Double> nvtx = p.nvtxPerStep();
+        assertThat(nvtx).hasSize(n + 1).containsKey("late").doesNotContainKey("range0");
+        assertThat(nvtx.get("late")).isCloseTo(4_000.0 / steps, within(1e-12));
+        assertThat(nvtx.get(HostStep.OTHER)).isCloseTo(10.0 / steps, within(1e-12)); // range0, the lightest
+        assertThat(p.kernelTimes())
+                .hasSize(n + 1)
+                .containsEntry("late_kernel", new HostStep.KernelTime(4, 20_000))
+                .containsEntry(HostStep.OTHER, new HostStep.KernelTime(1, 100))
+                .doesNotContainKey("k0");
+        long total = p.kernelTimes().values().stream()
+                .mapToLong(HostStep.KernelTime::ns)
+                .sum();
+        assertThat(total).isEqualTo(20_000 + (long) n * 100 + (long) n * (n - 1) / 2);
+    }
+
     @Test
     void aStepOfAnotherRunIsRefused() {
         RunProfile p = new RunProfile("job", "r", 10);
