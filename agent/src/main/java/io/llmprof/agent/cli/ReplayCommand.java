@@ -1,5 +1,6 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.checkpoint.CheckpointFiles;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
@@ -81,37 +82,16 @@ public final class ReplayCommand implements Callable<Integer> {
     public ReplayCommand() {}
 
     /**
-     * Where the checkpoint is by default: the XDG state directory (the spec's place for state that outlives a run),
-     * one file per cluster, job, run and set of files, so that running the same command again finds it, and two
-     * different replays never share one. {@code llmprof.state.dir} (a system property) overrides the directory.
+     * Where the checkpoint is by default ({@link CheckpointFiles#defaultPath}): one file per cluster, job, run and
+     * set of files under {@code replay/}.
      */
     static Path defaultCheckpoint(String bootstrap, String job, String run, List<Path> files) {
-        String dir = System.getProperty("llmprof.state.dir");
-        Path base;
-        if (dir != null && !dir.isBlank()) {
-            base = Path.of(dir);
-        } else {
-            String xdg = System.getenv("XDG_STATE_HOME");
-            base = xdg != null && !xdg.isBlank()
-                    ? Path.of(xdg, "llmprof")
-                    : Path.of(System.getProperty("user.home"), ".local", "state", "llmprof");
-        }
-        StringBuilder id = new StringBuilder(bootstrap)
-                .append('\n')
-                .append(job)
-                .append('\n')
-                .append(run);
+        List<String> id = new java.util.ArrayList<>(List.of(bootstrap, job, run));
         files.stream()
                 .map(f -> f.toAbsolutePath().normalize().toString())
                 .sorted()
-                .forEach(f -> id.append('\n').append(f));
-        try {
-            byte[] hash = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(id.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return base.resolve("replay").resolve(java.util.HexFormat.of().formatHex(hash, 0, 8) + ".json");
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+                .forEach(id::add);
+        return CheckpointFiles.defaultPath("replay", id);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.llmprof.agent.replay;
 
+import io.llmprof.agent.checkpoint.TopicIds;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.kineto.ReadSummary;
@@ -338,7 +339,8 @@ public final class Replayer {
         } catch (IOException e) {
             throw new IllegalStateException(e.getMessage() + " (remove it to start over)", e);
         }
-        String topicId = bootstrapTopics ? TopicIds.traceEvents(options.kafka()) : null;
+        String topicId =
+                bootstrapTopics ? TopicIds.of(options.kafka(), io.llmprof.events.Topics.TRACE_EVENTS.name()) : null;
         if (c.topicId() != null && topicId != null && !c.topicId().equals(topicId)) {
             LOG.warn(
                     "checkpoint {} was written for another {} topic (id {}, now {}): starting over",

@@ -1,17 +1,10 @@
 package io.llmprof.agent.watch;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
+import io.llmprof.agent.checkpoint.CheckpointFiles;
 import io.llmprof.agent.produce.LaneIndexes;
-import io.llmprof.events.Json;
 import io.llmprof.events.TraceBatch.Lane;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Collections;
 import java.util.Map;
 import java.util.TreeMap;
@@ -83,40 +76,18 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
 
     /** Reads a checkpoint; a missing file is an empty checkpoint. */
     public static Checkpoint load(Path path) throws IOException {
-        if (!Files.exists(path)) {
+        Checkpoint c = CheckpointFiles.read(path, Checkpoint.class);
+        if (c == null) {
             return EMPTY;
         }
-        try {
-            Checkpoint c = Json.mapper().readValue(Files.readAllBytes(path), Checkpoint.class);
-            if (c.version() != VERSION) {
-                throw new IOException("checkpoint version " + c.version() + " is not " + VERSION);
-            }
-            return c;
-        } catch (JsonProcessingException e) {
-            throw new IOException("unreadable checkpoint " + path + ": " + e.getOriginalMessage(), e);
+        if (c.version() != VERSION) {
+            throw new IOException("checkpoint version " + c.version() + " is not " + VERSION);
         }
+        return c;
     }
 
     /** Temp file beside the target, fsync, then an atomic rename: a crash leaves the old or the new file. */
     public void writeAtomically(Path path) throws IOException {
-        byte[] bytes = Json.mapper().writerWithDefaultPrettyPrinter().writeValueAsBytes(this);
-        Path dir = path.toAbsolutePath().getParent();
-        if (dir != null) {
-            Files.createDirectories(dir);
-        }
-        Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(
-                tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            ByteBuffer buf = ByteBuffer.wrap(bytes);
-            while (buf.hasRemaining()) {
-                ch.write(buf);
-            }
-            ch.force(true);
-        }
-        try {
-            Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING);
-        }
+        CheckpointFiles.writeAtomically(path, this);
     }
 }
