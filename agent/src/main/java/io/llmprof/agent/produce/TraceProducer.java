@@ -286,12 +286,21 @@ public final class TraceProducer implements AutoCloseable {
 
     /** Sends one batch of service events to {@code llmprof.service-events}, keyed by instance. */
     public void send(io.llmprof.events.service.ServiceBatch batch) {
+        send(batch, Outcome.NONE);
+    }
+
+    /**
+     * Sends one batch of service events to {@code llmprof.service-events}, keyed by instance; {@code outcome} is told
+     * when Kafka acknowledged it or not (failures also go to {@link #flush()}).
+     */
+    public void send(io.llmprof.events.service.ServiceBatch batch, Outcome outcome) {
         byte[] value = Topics.SERVICE_EVENTS.valueSerde().serializer().serialize(Topics.SERVICE_EVENTS.name(), batch);
         int events = batch.events().size();
         sendRecord(new ProducerRecord<>(Topics.SERVICE_EVENTS.name(), utf8(batch.key()), value), shared, error -> {
             if (error == null) {
                 meters.serviceEventsSent(events);
             }
+            outcome.done(error);
         });
     }
 

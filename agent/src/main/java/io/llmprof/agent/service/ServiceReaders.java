@@ -58,38 +58,63 @@ public final class ServiceReaders {
     /** Reads {@code input} to its end, handing each event to {@code events} in start-time order. */
     public static Summary read(Path input, Consumer<ServiceEvent> events, Consumer<InputProblem> problems)
             throws IOException {
-        if (!Files.exists(input)) {
-            throw new NoSuchFileException(input.toString());
-        }
+        Selection selection = select(input);
         long[] bad = {0};
         Consumer<InputProblem> counting = p -> {
             bad[0]++;
             problems.accept(p);
         };
+        return switch (selection.kind()) {
+            case DATABASES -> merge(selection.files(), events, counting, bad);
+            case CHROME -> chrome(selection.files().get(0), events, counting, bad);
+            case JSON_LINES -> jsonLines(selection.files(), events, counting, bad);
+        };
+    }
+
+    /**
+     * The files a {@link #read} of {@code input} reads, in the order it takes them (databases are merged by time):
+     * what a checkpoint compares to tell an input that changed.
+     */
+    public static List<Path> inputFiles(Path input) throws IOException {
+        return select(input).files();
+    }
+
+    private enum Kind {
+        DATABASES,
+        CHROME,
+        JSON_LINES
+    }
+
+    private record Selection(Kind kind, List<Path> files) {}
+
+    private static Selection select(Path input) throws IOException {
+        if (!Files.exists(input)) {
+            throw new NoSuchFileException(input.toString());
+        }
         if (Files.isDirectory(input)) {
             List<Path> dbs = databases(input);
             if (!dbs.isEmpty()) {
-                return merge(dbs, events, counting, bad);
+                return new Selection(Kind.DATABASES, dbs);
             }
             Path chrome = input.resolve("chrome_tracing.json");
             if (Files.isRegularFile(chrome)) {
-                return chrome(chrome, events, counting, bad);
+                return new Selection(Kind.CHROME, List.of(chrome));
             }
             List<Path> lines = files(input, n -> n.endsWith(".jsonl") || n.endsWith(".jsonl.gz"));
             if (!lines.isEmpty()) {
-                return jsonLines(lines, events, counting, bad);
+                return new Selection(Kind.JSON_LINES, lines);
             }
             throw new NoSuchFileException(
                     input.toString(), null, "no ms_service_*.db, chrome_tracing.json or *.jsonl in it");
         }
         String name = input.getFileName().toString().toLowerCase(Locale.ROOT);
         if (name.endsWith(".jsonl") || name.endsWith(".jsonl.gz")) {
-            return jsonLines(List.of(input), events, counting, bad);
+            return new Selection(Kind.JSON_LINES, List.of(input));
         }
         if (name.endsWith(".json") || name.endsWith(".json.gz")) {
-            return chrome(input, events, counting, bad);
+            return new Selection(Kind.CHROME, List.of(input));
         }
-        return merge(List.of(input), events, counting, bad);
+        return new Selection(Kind.DATABASES, List.of(input));
     }
 
     /** Every {@code ms_service_*.db} under {@code dir} (recursively), in name order. */

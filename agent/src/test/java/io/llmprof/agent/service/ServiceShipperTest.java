@@ -46,7 +46,7 @@ class ServiceShipperTest {
         ServiceFixtures.write(f, ServiceFixtures.Format.SLICE, dir);
         Path input = dir.resolve(f.name());
         ServiceShipper.Result r = shipper.shipFile(input, "job", "inst");
-        assertThat(r).isEqualTo(new ServiceShipper.Result(12, 3, 0, "slice"));
+        assertThat(r).isEqualTo(new ServiceShipper.Result(12, 3, 0, "slice", 0));
         List<ServiceBatch> b = batches();
         assertThat(b).extracting(ServiceBatch::firstIndex).containsExactly(0L, 5L, 10L);
         assertThat(b).extracting(x -> x.events().size()).containsExactly(5, 5, 2);
