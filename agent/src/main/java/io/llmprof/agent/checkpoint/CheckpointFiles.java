@@ -31,7 +31,11 @@ public final class CheckpointFiles {
             return null;
         }
         try {
-            return Json.mapper().readValue(Files.readAllBytes(path), type);
+            T value = Json.mapper().readValue(Files.readAllBytes(path), type);
+            if (value == null) {
+                throw new IOException("unreadable checkpoint " + path + ": it holds null");
+            }
+            return value;
         } catch (JsonProcessingException e) {
             throw new IOException("unreadable checkpoint " + path + ": " + e.getOriginalMessage(), e);
         }

@@ -1,13 +1,22 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.checkpoint.CheckpointFiles;
+import io.llmprof.agent.checkpoint.TopicIds;
 import io.llmprof.agent.metrics.AgentMeters;
+import io.llmprof.agent.produce.GaveUpException;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.service.ServiceReaders;
+import io.llmprof.agent.service.ServiceResume;
 import io.llmprof.agent.service.ServiceShipper;
+import io.llmprof.events.KafkaConnection;
+import io.llmprof.events.Topics;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,7 +31,10 @@ import picocli.CommandLine.Spec;
         description = {
             "Ship service events to llmprof.service-events: a raw msServiceProfiler ms_service_*.db (slice or mstx",
             "layout), a directory of them (merged by time), a chrome_tracing.json, or llmprof JSON-lines (.jsonl).",
-            "The last batch says end-of-stream, so unfinished requests are reported at once. See docs/service-events.md."
+            "The last batch says end-of-stream, so unfinished requests are reported at once. See docs/service-events.md.",
+            "A broker outage is waited out (see --give-up-after). What Kafka acknowledged is kept in a checkpoint, so"
+                    + " running the same command again after a give-up, Ctrl-C or kill sends only what Kafka did not"
+                    + " acknowledge, under the same indexes (docs/runbook.md \"Kafka outage\")."
         })
 public final class ServiceCommand implements Callable<Integer> {
     @Spec
@@ -52,44 +64,145 @@ public final class ServiceCommand implements Callable<Integer> {
                     + " wait for Kafka without a limit, retrying with backoff; no batch is skipped.")
     java.time.Duration giveUpAfter;
 
+    @Option(
+            names = "--checkpoint",
+            paramLabel = "FILE",
+            description = "Checkpoint file: per input, job and instance, how many of its events (in the readers' order)"
+                    + " Kafka acknowledged, written every " + ServiceResume.CHECKPOINT_EVERY_BATCHES + " batches and"
+                    + " when it stops (default: one per Kafka cluster, job, instance and input under"
+                    + " $XDG_STATE_HOME/llmprof/service/, else ~/.local/state/llmprof/service/). An input it says was"
+                    + " acknowledged whole is not sent again; one that changed since, or a checkpoint that cannot be"
+                    + " read or was written for another llmprof.service-events topic, is sent from the start.")
+    Path checkpoint;
+
+    @Option(
+            names = "--no-checkpoint",
+            description = "No checkpoint: the input is sent from its start (the streams app drops events it has).")
+    boolean noCheckpoint;
+
     public ServiceCommand() {}
+
+    /**
+     * Where the checkpoint is by default ({@link CheckpointFiles#defaultPath}): one file per cluster, job, instance
+     * and input under {@code service/}.
+     */
+    static Path defaultCheckpoint(String bootstrap, String job, String instance, Path input) {
+        return CheckpointFiles.defaultPath(
+                "service",
+                List.of(
+                        bootstrap,
+                        job,
+                        instance,
+                        input.toAbsolutePath().normalize().toString()));
+    }
 
     @Override
     public Integer call() throws Exception {
         String j = job != null ? job : ServiceReaders.defaultJob(input);
         String i = instance != null ? instance : ServiceReaders.defaultInstance(input);
+        KafkaConnection connection = kafka.connection();
+        Path cp = noCheckpoint
+                ? null
+                : checkpoint != null ? checkpoint : defaultCheckpoint(connection.bootstrapServers(), j, i, input);
         AgentMeters meters = new AgentMeters(
                 parent == null
                         ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
                         : parent.meterRegistry());
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
         long t0 = System.nanoTime();
-        ServiceShipper.Result r;
-        try (TraceProducer producer = TraceProducer.connect(
-                kafka.connection(), kafka.topics(), meters, TraceProducer.Delivery.untilAcknowledged(giveUpAfter))) {
-            r = new ServiceShipper(producer, meters, kafka.batchSize).shipFile(input, j, i);
-        } catch (io.llmprof.agent.produce.GaveUpException e) {
-            spec.commandLine()
-                    .getErr()
-                    .printf(
-                            "FAILED %s: %s; events after the last acknowledged batch were not sent, a re-run sends"
-                                    + " the file again (docs/runbook.md \"Kafka outage\")%n",
-                            input, e.getMessage());
+        ServiceResume.Report r;
+        // Ctrl-C: stop at the next event, write down what Kafka acknowledged and report before the JVM exits.
+        Thread shipping = Thread.currentThread();
+        CountDownLatch reported = new CountDownLatch(1);
+        Thread hook = new Thread(
+                () -> {
+                    shipping.interrupt();
+                    try {
+                        reported.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "llmprof-service-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            try (TraceProducer producer = TraceProducer.connect(
+                    connection, kafka.topics(), meters, TraceProducer.Delivery.untilAcknowledged(giveUpAfter))) {
+                ServiceResume resume = new ServiceResume(
+                        new ServiceShipper(producer, meters, kafka.batchSize),
+                        cp,
+                        () -> TopicIds.of(connection, Topics.SERVICE_EVENTS.name()),
+                        line -> {
+                            err.println("WARNING " + line);
+                            err.flush();
+                        });
+                r = resume.ship(input, j, i);
+                Thread.interrupted(); // a Ctrl-C after the last event: the producer still closes normally
+            } catch (GaveUpException e) {
+                err.printf("FAILED %s: %s%n", input, e.getMessage());
+                err.flush();
+                return 1;
+            }
+            return report(r, cp, j, i, (System.nanoTime() - t0) / 1e9, out, err);
+        } finally {
+            reported.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running: it waited for this report
+            }
+        }
+    }
+
+    private int report(
+            ServiceResume.Report r, Path cp, String j, String i, double s, PrintWriter out, PrintWriter err) {
+        if (r.failure() != null) {
+            err.printf(
+                    Locale.ROOT,
+                    "FAILED %s: %s; Kafka acknowledged %,d of its events. %s (docs/runbook.md \"Kafka outage\")%n",
+                    input,
+                    r.failure(),
+                    r.acknowledged(),
+                    cp != null
+                            ? "Run the same command again to send the rest, from the checkpoint " + cp
+                            : "No checkpoint (--no-checkpoint): a re-run sends the input from its start, and the"
+                                    + " streams app drops the events it has");
+            err.flush();
             return 1;
         }
-        double s = (System.nanoTime() - t0) / 1e9;
-        PrintWriter out = spec.commandLine().getOut();
+        if (r.skipped()) {
+            out.printf(
+                    Locale.ROOT,
+                    "%s as %s/%s: every event (%,d) acknowledged by Kafka in an earlier run (checkpoint %s); nothing"
+                            + " sent%n",
+                    input,
+                    j,
+                    i,
+                    r.acknowledged(),
+                    cp);
+            out.flush();
+            return 0;
+        }
+        ServiceShipper.Result x = r.result();
         out.printf(
                 Locale.ROOT,
-                "shipped %s as %s/%s (%s): %,d events in %,d batches, %d input problem(s), %.2f s (%,.0f events/s)%n",
+                "shipped %s as %s/%s (%s): %,d events in %,d batches%s, %d input problem(s), %.2f s (%,.0f events/s)%n",
                 input,
                 j,
                 i,
-                r.format(),
-                r.events(),
-                r.batches(),
-                r.problems(),
+                x.format(),
+                x.events(),
+                x.batches(),
+                x.alreadySent() > 0
+                        ? String.format(
+                                Locale.ROOT,
+                                " (resumed: %,d events acknowledged in an earlier run, not sent again)",
+                                x.alreadySent())
+                        : "",
+                x.problems(),
                 s,
-                r.events() / Math.max(s, 1e-9));
+                x.events() / Math.max(s, 1e-9));
         out.flush();
         return 0;
     }
