@@ -239,6 +239,44 @@ class AgentCommandTest {
     }
 
     @Test
+    void serviceKeepsOneCheckpointPerClusterJobInstanceAndInputUnderTheStateDirectory() {
+        CommandLine.ParseResult parsed = cli().parseArgs("service", "--input", "run", "--checkpoint", "cp.json");
+        ServiceCommand service =
+                (ServiceCommand) parsed.subcommand().commandSpec().userObject();
+        assertThat(service.checkpoint).isEqualTo(Path.of("cp.json"));
+        assertThat(service.noCheckpoint).isFalse();
+        parsed = cli().parseArgs("service", "--input", "run", "--no-checkpoint");
+        assertThat(((ServiceCommand) parsed.subcommand().commandSpec().userObject()).noCheckpoint)
+                .isTrue();
+
+        String before = System.getProperty("llmprof.state.dir");
+        System.setProperty("llmprof.state.dir", dir.toString());
+        try {
+            Path in = Path.of("run");
+            Path cp = ServiceCommand.defaultCheckpoint("k:9092", "job", "node-7", in);
+            assertThat(cp.getParent()).isEqualTo(dir.resolve("service"));
+            assertThat(ServiceCommand.defaultCheckpoint("k:9092", "job", "node-7", in.toAbsolutePath()))
+                    .isEqualTo(cp);
+            assertThat(List.of(
+                            ServiceCommand.defaultCheckpoint("other:9092", "job", "node-7", in),
+                            ServiceCommand.defaultCheckpoint("k:9092", "job2", "node-7", in),
+                            ServiceCommand.defaultCheckpoint("k:9092", "job", "node-8", in),
+                            ServiceCommand.defaultCheckpoint("k:9092", "job", "node-7", Path.of("run2"))))
+                    .doesNotContain(cp)
+                    .doesNotHaveDuplicates();
+            // replay's own place is kept: its checkpoints from before are still found
+            assertThat(ReplayCommand.defaultCheckpoint("k:9092", "null", "null", List.of(Path.of("/t/a.json"))))
+                    .isEqualTo(dir.resolve("replay").resolve("7567f2ca7528e2bd.json"));
+        } finally {
+            if (before == null) {
+                System.clearProperty("llmprof.state.dir");
+            } else {
+                System.setProperty("llmprof.state.dir", before);
+            }
+        }
+    }
+
+    @Test
     void parsesReplayOptionsAndRejectsABadSpeed() {
         CommandLine.ParseResult parsed = cli().parseArgs("replay", "a.json", "--speed", "10", "--job", "j");
         ReplayCommand replay = (ReplayCommand) parsed.subcommand().commandSpec().userObject();
