@@ -26,7 +26,7 @@ public final class CheckpointFiles {
      * @return null when the file does not exist
      * @throws IOException when it cannot be read or is not such a document (the message names the file)
      */
-    public static <T> T read(Path path, Class<T> type) throws IOException {
+    static <T> T read(Path path, Class<T> type) throws IOException {
         if (!Files.exists(path)) {
             return null;
         }
@@ -39,6 +39,28 @@ public final class CheckpointFiles {
         } catch (JsonProcessingException e) {
             throw new IOException("unreadable checkpoint " + path + ": " + e.getOriginalMessage(), e);
         }
+    }
+
+    /** A checkpoint document of a format that has a version. */
+    public interface Versioned {
+        int version();
+    }
+
+    /**
+     * Reads a checkpoint document of format {@code version}.
+     *
+     * @return {@code empty} when the file does not exist
+     * @throws IOException when it cannot be read, is not such a document or is of another version
+     */
+    public static <T extends Versioned> T load(Path path, Class<T> type, int version, T empty) throws IOException {
+        T c = read(path, type);
+        if (c == null) {
+            return empty;
+        }
+        if (c.version() != version) {
+            throw new IOException("checkpoint " + path + " is of version " + c.version() + ", not " + version);
+        }
+        return c;
     }
 
     /** Temp file beside the target, fsync, then an atomic rename: a crash leaves the old or the new file. */

@@ -18,7 +18,8 @@ import java.util.TreeMap;
  * @param topicId {@code llmprof.service-events}'s topic id when the events were acknowledged: a checkpoint of another
  *     topic (a broker reset, the topic re-created) is not resumed from; null when not known
  */
-public record ServiceCheckpoint(int version, Map<String, Entry> inputs, String topicId) {
+public record ServiceCheckpoint(int version, Map<String, Entry> inputs, String topicId)
+        implements CheckpointFiles.Versioned {
     public static final int VERSION = 1;
     public static final ServiceCheckpoint EMPTY = new ServiceCheckpoint(VERSION, Map.of(), null);
 
@@ -89,14 +90,7 @@ public record ServiceCheckpoint(int version, Map<String, Entry> inputs, String t
      * @throws IOException when it cannot be read, is not a checkpoint or is of another version
      */
     public static ServiceCheckpoint load(Path path) throws IOException {
-        ServiceCheckpoint c = CheckpointFiles.read(path, ServiceCheckpoint.class);
-        if (c == null) {
-            return EMPTY;
-        }
-        if (c.version() != VERSION) {
-            throw new IOException("checkpoint " + path + " is of version " + c.version() + ", not " + VERSION);
-        }
-        return c;
+        return CheckpointFiles.load(path, ServiceCheckpoint.class, VERSION, EMPTY);
     }
 
     public void writeAtomically(Path path) throws IOException {

@@ -14,7 +14,8 @@ import java.util.TreeMap;
  * last read, whether that read finished, and the next event index per (rank, lane) that Kafka has
  * acknowledged. Written atomically (temp file, fsync, atomic rename) and only after acknowledgement.
  */
-public record Checkpoint(int version, Map<String, FileEntry> files, String topicId) {
+public record Checkpoint(int version, Map<String, FileEntry> files, String topicId)
+        implements CheckpointFiles.Versioned {
     public static final int VERSION = 1;
     public static final Checkpoint EMPTY = new Checkpoint(VERSION, Map.of(), null);
 
@@ -74,16 +75,13 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
         return new Checkpoint(VERSION, files, id);
     }
 
-    /** Reads a checkpoint; a missing file is an empty checkpoint. */
+    /**
+     * Reads a checkpoint; a missing file is an empty checkpoint.
+     *
+     * @throws IOException when it cannot be read, is not a checkpoint or is of another version
+     */
     public static Checkpoint load(Path path) throws IOException {
-        Checkpoint c = CheckpointFiles.read(path, Checkpoint.class);
-        if (c == null) {
-            return EMPTY;
-        }
-        if (c.version() != VERSION) {
-            throw new IOException("checkpoint version " + c.version() + " is not " + VERSION);
-        }
-        return c;
+        return CheckpointFiles.load(path, Checkpoint.class, VERSION, EMPTY);
     }
 
     /** Temp file beside the target, fsync, then an atomic rename: a crash leaves the old or the new file. */

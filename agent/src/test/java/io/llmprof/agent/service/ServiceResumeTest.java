@@ -319,6 +319,18 @@ class ServiceResumeTest {
     }
 
     @Test
+    void aCheckpointOfAnotherVersionIsNotResumedFrom() throws Exception {
+        Path in = threeDatabases();
+        run(in, Fault.INTERRUPT, 4);
+        Path checkpoint = dir.resolve("service.checkpoint");
+        Files.writeString(checkpoint, Files.readString(checkpoint).replace("\"version\" : 1", "\"version\" : 2"));
+
+        Run r = run(in);
+        assertThat(r.warnings).singleElement().asString().contains("of version 2, not 1");
+        assertThat(r.producer.batches().get(0).firstIndex()).isZero();
+    }
+
+    @Test
     void aCheckpointOfAnotherTopicIsNotResumedFrom() throws Exception {
         Path in = threeDatabases();
         run(in, Fault.INTERRUPT, 4);
