@@ -122,27 +122,8 @@ public final class ReplayCommand implements Callable<Integer> {
                         ? new io.micrometer.core.instrument.simple.SimpleMeterRegistry()
                         : parent.meterRegistry());
         // Ctrl-C: stop at the first unacknowledged batch of each file and print the report before the JVM exits.
-        java.util.concurrent.CountDownLatch reported = new java.util.concurrent.CountDownLatch(1);
-        Thread hook = new Thread(
-                () -> {
-                    replayer.stop();
-                    try {
-                        reported.await(20, java.util.concurrent.TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                },
-                "llmprof-replay-stop");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
+        try (CtrlC ctrlC = CtrlC.stops(replayer::stop, "llmprof-replay-stop")) {
             return report(replayer.replay(expanded), cp);
-        } finally {
-            reported.countDown();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running: it waited for this report
-            }
         }
     }
 

@@ -15,8 +15,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -114,19 +112,7 @@ public final class ServiceCommand implements Callable<Integer> {
         ServiceResume.Report r;
         // Ctrl-C: stop at the next event, write down what Kafka acknowledged and report before the JVM exits.
         Thread shipping = Thread.currentThread();
-        CountDownLatch reported = new CountDownLatch(1);
-        Thread hook = new Thread(
-                () -> {
-                    shipping.interrupt();
-                    try {
-                        reported.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                },
-                "llmprof-service-stop");
-        Runtime.getRuntime().addShutdownHook(hook);
-        try {
+        try (CtrlC ctrlC = CtrlC.stops(shipping::interrupt, "llmprof-service-stop")) {
             try (TraceProducer producer = TraceProducer.connect(
                     connection, kafka.topics(), meters, TraceProducer.Delivery.untilAcknowledged(giveUpAfter))) {
                 ServiceResume resume = new ServiceResume(
@@ -145,13 +131,6 @@ public final class ServiceCommand implements Callable<Integer> {
                 return 1;
             }
             return report(r, cp, j, i, (System.nanoTime() - t0) / 1e9, out, err);
-        } finally {
-            reported.countDown();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook is running: it waited for this report
-            }
         }
     }
 

@@ -9,13 +9,10 @@ import io.llmprof.agent.service.ServiceReaders;
 import io.llmprof.agent.service.ServiceSynth;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
-import io.llmprof.deploy.cli.Llmprof;
 import io.llmprof.events.Topics;
 import io.llmprof.events.service.ServiceBatch;
 import io.llmprof.events.service.ServiceEvent;
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +27,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * `agent service` (its own JVM) ships a directory of three ms_service_*.db files, merged by time, to a real broker and
@@ -101,9 +97,11 @@ class AgentServiceKillIT {
             assertThat(endBefore).as("Kafka has what the checkpoint says").isGreaterThanOrEqualTo(resumeAt);
             assertThat(endBefore).isLessThan(total);
 
-            Result again = llmprof(args);
-            assertThat(again.code).as("re-run: %s %s", again.out, again.err).isZero();
-            assertThat(again.out)
+            BrokerOutageIT.Cli again = BrokerOutageIT.cli(args);
+            assertThat(again.code())
+                    .as("re-run: %s %s", again.out(), again.err())
+                    .isZero();
+            assertThat(again.out())
                     .contains(String.format(java.util.Locale.ROOT, "resumed: %,d events acknowledged", resumeAt));
             List<ServiceBatch> all = batchesOnTopic(kafka.bootstrapServers());
             List<ServiceBatch> resent = all.subList(before.size(), all.size());
@@ -151,24 +149,14 @@ class AgentServiceKillIT {
             assertThat(new ArrayList<>(byIndex.values())).isEqualTo(expected);
             assertThat(entry(checkpoint, input).complete()).isTrue();
 
-            Result third = llmprof(args);
-            assertThat(third.code).as("third run: %s %s", third.out, third.err).isZero();
-            assertThat(third.out)
+            BrokerOutageIT.Cli third = BrokerOutageIT.cli(args);
+            assertThat(third.code())
+                    .as("third run: %s %s", third.out(), third.err())
+                    .isZero();
+            assertThat(third.out())
                     .contains(String.format(java.util.Locale.ROOT, "every event (%,d) acknowledged by Kafka", total));
             assertThat(batchesOnTopic(kafka.bootstrapServers())).hasSameSizeAs(all);
         }
-    }
-
-    private record Result(int code, String out, String err) {}
-
-    private static Result llmprof(List<String> args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cl = Llmprof.commandLine();
-        cl.setOut(new PrintWriter(out));
-        cl.setErr(new PrintWriter(err));
-        int code = cl.execute(args.toArray(String[]::new));
-        return new Result(code, out.toString(), err.toString());
     }
 
     private static ServiceCheckpoint.Entry entry(Path checkpoint, Path input) throws IOException {

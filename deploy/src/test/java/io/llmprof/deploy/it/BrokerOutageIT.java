@@ -407,9 +407,10 @@ class BrokerOutageIT {
         return out;
     }
 
-    private record Cli(int code, String out, String err) {}
+    record Cli(int code, String out, String err) {}
 
-    private static Cli cli(List<String> args) {
+    /** {@code llmprof ARGS...} in this JVM, its exit code and output. */
+    static Cli cli(List<String> args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CommandLine cl = Llmprof.commandLine();
