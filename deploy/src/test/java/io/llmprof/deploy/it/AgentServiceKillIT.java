@@ -29,11 +29,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * `agent service` (its own JVM) ships a directory of three ms_service_*.db files, merged by time, to a real broker and
- * is killed with SIGKILL part-way; the same command run again sends only the tail its checkpoint does not hold. On
- * llmprof.service-events the re-run's first batch starts at the checkpoint's index, the batches sent twice (acknowledged
+ * `agent service` (its own JVM) ships a directory of three ms_service_*.db files, merged by time, to a real broker; it
+ * is stopped part-way as by Ctrl-C (it says FAILED and what was acknowledged), run again and killed with SIGKILL
+ * part-way, and run a third time: each run sends only what its checkpoint does not hold. On llmprof.service-events
+ * each run's first batch starts at the checkpoint's index, the batches sent twice (acknowledged
  * after the last checkpoint write) carry the very events they carried before, and by index the topic holds every
- * event of the input exactly once, equal to a direct read. A third run sends nothing.
+ * event of the input exactly once, equal to a direct read. A fourth run sends nothing.
  */
 class AgentServiceKillIT {
     static final int BATCH = 10;
@@ -70,32 +71,26 @@ class AgentServiceKillIT {
                     Integer.toString(BATCH),
                     "--checkpoint",
                     checkpoint.toString());
+            // Ctrl-C (SIGTERM runs the same hook): it stops at the next event and writes down what Kafka acknowledged
             Path log = tmp.resolve("service-1.log");
-            Process first = ChildJvm.llmprof("256m", log, args);
-            try {
-                await().atMost(DEADLINE)
-                        .pollInterval(Duration.ofMillis(20))
-                        .until(() -> acknowledged(checkpoint, input) > total / 5 || !first.isAlive());
-                assertThat(first.isAlive())
-                        .as("agent service alive; its log:%n%s", ChildJvm.output(log))
-                        .isTrue();
-            } finally {
-                first.destroyForcibly();
-                assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
-            }
-            ServiceCheckpoint.Entry killed = entry(checkpoint, input);
-            assertThat(killed.complete()).isFalse();
-            long resumeAt = killed.next();
-            assertThat(resumeAt % BATCH)
-                    .as("a checkpoint is taken at a batch boundary")
-                    .isZero();
+            stopPartWay(args, log, checkpoint, input, total / 5, false);
+            assertThat(ChildJvm.output(log))
+                    .contains("FAILED " + input + ": interrupted")
+                    .contains("Run the same command again to send the rest");
+            long stoppedAt = entry(checkpoint, input).next();
+            List<ServiceBatch> first = batchesOnTopic(kafka.bootstrapServers());
+            assertThat(first.get(0).firstIndex()).isZero();
+            assertWithinEightBatchesOf(first, stoppedAt, total);
+
+            // kill -9 of the re-run: it had resumed at stoppedAt, and its checkpoint is at most 8 batches behind
+            Path log2 = tmp.resolve("service-2.log");
+            stopPartWay(args, log2, checkpoint, input, stoppedAt + (total - stoppedAt) / 4, true);
+            long resumeAt = entry(checkpoint, input).next();
             List<ServiceBatch> before = batchesOnTopic(kafka.bootstrapServers());
-            long endBefore = before.stream()
-                    .mapToLong(b -> b.firstIndex() + b.events().size())
-                    .max()
-                    .orElse(0);
-            assertThat(endBefore).as("Kafka has what the checkpoint says").isGreaterThanOrEqualTo(resumeAt);
-            assertThat(endBefore).isLessThan(total);
+            assertThat(before.get(first.size()).firstIndex())
+                    .as("the second run's first batch; its log:%n%s", ChildJvm.output(log2))
+                    .isEqualTo(stoppedAt);
+            long endBefore = assertWithinEightBatchesOf(before, resumeAt, total);
 
             BrokerOutageIT.Cli again = BrokerOutageIT.cli(args);
             assertThat(again.code())
@@ -107,9 +102,16 @@ class AgentServiceKillIT {
             List<ServiceBatch> resent = all.subList(before.size(), all.size());
             long tail = total - resumeAt;
             System.out.printf(
-                    "AgentServiceKillIT: %,d events; killed with %,d in its checkpoint and %,d on the topic (%d"
-                            + " records); the re-run sent %d records from index %,d; %d records in all%n",
+                    "AgentServiceKillIT: %,d events; stopped (SIGTERM) with %,d in its checkpoint and %,d on the"
+                            + " topic (%d records); killed (SIGKILL) with %,d in its checkpoint and %,d on the topic"
+                            + " (%d records); the last run sent %d records from index %,d; %d records in all%n",
                     total,
+                    stoppedAt,
+                    first.stream()
+                            .mapToLong(b -> b.firstIndex() + b.events().size())
+                            .max()
+                            .orElse(0),
+                    first.size(),
                     resumeAt,
                     endBefore,
                     before.size(),
@@ -125,9 +127,6 @@ class AgentServiceKillIT {
                 assertThat(resent.get(i).endOfStream()).isEqualTo(i == resent.size() - 1);
             }
             assertThat(all).extracting(ServiceBatch::source).containsOnly(input.toString());
-            assertThat(endBefore - resumeAt)
-                    .as("events sent twice: at most the batches acknowledged after the last checkpoint write")
-                    .isLessThanOrEqualTo(8L * BATCH);
 
             // by index (the streams app's de-duplication) every event once, and the same event at an index both sent
             Map<Long, ServiceEvent> byIndex = new TreeMap<>();
@@ -144,7 +143,7 @@ class AgentServiceKillIT {
                     }
                 }
             }
-            assertThat(copies).isEqualTo(endBefore - resumeAt);
+            assertThat(copies).as("events sent twice").isLessThanOrEqualTo(2 * 8L * BATCH);
             assertThat(byIndex).hasSize((int) total);
             assertThat(new ArrayList<>(byIndex.values())).isEqualTo(expected);
             assertThat(entry(checkpoint, input).complete()).isTrue();
@@ -157,6 +156,53 @@ class AgentServiceKillIT {
                     .contains(String.format(java.util.Locale.ROOT, "every event (%,d) acknowledged by Kafka", total));
             assertThat(batchesOnTopic(kafka.bootstrapServers())).hasSameSizeAs(all);
         }
+    }
+
+    /**
+     * Runs {@code agent service} in its own JVM until its checkpoint holds more than {@code acknowledged} events,
+     * then stops it: SIGTERM (what Ctrl-C does: the shutdown hook) or SIGKILL.
+     */
+    private static void stopPartWay(
+            List<String> args, Path log, Path checkpoint, Path input, long acknowledged, boolean kill)
+            throws Exception {
+        Process p = ChildJvm.llmprof("256m", log, args);
+        try {
+            await().atMost(DEADLINE)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> acknowledged(checkpoint, input) > acknowledged || !p.isAlive());
+            assertThat(p.isAlive())
+                    .as("agent service alive; its log:%n%s", ChildJvm.output(log))
+                    .isTrue();
+        } finally {
+            if (kill) {
+                p.destroyForcibly();
+            } else {
+                p.destroy();
+            }
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        }
+        ServiceCheckpoint.Entry e = entry(checkpoint, input);
+        assertThat(e.complete()).isFalse();
+        assertThat(e.next() % BATCH)
+                .as("a checkpoint is taken at a batch boundary")
+                .isZero();
+    }
+
+    /**
+     * Kafka has what the checkpoint says and at most the 8 batches after it that a stop or a kill can leave
+     * acknowledged but not written down; returns the end index on the topic.
+     */
+    private static long assertWithinEightBatchesOf(List<ServiceBatch> onTopic, long checkpointed, long total) {
+        long end = onTopic.stream()
+                .mapToLong(b -> b.firstIndex() + b.events().size())
+                .max()
+                .orElse(0);
+        assertThat(end).as("Kafka has what the checkpoint says").isGreaterThanOrEqualTo(checkpointed);
+        assertThat(end - checkpointed)
+                .as("events on the topic past the checkpoint")
+                .isLessThanOrEqualTo(8L * BATCH);
+        assertThat(end).isLessThan(total);
+        return end;
     }
 
     private static ServiceCheckpoint.Entry entry(Path checkpoint, Path input) throws IOException {
