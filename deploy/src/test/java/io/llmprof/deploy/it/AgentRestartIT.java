@@ -29,14 +29,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -158,38 +153,9 @@ class AgentRestartIT {
         return counts;
     }
 
-    /** Every (rank/lane -> event indexes) on llmprof.trace-events, read until {@code total} events arrived. */
+    /** Every (rank/lane -> event indexes) on llmprof.trace-events; at least {@code total} events. */
     private static Map<String, List<Long>> indexesOnTopic(String bootstrap, long total) {
-        Map<String, List<Long>> out = new HashMap<>();
-        var serde = Topics.TRACE_EVENTS.valueSerde().deserializer();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
-                Map.of(
-                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        bootstrap,
-                        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
-                        "read_committed"),
-                new StringDeserializer(),
-                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
-            List<TopicPartition> parts = consumer.partitionsFor(Topics.TRACE_EVENTS.name()).stream()
-                    .map(p -> new TopicPartition(p.topic(), p.partition()))
-                    .toList();
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = consumer.endOffsets(parts);
-            long deadline = System.nanoTime() + PipelineHarness.DEADLINE.toNanos();
-            while (parts.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                assertThat(System.nanoTime())
-                        .as("read the topic to its end in time")
-                        .isLessThan(deadline);
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    TraceBatch b = serde.deserialize(r.topic(), r.value());
-                    List<Long> list = out.computeIfAbsent(b.rank() + "/" + b.lane(), k -> new java.util.ArrayList<>());
-                    for (int i = 0; i < b.events().size(); i++) {
-                        list.add(b.firstIndex() + i);
-                    }
-                }
-            }
-        }
+        Map<String, List<Long>> out = PipelineHarness.traceIndexesOnTopic(bootstrap);
         long received = out.values().stream().mapToLong(List::size).sum();
         assertThat(received).as("events on the topic").isGreaterThanOrEqualTo(total);
         return out;

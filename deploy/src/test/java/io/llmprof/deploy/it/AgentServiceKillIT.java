@@ -20,11 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -221,33 +216,14 @@ class AgentServiceKillIT {
 
     /** Every batch on llmprof.service-events, in offset order (one instance: one partition). */
     private static List<ServiceBatch> batchesOnTopic(String bootstrap) {
-        List<ServiceBatch> out = new ArrayList<>();
         var serde = Topics.SERVICE_EVENTS.valueSerde().deserializer();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
-                Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-                new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> parts = consumer.partitionsFor(Topics.SERVICE_EVENTS.name()).stream()
-                    .map(p -> new TopicPartition(p.topic(), p.partition()))
-                    .toList();
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = consumer.endOffsets(parts, DEADLINE);
-            long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (parts.stream().anyMatch(p -> consumer.position(p) < end.get(p))) {
-                assertThat(System.nanoTime())
-                        .as("read the topic to its end in time")
-                        .isLessThan(deadline);
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    ServiceBatch b = serde.deserialize(r.topic(), r.value());
-                    assertThat(b.key()).isEqualTo(JOB + "/" + INSTANCE);
-                    out.add(b);
-                }
-            }
-            assertThat(out.stream().map(b -> b.job()).distinct()).containsOnly(JOB);
-            long records = end.values().stream().mapToLong(Long::longValue).sum();
-            assertThat(out).as("records on the topic").hasSize((int) records);
+        List<ServiceBatch> out = new ArrayList<>();
+        for (var r : PipelineHarness.readToEnd(bootstrap, Topics.SERVICE_EVENTS.name())) {
+            ServiceBatch b = serde.deserialize(r.topic(), r.value());
+            assertThat(b.key()).isEqualTo(JOB + "/" + INSTANCE);
+            out.add(b);
         }
+        assertThat(out.stream().map(b -> b.job()).distinct()).containsOnly(JOB);
         return out;
     }
 }

@@ -48,15 +48,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -264,7 +258,7 @@ class BrokerOutageIT {
 
             s.brokerUp();
             // every acknowledged event is on the topic
-            Map<String, List<Long>> onTopic = indexesOnTopic(s.bootstrap());
+            Map<String, List<Long>> onTopic = PipelineHarness.traceIndexesOnTopic(s.bootstrap());
             reported.forEach((lane, next) -> assertThat(onTopic.getOrDefault(lane, List.of()))
                     .as("acknowledged events of %s on the topic", lane)
                     .containsAll(
@@ -376,35 +370,6 @@ class BrokerOutageIT {
                         throw e.getCause();
                     }
                 });
-    }
-
-    /** "rank/LANE" -> every event index on llmprof.trace-events (duplicates kept). */
-    private static Map<String, List<Long>> indexesOnTopic(String bootstrap) {
-        Map<String, List<Long>> out = new TreeMap<>();
-        var serde = Topics.TRACE_EVENTS.valueSerde().deserializer();
-        try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(
-                Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
-                new StringDeserializer(),
-                new ByteArrayDeserializer())) {
-            List<TopicPartition> parts = consumer.partitionsFor(Topics.TRACE_EVENTS.name(), DEADLINE).stream()
-                    .map(p -> new TopicPartition(p.topic(), p.partition()))
-                    .toList();
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            Map<TopicPartition, Long> end = consumer.endOffsets(parts, DEADLINE);
-            long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (parts.stream().anyMatch(p -> consumer.position(p, DEADLINE) < end.get(p))) {
-                assertThat(System.nanoTime()).as("read the topic in time").isLessThan(deadline);
-                for (ConsumerRecord<String, byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    TraceBatch b = serde.deserialize(r.topic(), r.value());
-                    List<Long> list = out.computeIfAbsent(b.rank() + "/" + b.lane(), k -> new ArrayList<>());
-                    for (int i = 0; i < b.events().size(); i++) {
-                        list.add(b.firstIndex() + i);
-                    }
-                }
-            }
-        }
-        return out;
     }
 
     record Cli(int code, String out, String err) {}

@@ -8,6 +8,8 @@ import io.llmprof.dashboard.DashboardServer;
 import io.llmprof.deploy.broker.BrokerConfig;
 import io.llmprof.deploy.broker.EmbeddedKafka;
 import io.llmprof.events.Json;
+import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch;
 import io.llmprof.streams.offline.AnalyzeCommand;
 import io.llmprof.streams.topology.StreamsApp;
 import io.llmprof.streams.topology.StreamsAppConfig;
@@ -26,6 +28,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /** Broker + streams app + dashboard in this JVM, all on random ports, sharing one registry. */
 public final class PipelineHarness implements AutoCloseable {
@@ -60,6 +69,53 @@ public final class PipelineHarness implements AutoCloseable {
     }
 
     /** GET {@code baseUrl + pathAndQuery}: 200 and its JSON body, or a failed assertion with the body. */
+    /**
+     * Every record of {@code topic}, from each partition's start up to the end it has when this is called (committed
+     * records only), in offset order per partition; fails when that takes longer than {@link #DEADLINE}.
+     */
+    static List<ConsumerRecord<byte[], byte[]>> readToEnd(String bootstrap, String topic) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        try (var consumer = new KafkaConsumer<>(
+                Map.<String, Object>of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrap,
+                        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                        "read_committed"),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = consumer.partitionsFor(topic, DEADLINE).stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition()))
+                    .toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = consumer.endOffsets(parts, DEADLINE);
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            while (parts.stream().anyMatch(p -> consumer.position(p, DEADLINE) < end.get(p))) {
+                assertThat(System.nanoTime())
+                        .as("read %s to its end in time (%d records so far)", topic, out.size())
+                        .isLessThan(deadline);
+                consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+            }
+            long records = end.values().stream().mapToLong(Long::longValue).sum();
+            assertThat(out).as("records on %s", topic).hasSize((int) records);
+        }
+        return out;
+    }
+
+    /** "rank/LANE" -> every event index on llmprof.trace-events (duplicates kept), as {@link #readToEnd} reads it. */
+    static Map<String, List<Long>> traceIndexesOnTopic(String bootstrap) {
+        Map<String, List<Long>> out = new TreeMap<>();
+        var serde = Topics.TRACE_EVENTS.valueSerde().deserializer();
+        for (var r : readToEnd(bootstrap, Topics.TRACE_EVENTS.name())) {
+            TraceBatch b = serde.deserialize(r.topic(), r.value());
+            List<Long> list = out.computeIfAbsent(b.rank() + "/" + b.lane(), k -> new ArrayList<>());
+            for (int i = 0; i < b.events().size(); i++) {
+                list.add(b.firstIndex() + i);
+            }
+        }
+        return out;
+    }
+
     static JsonNode getJson(HttpClient http, String baseUrl, String pathAndQuery) {
         try {
             HttpResponse<String> r = http.send(
