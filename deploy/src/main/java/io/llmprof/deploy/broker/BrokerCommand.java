@@ -71,8 +71,10 @@ public final class BrokerCommand implements Callable<Integer> {
     @Option(
             names = "--sasl-plain-users",
             paramLabel = "FILE",
-            description = "Properties file of user=password: clients must then authenticate with SASL PLAIN"
-                    + " (security.protocol=SASL_PLAINTEXT), e.g. to try --kafka-config locally.")
+            description = "Properties file of user=password: clients (and the controller quorum) must then"
+                    + " authenticate with SASL PLAIN (security.protocol=SASL_PLAINTEXT), e.g. to try --kafka-config"
+                    + " locally. A node of a cluster needs the cluster's file, with a line "
+                    + BrokerConfig.INTERNAL_USER + "=PASSWORD the nodes log in to each other with.")
     Path saslPlainUsers;
 
     public BrokerCommand() {}
@@ -130,7 +132,8 @@ public final class BrokerCommand implements Callable<Integer> {
         return 0;
     }
 
-    private static java.util.Map<String, String> users(Path file) {
+    /** The users of a {@code --sasl-plain-users} file. */
+    static java.util.Map<String, String> users(Path file) {
         java.util.Properties p = new java.util.Properties();
         try (java.io.Reader in = java.nio.file.Files.newBufferedReader(file)) {
             p.load(in);

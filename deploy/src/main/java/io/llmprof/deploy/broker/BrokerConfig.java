@@ -18,9 +18,10 @@ import java.util.TreeMap;
  * @param host address the listeners bind to and advertise
  * @param startTimeout how long {@link EmbeddedKafka#start()} waits for a client to reach the broker
  * @param overrides broker properties applied last (e.g. {@code log.retention.hours})
- * @param saslPlainUsers user name to password: when not empty the client port is a SASL_PLAINTEXT listener with
- *     the PLAIN mechanism and these users, and refuses clients without credentials (a local stand-in for a
- *     secured cluster; PLAIN over plaintext sends the password in clear, so loopback only); single node only
+ * @param saslPlainUsers user name to password: when not empty the client and controller ports are SASL_PLAINTEXT
+ *     listeners with the PLAIN mechanism and these users, and refuse clients without credentials (PLAIN over
+ *     plaintext sends the password in clear: loopback or a trusted network only); a cluster's nodes need the same
+ *     users, among them {@link #INTERNAL_USER}, which they log in to each other with
  * @param nodeId this node's id ({@code node.id}); 1 for a single node
  * @param controllerQuorum the controllers of a multi-node cluster, {@code id@host:port,...} (every node is broker and
  *     controller, so this lists every node); empty for a single node. This node's controller port is its entry's.
@@ -111,10 +112,10 @@ public record BrokerConfig(
                 throw new IllegalArgumentException("controller port " + controllerPort + " differs from node " + nodeId
                         + "'s entry in the controller quorum, " + self);
             }
-            if (saslPlainUsers != null && !saslPlainUsers.isEmpty()) {
-                // Not wired: inter-broker and controller traffic would need their own SASL settings.
-                throw new IllegalArgumentException("SASL PLAIN (--sasl-plain-users) is for a single node; a cluster"
-                        + " node listens in PLAINTEXT");
+            if (saslPlainUsers != null && !saslPlainUsers.isEmpty() && !saslPlainUsers.containsKey(INTERNAL_USER)) {
+                // the nodes log in to each other (replication, the controller quorum) with one shared password
+                throw new IllegalArgumentException("a cluster's SASL users (--sasl-plain-users) need a line "
+                        + INTERNAL_USER + "=PASSWORD, the same on every node: the nodes log in to each other with it");
             }
             if (clusterId == null) {
                 throw new IllegalArgumentException(
@@ -139,6 +140,12 @@ public record BrokerConfig(
             }
         }
     }
+
+    /**
+     * The user the nodes log in as on a SASL listener (replication, the controller quorum, the start check): its
+     * password is the users file's line of that name, else (a single node) a random one.
+     */
+    public static final String INTERNAL_USER = "llmprof-broker";
 
     /** Node id of a single-node broker. */
     public static final int SINGLE_NODE_ID = 1;

@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
                     + " Ctrl-C: replicated topics on one machine (llmprof creates its topics with replication"
                     + " factor min(3, nodes) and min.insync.replicas 2).",
             "To stop one node abruptly (kill -9), run the nodes as separate `llmprof broker` processes: this"
-                    + " command prints their lines. No SASL option: the nodes listen in PLAINTEXT."
+                    + " command prints their lines."
         })
 public final class ClusterCommand implements Callable<Integer> {
     @Spec
@@ -56,6 +56,15 @@ public final class ClusterCommand implements Callable<Integer> {
             converter = io.llmprof.streams.cli.DurationConverter.class)
     Duration startTimeout;
 
+    @Option(
+            names = "--sasl-plain-users",
+            paramLabel = "FILE",
+            description = "Properties file of user=password, with a line " + BrokerConfig.INTERNAL_USER
+                    + "=PASSWORD the nodes log in to each other with: clients, the other nodes and the controller"
+                    + " quorum must then authenticate with SASL PLAIN (passwords travel in clear: loopback or a"
+                    + " trusted network only).")
+    Path saslPlainUsers;
+
     public ClusterCommand() {}
 
     @Override
@@ -63,7 +72,13 @@ public final class ClusterCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         EmbeddedCluster cluster;
         try {
-            cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(nodes, port, dataDir, host, startTimeout));
+            cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(
+                    nodes,
+                    port,
+                    dataDir,
+                    host,
+                    startTimeout,
+                    saslPlainUsers == null ? java.util.Map.of() : BrokerCommand.users(saslPlainUsers)));
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
             spec.commandLine().getErr().println("llmprof cluster: " + e.getMessage());
             return 1;
@@ -80,10 +95,11 @@ public final class ClusterCommand implements Callable<Integer> {
                 .map(BrokerConfig.Voter::toString)
                 .collect(Collectors.joining(","));
         out.printf(
-                "Kafka cluster of %d nodes ready%n  bootstrap servers: %s%n  cluster id:        %s%n"
+                "Kafka cluster of %d nodes ready%n  bootstrap servers: %s%s%n  cluster id:        %s%n"
                         + "  data directory:    %s%s%n",
                 nodes,
                 cluster.bootstrapServers(),
+                saslPlainUsers == null ? "" : " (SASL_PLAINTEXT, mechanism PLAIN, users of " + saslPlainUsers + ")",
                 cluster.clusterId(),
                 cluster.dataDir(),
                 dataDir == null ? " (temporary)" : "");
@@ -91,8 +107,14 @@ public final class ClusterCommand implements Callable<Integer> {
         for (BrokerConfig c : cluster.nodeConfigs()) {
             out.printf(
                     "  ./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"
-                            + " --data-dir %s%n",
-                    c.nodeId(), quorum, cluster.clusterId(), c.port(), c.host(), c.dataDir());
+                            + " --data-dir %s%s%n",
+                    c.nodeId(),
+                    quorum,
+                    cluster.clusterId(),
+                    c.port(),
+                    c.host(),
+                    c.dataDir(),
+                    saslPlainUsers == null ? "" : " --sasl-plain-users " + saslPlainUsers);
         }
         out.printf("Ctrl-C to stop.%n");
         out.flush();

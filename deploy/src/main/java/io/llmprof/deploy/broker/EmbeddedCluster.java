@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.stream.Collectors;
@@ -33,9 +34,17 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param dataDir parent of the nodes' data directories; null = a temp directory deleted on close
      * @param host address every listener binds to and advertises
      * @param startTimeout how long the quorum may take to form
+     * @param saslPlainUsers every node's SASL PLAIN users ({@link BrokerConfig#saslPlainUsers()}, with {@link
+     *     BrokerConfig#INTERNAL_USER}); empty for PLAINTEXT
      */
-    public record Config(int nodes, int port, Path dataDir, String host, Duration startTimeout) {
+    public record Config(
+            int nodes, int port, Path dataDir, String host, Duration startTimeout, Map<String, String> saslPlainUsers) {
+        public Config(int nodes, int port, Path dataDir, String host, Duration startTimeout) {
+            this(nodes, port, dataDir, host, startTimeout, Map.of());
+        }
+
         public Config {
+            saslPlainUsers = saslPlainUsers == null ? Map.of() : Map.copyOf(saslPlainUsers);
             if (nodes < 1 || nodes > 9) {
                 throw new IllegalArgumentException("nodes must be 1-9, got " + nodes);
             }
@@ -91,6 +100,10 @@ public final class EmbeddedCluster implements AutoCloseable {
                     .withDataDir(dir.resolve("node-" + (i + 1)))
                     .withHost(config.host())
                     .withStartTimeout(config.startTimeout())
+                    .withSaslPlainUsers(config.saslPlainUsers())
+                    // The nodes stop together: a controlled shutdown would move leadership to nodes that are leaving
+                    // too, and a node whose peers left first waits for a controller (90 s, EmbeddedKafka's bound).
+                    .withOverride("controlled.shutdown.enable", "false")
                     .withNode(i + 1, quorum, clusterId));
         }
         EmbeddedCluster cluster = new EmbeddedCluster(List.copyOf(configs), dir, temporary, clusterId);

@@ -44,8 +44,7 @@ public final class EmbeddedKafka implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
     private static final String PLAIN_LISTENER = "PLAINTEXT";
     private static final String SASL_LISTENER = "SASL_PLAINTEXT";
-    /** The broker's own user on a SASL listener (inter-broker traffic and the start check). */
-    private static final String INTERNAL_USER = "llmprof-broker";
+    private static final String INTERNAL_USER = BrokerConfig.INTERNAL_USER;
 
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
     private static final int BIND_ATTEMPTS = 3;
@@ -59,7 +58,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(90);
 
     private final BrokerConfig config;
-    private final String internalPassword = Uuid.randomUuid().toString();
+    /** The broker's own password on its SASL listeners: the users file's, shared by a cluster's nodes, else random. */
+    private final String internalPassword;
+
     private Path dataDir;
     private boolean temporaryDir;
     private KafkaRaftServer server;
@@ -70,6 +71,8 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     public EmbeddedKafka(BrokerConfig config) {
         this.config = Objects.requireNonNull(config, "config");
+        this.internalPassword = config.saslPlainUsers()
+                .getOrDefault(INTERNAL_USER, Uuid.randomUuid().toString());
     }
 
     /**
@@ -319,19 +322,31 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("inter.broker.listener.name", brokerListener);
         p.put(
                 "listener.security.protocol.map",
-                brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":PLAINTEXT");
+                brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":"
+                        + (config.sasl() ? SASL_LISTENER : PLAIN_LISTENER));
         if (config.sasl()) {
-            StringBuilder users = new StringBuilder(" user_" + INTERNAL_USER + "=\"" + internalPassword + "\"");
+            // Clients, the other nodes and the controller quorum all log in: the broker and controller listeners
+            // take the same users, and this node logs in to both as INTERNAL_USER.
+            StringBuilder users = new StringBuilder();
+            if (!config.saslPlainUsers().containsKey(INTERNAL_USER)) {
+                users.append(" user_" + INTERNAL_USER + "=\"" + internalPassword + "\"");
+            }
             config.saslPlainUsers().forEach((u, pw) -> users.append(" user_")
                     .append(u)
                     .append("=\"")
                     .append(pw)
                     .append('"'));
+            String login = plainLogin(INTERNAL_USER, internalPassword, users.toString());
             p.put("sasl.enabled.mechanisms", "PLAIN");
             p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+            p.put("sasl.mechanism.controller.protocol", "PLAIN");
             p.put(
                     "listener.name." + SASL_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config",
-                    plainLogin(INTERNAL_USER, internalPassword, users.toString()));
+                    login);
+            p.put(
+                    "listener.name." + CONTROLLER_LISTENER.toLowerCase(java.util.Locale.ROOT)
+                            + ".plain.sasl.jaas.config",
+                    login);
         }
         p.put("log.dirs", dataDir.toString());
         p.put("metadata.log.dir", dataDir.toString());

@@ -62,6 +62,27 @@ class BrokerCommandTest {
     }
 
     @Test
+    void aClusterNodesUsersNeedTheUserTheNodesLogInWith(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path users = java.nio.file.Files.writeString(dir.resolve("users.properties"), "alice=secret\n");
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new BrokerCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "--node-id",
+                        "2",
+                        "--controller-quorum",
+                        "1@127.0.0.1:19093,2@127.0.0.1:19094",
+                        "--cluster-id",
+                        "MkU3OEVBNTcwNTJENDM2Qg",
+                        "--sasl-plain-users",
+                        users.toString());
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("need a line llmprof-broker=PASSWORD, the same on every node");
+    }
+
+    @Test
     void aNodeIdOutsideTheQuorumIsRefused() {
         StringWriter err = new StringWriter();
         int exit = new CommandLine(new BrokerCommand())

@@ -66,6 +66,80 @@ class EmbeddedClusterIT {
         }
     }
 
+    /**
+     * With SASL users, every port of every node wants credentials: the client ports and the controller quorum's
+     * ports give no answer without them and refuse a wrong password, and the nodes replicate and elect among
+     * themselves with the shared {@link BrokerConfig#INTERNAL_USER}.
+     */
+    @Test
+    void aClusterWithSaslUsersAnswersOnlyClientsThatLogIn(@TempDir Path dir) throws Exception {
+        Map<String, String> users = Map.of(BrokerConfig.INTERNAL_USER, "nodes-secret", "alice", "alice-secret");
+        try (EmbeddedCluster cluster =
+                EmbeddedCluster.start(new EmbeddedCluster.Config(3, 0, dir, null, Duration.ofSeconds(90), users))) {
+            Map<String, String> alice = cluster.nodes().get(0).clientSecurity("alice");
+            String bootstrap = cluster.bootstrapServers();
+            String controllers = cluster.nodeConfigs().get(0).controllerQuorum().stream()
+                    .map(v -> v.host() + ":" + v.port())
+                    .collect(java.util.stream.Collectors.joining(","));
+
+            // replicated over SASL: a record written with acks=all to 3 replicas and read back
+            Map<String, Object> client = new java.util.HashMap<>(alice);
+            client.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            try (Admin admin = Admin.create(client)) {
+                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("secured", 1, (short) 3)))
+                        .all()
+                        .get(60, TimeUnit.SECONDS);
+                assertThat(untilKnown(() ->
+                                        admin.describeTopics(List.of("secured")).allTopicNames())
+                                .get("secured")
+                                .partitions()
+                                .get(0)
+                                .isr())
+                        .hasSize(3);
+            }
+            Map<String, Object> producer = new java.util.HashMap<>(client);
+            producer.put("acks", "all");
+            try (var p = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                    producer,
+                    new org.apache.kafka.common.serialization.StringSerializer(),
+                    new org.apache.kafka.common.serialization.StringSerializer())) {
+                p.send(new org.apache.kafka.clients.producer.ProducerRecord<>("secured", "k", "v"))
+                        .get(60, TimeUnit.SECONDS);
+            }
+
+            for (String[] port : new String[][] {
+                {AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap},
+                {AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, controllers}
+            }) {
+                assertThat(describeCluster(port, alice))
+                        .as("%s with credentials", port[0])
+                        .isNull();
+                assertThat(describeCluster(port, Map.of()))
+                        .as("%s without credentials", port[0])
+                        .isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+                Map<String, String> wrong = new java.util.HashMap<>(alice);
+                wrong.put("sasl.jaas.config", wrong.get("sasl.jaas.config").replace("alice-secret", "guess"));
+                assertThat(describeCluster(port, wrong))
+                        .as("%s with a wrong password", port[0])
+                        .hasRootCauseInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class);
+            }
+        }
+    }
+
+    /** What describing the cluster through {@code port} ({bootstrap key, address}) threw; null when it answered. */
+    private static Throwable describeCluster(String[] port, Map<String, String> security) {
+        Map<String, Object> c = new java.util.HashMap<>(security);
+        c.put(port[0], port[1]);
+        c.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 3_000);
+        c.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 4_000);
+        try (Admin admin = Admin.create(c)) {
+            return org.assertj.core.api.Assertions.catchThrowable(
+                    () -> assertThat(admin.describeCluster().nodes().get(20, TimeUnit.SECONDS))
+                            .hasSize(3));
+        }
+    }
+
     /** The admin call's result once the broker that answers it knows the topics (30 s at most). */
     private static <T> T untilKnown(Supplier<KafkaFuture<T>> call) {
         return await().atMost(Duration.ofSeconds(30))
