@@ -576,13 +576,21 @@ public final class TraceProducer implements AutoCloseable {
 
     /** How long records have waited for Kafka without any acknowledgement; zero while none waits. */
     public Duration waitingFor() {
+        return currentWait().length();
+    }
+
+    /** The current wait: since when (System.nanoTime) and how long; zero long while no record waits. */
+    private record Wait(long sinceNanos, Duration length) {}
+
+    private Wait currentWait() {
         lock.lock();
         try {
+            long now = System.nanoTime();
             if (outstanding == 0) {
-                return Duration.ZERO;
+                return new Wait(now, Duration.ZERO);
             }
             long since = Math.max(busySinceNanos, lastAckNanos);
-            return Duration.ofNanos(Math.max(0, System.nanoTime() - since));
+            return new Wait(since, Duration.ofNanos(Math.max(0, now - since)));
         } finally {
             lock.unlock();
         }
@@ -594,7 +602,8 @@ public final class TraceProducer implements AutoCloseable {
     }
 
     private void noticeWaiting() {
-        Duration waiting = waitingFor();
+        Wait wait = currentWait();
+        Duration waiting = wait.length();
         if (waiting.compareTo(WAITING_NOTICE) < 0) {
             return;
         }
@@ -605,7 +614,7 @@ public final class TraceProducer implements AutoCloseable {
             LOG.warn(
                     "waiting for Kafka ({} s): {}; {}",
                     waiting.toSeconds(),
-                    e != null ? e.toString() : kafkaAnswer(waiting).orElse("no acknowledgement yet"),
+                    e != null ? e.toString() : kafkaAnswer(wait.sinceNanos()).orElse("no acknowledgement yet"),
                     delivery.giveUpAfter() == null
                             ? "retrying until it answers (--give-up-after bounds the wait)"
                             : "giving up after " + delivery.giveUpAfter().toSeconds() + " s (--give-up-after)");
@@ -616,8 +625,8 @@ public final class TraceProducer implements AutoCloseable {
      * What Kafka answered this producer during the current wait, from its I/O thread's retry log ({@link
      * ProducerRetries}): a retried error never reaches a callback while the delivery timeout is infinite.
      */
-    private Optional<String> kafkaAnswer(Duration waiting) {
-        return ProducerRetries.last(clientId(), System.nanoTime() - waiting.toNanos())
+    private Optional<String> kafkaAnswer(long waitSinceNanos) {
+        return ProducerRetries.last(clientId(), waitSinceNanos)
                 .map(h -> "Kafka answers " + h.reason() + (h.times() > 1 ? " (" + h.times() + " times in a row)" : ""));
     }
 
@@ -642,7 +651,8 @@ public final class TraceProducer implements AutoCloseable {
 
     private void checkBudget() {
         Duration limit = delivery.giveUpAfter();
-        Duration waiting = limit == null ? Duration.ZERO : waitingFor();
+        Wait wait = limit == null ? null : currentWait();
+        Duration waiting = wait == null ? Duration.ZERO : wait.length();
         if (limit != null && waiting.compareTo(limit) >= 0) {
             Exception e = lastError;
             throw giveUp(
@@ -650,7 +660,9 @@ public final class TraceProducer implements AutoCloseable {
                             + limit.toSeconds() + " s)"
                             + (e != null
                                     ? "; last error: " + e.getMessage()
-                                    : kafkaAnswer(waiting).map(a -> "; " + a).orElse("")),
+                                    : kafkaAnswer(wait.sinceNanos())
+                                            .map(a -> "; " + a)
+                                            .orElse("")),
                     e);
         }
     }
