@@ -178,6 +178,31 @@ public final class ReplayCommand implements Callable<Integer> {
             err.flush();
         }
         out.flush();
-        return summary.ok() ? 0 : 1;
+        if (!summary.ok()) {
+            return 1;
+        }
+        return inputProblems(err, "agent replay", summary.problems().size());
     }
+
+    /**
+     * The exit code of a shipping command that delivered everything: 0, or {@value #INPUT_PROBLEMS} with one line on
+     * stderr when some input could not be read, as the offline commands do (docs/analysis.md "Exit codes").
+     */
+    static int inputProblems(PrintWriter err, String command, long problems) {
+        if (problems == 0) {
+            return 0;
+        }
+        err.printf(
+                Locale.ROOT,
+                "llmprof %s: %,d input problem(s): every readable event was shipped, the problems went to"
+                        + " llmprof.dead-letters and llmprof.anomalies (exit %d)%n",
+                command,
+                problems,
+                INPUT_PROBLEMS);
+        err.flush();
+        return INPUT_PROBLEMS;
+    }
+
+    /** Exit code: some input was read only in part (the offline commands' 3). */
+    static final int INPUT_PROBLEMS = 3;
 }

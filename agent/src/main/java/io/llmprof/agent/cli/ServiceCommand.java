@@ -183,6 +183,6 @@ public final class ServiceCommand implements Callable<Integer> {
                 s,
                 x.events() / Math.max(s, 1e-9));
         out.flush();
-        return 0;
+        return ReplayCommand.inputProblems(err, "agent service", x.problems());
     }
 }
