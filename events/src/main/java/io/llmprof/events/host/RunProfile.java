@@ -151,11 +151,14 @@ public final class RunProfile {
 
     /**
      * When {@code name} is new and {@value #MAX_NAMES} names are listed, the one with the least weight (the first in
-     * key order among equals) leaves, its value added to {@link HostStep#OTHER}.
+     * key order among equals) leaves, its value added to {@link HostStep#OTHER} (which a step may carry too, and
+     * which needs no room).
      */
     private static <V> void makeRoom(
             Map<String, V> into, String name, ToLongFunction<V> weight, BinaryOperator<V> plus) {
-        if (into.containsKey(name) || into.size() - (into.containsKey(HostStep.OTHER) ? 1 : 0) < MAX_NAMES) {
+        if (into.containsKey(name)
+                || name.equals(HostStep.OTHER)
+                || into.size() - (into.containsKey(HostStep.OTHER) ? 1 : 0) < MAX_NAMES) {
             return;
         }
         String least = null;

@@ -200,6 +200,26 @@ class RunProfileTest {
     }
 
     @Test
+    void aStepsOwnOtherNeedsNoRoom() {
+        RunProfile p = new RunProfile("job", "r", 10);
+        int n = RunProfile.MAX_NAMES;
+        for (int i = 0; i < n; i++) {
+            p.add(HostSteps.with(
+                    step("r", "0", i, null, i * MS, 500 * US, null, null, null, null),
+                    null,
+                    Map.of("k" + i, new HostStep.KernelTime(1, 100 + i))));
+        }
+        p.add(HostSteps.with(
+                step("r", "0", n, null, n * MS, 500 * US, null, null, null, null),
+                null,
+                Map.of(HostStep.OTHER, new HostStep.KernelTime(2, 7))));
+        assertThat(p.kernelTimes())
+                .hasSize(n + 1)
+                .containsKey("k0")
+                .containsEntry(HostStep.OTHER, new HostStep.KernelTime(2, 7));
+    }
+
+    @Test
     void aStepOfAnotherRunIsRefused() {
         RunProfile p = new RunProfile("job", "r", 10);
 
