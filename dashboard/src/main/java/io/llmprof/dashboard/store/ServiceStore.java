@@ -177,7 +177,7 @@ public final class ServiceStore {
     /** The latest record per (layer, rank); one with count 0 removes its cell (the analyzer forgot the rank). */
     public synchronized void addEpBalance(EpBalanceRecord r) {
         String key = r.layer() + "\u0000" + r.rank();
-        if (r.count() == 0) {
+        if (r.removesCell()) {
             Instance i = instances.get(key(r.job(), r.instance()));
             if (i != null) {
                 i.ep.remove(key);

@@ -24,4 +24,15 @@ public record EpBalanceRecord(
         long count,
         long totalNs,
         double meanNs,
-        double ratioToLayerMean) {}
+        double ratioToLayerMean) {
+
+    /** The record that says the analyzer forgot {@code rank}: its (layer, rank) cell is gone. */
+    public static EpBalanceRecord removal(String job, String instance, int moeLayers, int layer, String rank) {
+        return new EpBalanceRecord(job, instance, moeLayers, layer, rank, 0, 0, 0.0, 0.0);
+    }
+
+    /** Whether this record removes its cell ({@link #removal}) instead of giving its latest figures. */
+    public boolean removesCell() {
+        return count == 0;
+    }
+}

@@ -1188,21 +1188,20 @@ public final class ServiceAnalyzer {
         Long labelled = longMetric(e, "layer");
         s.epLatestNs = Math.max(s.epLatestNs, e.startNs());
         retireStoppedEpRanks(rank, e, sink);
-        EpRank r = s.epRanks.remove(rank); // put back last: least recently active first
+        EpRank r = s.epRanks.get(rank);
         if (r == null) {
             r = new EpRank(0, e.startNs());
-            if (s.epRanks.size() >= MAX_RANKS) {
-                String gone = s.epRanks.keySet().iterator().next();
-                forgetEpRank(gone, sink);
-                emitAnomaly(
-                        sink,
-                        "ep-ranks",
-                        AnomalyKind.STATE_BOUND,
-                        MAX_RANKS + " EP ranks: rank " + gone + ", quiet the longest, forgotten for rank " + rank,
-                        where(e));
-            }
         }
-        s.epRanks.put(rank, r);
+        String gone = putBounded(s.epRanks, rank, r, MAX_RANKS); // least recently active first
+        if (gone != null) {
+            forgetEpRank(gone, sink);
+            emitAnomaly(
+                    sink,
+                    "ep-ranks",
+                    AnomalyKind.STATE_BOUND,
+                    MAX_RANKS + " EP ranks: rank " + gone + ", quiet the longest, forgotten for rank " + rank,
+                    where(e));
+        }
         long ordinal = r.calls++;
         r.lastNs = Math.max(r.lastNs, e.startNs());
         long layer = labelled != null ? labelled : moeLayers != null ? ordinal % moeLayers : ordinal;
@@ -1221,14 +1220,14 @@ public final class ServiceAnalyzer {
         if (cell == null) {
             if (s.epCells >= MAX_EP_CELLS && s.epRanks.size() > 1) {
                 // the rank quiet the longest makes room, as for the rank bound
-                String gone = s.epRanks.keySet().iterator().next();
-                forgetEpRank(gone, sink);
+                String quiet = s.epRanks.keySet().iterator().next();
+                forgetEpRank(quiet, sink);
                 emitAnomaly(
                         sink,
                         "ep-cells",
                         AnomalyKind.STATE_BOUND,
                         MAX_EP_CELLS + " (layer, rank) cells of EP balance (layers numbered without a model config?):"
-                                + " rank " + gone + ", quiet the longest, forgotten for layer " + layer + " rank "
+                                + " rank " + quiet + ", quiet the longest, forgotten for layer " + layer + " rank "
                                 + rank,
                         where(e));
             }
@@ -1292,7 +1291,7 @@ public final class ServiceAnalyzer {
                 continue;
             }
             s.epCells--;
-            sink.epBalance(new EpBalanceRecord(job, instance, moeLayers, layer.getKey(), rank, 0, 0, 0.0, 0.0));
+            sink.epBalance(EpBalanceRecord.removal(job, instance, moeLayers, layer.getKey(), rank));
             if (layer.getValue().isEmpty()) {
                 it.remove();
                 s.epDirty.remove(layer.getKey());

@@ -840,7 +840,7 @@ class ServiceAnalyzerTest {
                         + " stopped or restarted): its cells leave EP balance");
         // rank 2's two cells were dropped (count 0) before it came back with two calls of 20 ns, one per layer
         assertThat(out.ep)
-                .filteredOn(r -> r.rank().equals("2") && r.count() == 0)
+                .filteredOn(r -> r.rank().equals("2") && r.removesCell())
                 .extracting(EpBalanceRecord::layer)
                 .containsExactlyInAnyOrder(0, 1);
         Map<String, EpBalanceRecord> latest = latestEp(out);
@@ -855,7 +855,7 @@ class ServiceAnalyzerTest {
     private static Map<String, EpBalanceRecord> latestEp(RecordingSink out) {
         Map<String, EpBalanceRecord> latest = new java.util.LinkedHashMap<>();
         for (EpBalanceRecord r : out.ep) {
-            if (r.count() == 0) {
+            if (r.removesCell()) {
                 latest.remove(r.layer() + "/" + r.rank());
             } else {
                 latest.put(r.layer() + "/" + r.rank(), r);

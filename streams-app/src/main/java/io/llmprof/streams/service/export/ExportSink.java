@@ -436,7 +436,7 @@ public final class ExportSink implements ServiceSink, AutoCloseable {
     @Override
     public void epBalance(EpBalanceRecord r) {
         EpKey k = new EpKey(RankKey.of(r.job(), r.instance()), r.layer(), r.rank());
-        if (r.count() == 0) {
+        if (r.removesCell()) {
             ep.remove(k); // the analyzer forgot the rank: its layers' other cells come again
         } else {
             ep.put(k, r);
