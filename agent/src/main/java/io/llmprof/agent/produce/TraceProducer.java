@@ -651,12 +651,15 @@ public final class TraceProducer implements AutoCloseable {
 
     private void checkBudget() {
         Duration limit = delivery.giveUpAfter();
-        Wait wait = limit == null ? null : currentWait();
-        Duration waiting = wait == null ? Duration.ZERO : wait.length();
-        if (limit != null && waiting.compareTo(limit) >= 0) {
+        if (limit == null) {
+            return;
+        }
+        Wait wait = currentWait();
+        if (wait.length().compareTo(limit) >= 0) {
             Exception e = lastError;
             throw giveUp(
-                    "gave up: no acknowledgement from Kafka for " + waiting.toSeconds() + " s (--give-up-after "
+                    "gave up: no acknowledgement from Kafka for "
+                            + wait.length().toSeconds() + " s (--give-up-after "
                             + limit.toSeconds() + " s)"
                             + (e != null
                                     ? "; last error: " + e.getMessage()
