@@ -185,8 +185,8 @@ public final class ReplayCommand implements Callable<Integer> {
     }
 
     /**
-     * The exit code of a shipping command that delivered everything: 0, or {@value #INPUT_PROBLEMS} with one line on
-     * stderr when some input could not be read, as the offline commands do (docs/analysis.md "Exit codes").
+     * The exit code of a shipping command that delivered everything: 0, or {@value InputProblem#PARTIAL_EXIT} with one
+     * line on stderr when some input could not be read, as the offline commands do (docs/analysis.md "Exit codes").
      */
     static int inputProblems(PrintWriter err, String command, long problems) {
         if (problems == 0) {
@@ -198,11 +198,8 @@ public final class ReplayCommand implements Callable<Integer> {
                         + " llmprof.dead-letters and llmprof.anomalies (exit %d)%n",
                 command,
                 problems,
-                INPUT_PROBLEMS);
+                InputProblem.PARTIAL_EXIT);
         err.flush();
-        return INPUT_PROBLEMS;
+        return InputProblem.PARTIAL_EXIT;
     }
-
-    /** Exit code: some input was read only in part (the offline commands' 3). */
-    static final int INPUT_PROBLEMS = 3;
 }

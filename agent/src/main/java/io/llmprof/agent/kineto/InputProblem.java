@@ -15,6 +15,12 @@ import java.util.Objects;
  */
 public record InputProblem(
         AnomalyKind kind, String file, long position, String message, String rawSnippet, String exception) {
+    /**
+     * The exit code of a command that met bad input, went on past it and did its work with the rest: the offline
+     * analyses and the agent's shipping commands (docs/analysis.md "Exit codes").
+     */
+    public static final int PARTIAL_EXIT = 3;
+
     public InputProblem {
         Objects.requireNonNull(kind, "kind");
         Objects.requireNonNull(file, "file");

@@ -16,7 +16,7 @@ import java.util.Map;
  */
 public final class InputReport {
     public static final int COMPLETE = 0;
-    public static final int PARTIAL = 3;
+    public static final int PARTIAL = InputProblem.PARTIAL_EXIT;
     public static final int NO_DATA = 4;
 
     /** Problems listed per file (all are counted). */
