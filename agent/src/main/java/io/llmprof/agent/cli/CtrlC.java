@@ -1,22 +1,24 @@
 package io.llmprof.agent.cli;
 
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * While open, Ctrl-C (or a SIGTERM) runs {@code stop} and holds the JVM's exit up to 20 s, until {@link #close()}: a
- * command that stops at its first unacknowledged batch then still writes its checkpoint and prints its report.
+ * While open, Ctrl-C (or a SIGTERM) runs {@code stop} and holds the JVM's exit, up to a bound, until {@link #close()}:
+ * a command that stops at its first unacknowledged batch then still writes its checkpoint and prints its report, and
+ * the demo closes what it started.
  */
-final class CtrlC implements AutoCloseable {
+public final class CtrlC implements AutoCloseable {
     private final CountDownLatch reported = new CountDownLatch(1);
     private final Thread hook;
 
-    private CtrlC(Runnable stop, String name) {
+    private CtrlC(Runnable stop, String name, Duration wait) {
         hook = new Thread(
                 () -> {
                     stop.run();
                     try {
-                        reported.await(20, TimeUnit.SECONDS);
+                        reported.await(wait.toMillis(), TimeUnit.MILLISECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
@@ -25,11 +27,17 @@ final class CtrlC implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
+    /** Holds the exit up to 20 s (the agent's shipping commands). */
     static CtrlC stops(Runnable stop, String name) {
-        return new CtrlC(stop, name);
+        return stops(stop, name, Duration.ofSeconds(20));
     }
 
-    /** The report is out: the JVM may exit. */
+    /** Holds the exit up to {@code wait}. */
+    public static CtrlC stops(Runnable stop, String name, Duration wait) {
+        return new CtrlC(stop, name, wait);
+    }
+
+    /** The command is done (its report out, what it started closed): the JVM may exit. */
     @Override
     public void close() {
         reported.countDown();

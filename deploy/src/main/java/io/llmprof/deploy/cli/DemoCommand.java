@@ -2,6 +2,7 @@ package io.llmprof.deploy.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.MissingNode;
+import io.llmprof.agent.cli.CtrlC;
 import io.llmprof.agent.ingest.ServiceIngestServer;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
@@ -248,18 +249,8 @@ public final class DemoCommand implements Callable<Integer> {
         }
         List<AutoCloseable> open = new ArrayList<>();
         CountDownLatch stop = new CountDownLatch(1);
-        CountDownLatch closed = new CountDownLatch(1);
-        Thread hook = new Thread(
-                () -> {
-                    stop.countDown();
-                    try {
-                        closed.await(30, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                },
-                "llmprof-demo-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        // Ctrl-C: stop, and the JVM waits up to 30 s for what was started to close
+        CtrlC ctrlC = CtrlC.stops(stop::countDown, "llmprof-demo-shutdown", Duration.ofSeconds(30));
         try {
             KafkaConnection bootstrap;
             if (bootstrapServers == null && kafkaConfig == null) {
@@ -464,12 +455,7 @@ public final class DemoCommand implements Callable<Integer> {
                     LOG.warn("closing {} failed: {}", open.get(i).getClass().getSimpleName(), e.toString());
                 }
             }
-            closed.countDown();
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // Ctrl-C: the hook is running and waits for `closed`.
-            }
+            ctrlC.close();
         }
     }
 
