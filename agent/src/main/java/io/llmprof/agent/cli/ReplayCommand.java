@@ -142,12 +142,13 @@ public final class ReplayCommand implements Callable<Integer> {
         }
         PrintWriter err = spec.commandLine().getErr();
         for (Replayer.FileResult f : summary.files()) {
-            if (f.error() == null && f.summary() == null && f.eventsAlreadySent() > 0) {
+            if (f.skipped()) {
                 out.printf(
                         Locale.ROOT,
-                        "  %s: every event (%,d) acknowledged in an earlier run; nothing sent%n",
+                        "  %s: every event (%,d) acknowledged in an earlier run; nothing sent%s%n",
                         f.file(),
-                        f.eventsAlreadySent());
+                        f.eventsAlreadySent(),
+                        problemsBefore(f.problemsBefore()));
             } else if (f.error() == null && f.eventsAlreadySent() > 0) {
                 out.printf(
                         Locale.ROOT,
@@ -181,7 +182,17 @@ public final class ReplayCommand implements Callable<Integer> {
         if (!summary.ok()) {
             return 1;
         }
-        return inputProblems(err, "agent replay", summary.problems().size());
+        return inputProblems(err, "agent replay", summary.problemCount());
+    }
+
+    /** The tail of a skipped input's line: the problems the run that shipped it reported, which still hold. */
+    static String problemsBefore(long problems) {
+        return problems == 0
+                ? ""
+                : String.format(
+                        Locale.ROOT,
+                        "; that run reported %,d input problem(s), which still count (llmprof.dead-letters has them)",
+                        problems);
     }
 
     /**

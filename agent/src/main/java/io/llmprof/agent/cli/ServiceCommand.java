@@ -154,14 +154,15 @@ public final class ServiceCommand implements Callable<Integer> {
             out.printf(
                     Locale.ROOT,
                     "%s as %s/%s: every event (%,d) acknowledged by Kafka in an earlier run (checkpoint %s); nothing"
-                            + " sent%n",
+                            + " sent%s%n",
                     input,
                     j,
                     i,
                     r.acknowledged(),
-                    cp);
+                    cp,
+                    ReplayCommand.problemsBefore(r.problemsBefore()));
             out.flush();
-            return 0;
+            return ReplayCommand.inputProblems(err, "agent service", r.problemsBefore());
         }
         ServiceShipper.Result x = r.result();
         out.printf(

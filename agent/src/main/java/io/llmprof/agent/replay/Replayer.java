@@ -153,6 +153,9 @@ public final class Replayer {
      * @param eventsAlreadySent events the checkpoint said Kafka had acknowledged before (not sent again)
      * @param lanes per rank and lane, what Kafka acknowledged of the file ({@link TraceShipper.Result#lanes()})
      * @param gaveUp the agent stopped waiting for Kafka (budget spent or interrupted), or never started the file
+     * @param problemsBefore for a file not read because Kafka acknowledged all of it in an earlier run: the input
+     *     problems that run reported (they keep the exit code {@value io.llmprof.agent.kineto.InputProblem#PARTIAL_EXIT}
+     *     that run gave); 0 otherwise, the file's problems being in its {@code summary}
      */
     public record FileResult(
             Path file,
@@ -164,9 +167,29 @@ public final class Replayer {
             String error,
             long eventsAlreadySent,
             List<String> lanes,
-            boolean gaveUp) {
+            boolean gaveUp,
+            long problemsBefore) {
         public FileResult {
             lanes = lanes == null ? List.of() : List.copyOf(lanes);
+        }
+
+        public FileResult(
+                Path file,
+                String job,
+                String run,
+                ReadSummary summary,
+                long eventsSent,
+                long batchesSent,
+                String error,
+                long eventsAlreadySent,
+                List<String> lanes,
+                boolean gaveUp) {
+            this(file, job, run, summary, eventsSent, batchesSent, error, eventsAlreadySent, lanes, gaveUp, 0);
+        }
+
+        /** Kafka acknowledged every event of this file in an earlier run, so this run neither read nor sent it. */
+        public boolean skipped() {
+            return error == null && summary == null && eventsAlreadySent > 0;
         }
 
         public FileResult(
@@ -196,6 +219,12 @@ public final class Replayer {
         /** Every file was read and acknowledged (bad content inside a file is not a failure). */
         public boolean ok() {
             return files.stream().allMatch(f -> f.error() == null);
+        }
+
+        /** Input problems of this run's files, and those reported earlier for the files skipped as acknowledged. */
+        public long problemCount() {
+            return problems.size()
+                    + files.stream().mapToLong(FileResult::problemsBefore).sum();
         }
     }
 
@@ -399,7 +428,7 @@ public final class Replayer {
                     file,
                     options.checkpoint());
             return new FileResult(
-                    file, job, run, null, 0, 0, null, entry.indexes().total(), List.of(), false);
+                    file, job, run, null, 0, 0, null, entry.indexes().total(), List.of(), false, entry.problemsSent());
         }
         LaneIndexes resume = entry == null ? LaneIndexes.NONE : entry.indexes();
         long problemsSent = entry == null ? 0 : entry.problemsSent();

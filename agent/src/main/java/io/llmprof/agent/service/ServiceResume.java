@@ -29,8 +29,13 @@ public final class ServiceResume {
      * @param result what this call read and sent; null when the checkpoint said it was all acknowledged before
      * @param acknowledged events of the input Kafka had acknowledged when this call ended, earlier runs included
      * @param failure why shipping stopped before the end (Kafka did not acknowledge, gave up, interrupted), else null
+     * @param problemsBefore when skipped: the input problems the run that shipped it reported (they still hold); else 0
      */
-    public record Report(ServiceShipper.Result result, long acknowledged, String failure) {
+    public record Report(ServiceShipper.Result result, long acknowledged, String failure, long problemsBefore) {
+        public Report(ServiceShipper.Result result, long acknowledged, String failure) {
+            this(result, acknowledged, failure, 0);
+        }
+
         /** Every event was acknowledged in an earlier run: nothing was read or sent. */
         public boolean skipped() {
             return result == null && failure == null;
@@ -78,7 +83,7 @@ public final class ServiceResume {
                 warnings.accept(input + " changed since checkpoint " + checkpoint + " was written (" + change + ")"
                         + FROM_START);
             } else if (entry.complete()) {
-                return new Report(null, entry.next(), null);
+                return new Report(null, entry.next(), null, entry.problemsSent());
             } else {
                 resume = entry.resume();
             }

@@ -235,6 +235,7 @@ class ServiceResumeTest {
         Run again = run(in);
         assertThat(again.report.skipped()).isTrue();
         assertThat(again.report.acknowledged()).isEqualTo(events);
+        assertThat(again.report.problemsBefore()).isZero();
         assertThat(again.producer.history()).isEmpty();
         assertThat(again.warnings).isEmpty();
     }
@@ -379,5 +380,11 @@ class ServiceResumeTest {
                 .singleElement()
                 .asString()
                 .startsWith("500 bad line(s)");
+
+        // acknowledged whole now: a third run reads nothing, and still knows how many problems the input had
+        Run third = run(in);
+        assertThat(third.report.skipped()).isTrue();
+        assertThat(third.report.problemsBefore()).isEqualTo(bad);
+        assertThat(third.producer.history()).isEmpty();
     }
 }

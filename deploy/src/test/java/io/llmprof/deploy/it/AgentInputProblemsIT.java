@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * `agent replay` and `agent service` ship every readable event of an input with problems, report the problems, and
- * exit 3 as the offline commands do for input read only in part; the same inputs without the problems exit 0.
+ * exit 3 as the offline commands do for input read only in part; the same inputs without the problems exit 0. A
+ * re-run that skips an input Kafka acknowledged whole (the checkpoint) still says 3 for the one with problems.
  */
 class AgentInputProblemsIT {
     private static final String GOOD_LINE = "{\"v\":1,\"ts_ns\":1,\"name\":\"httpReq\",\"rid\":\"r1\"}\n";
@@ -54,10 +55,35 @@ class AgentInputProblemsIT {
             assertThat(broken.code()).as("%s %s", broken.out(), broken.err()).isEqualTo(3);
             assertThat(broken.out()).contains("1 events in 1 batches", "1 input problem(s)");
             assertThat(broken.err()).contains("llmprof agent service: 1 input problem(s)");
+
+            // The same commands again: every input is skipped as acknowledged, and the exit codes stay.
+            BrokerOutageIT.Cli cleanAgain = replay(bootstrap, trace);
+            assertThat(cleanAgain.code())
+                    .as("%s %s", cleanAgain.out(), cleanAgain.err())
+                    .isZero();
+            assertThat(cleanAgain.out()).contains("acknowledged in an earlier run; nothing sent%n".formatted());
+            BrokerOutageIT.Cli cutAgain = replay(bootstrap, truncated);
+            assertThat(cutAgain.code())
+                    .as("%s %s", cutAgain.out(), cutAgain.err())
+                    .isEqualTo(3);
+            assertThat(cutAgain.out())
+                    .contains("acknowledged in an earlier run; nothing sent; that run reported 1 input problem(s)");
+            assertThat(cutAgain.err()).contains("llmprof agent replay: 1 input problem(s)");
+            BrokerOutageIT.Cli fineAgain = service(bootstrap, good);
+            assertThat(fineAgain.code())
+                    .as("%s %s", fineAgain.out(), fineAgain.err())
+                    .isZero();
+            assertThat(fineAgain.out()).contains("nothing sent%n".formatted());
+            BrokerOutageIT.Cli brokenAgain = service(bootstrap, bad);
+            assertThat(brokenAgain.code())
+                    .as("%s %s", brokenAgain.out(), brokenAgain.err())
+                    .isEqualTo(3);
+            assertThat(brokenAgain.out()).contains("nothing sent; that run reported 1 input problem(s)");
+            assertThat(brokenAgain.err()).contains("llmprof agent service: 1 input problem(s)");
         }
     }
 
-    private static BrokerOutageIT.Cli replay(String bootstrap, Path file) {
+    private BrokerOutageIT.Cli replay(String bootstrap, Path file) {
         return BrokerOutageIT.cli(List.of(
                 "agent",
                 "replay",
@@ -66,11 +92,12 @@ class AgentInputProblemsIT {
                 "--job",
                 "p",
                 "--no-progress",
-                "--no-checkpoint",
+                "--checkpoint",
+                tmp.resolve("replay.checkpoint").toString(),
                 file.toString()));
     }
 
-    private static BrokerOutageIT.Cli service(String bootstrap, Path file) {
+    private BrokerOutageIT.Cli service(String bootstrap, Path file) {
         return BrokerOutageIT.cli(List.of(
                 "agent",
                 "service",
@@ -80,7 +107,8 @@ class AgentInputProblemsIT {
                 "s",
                 "--instance",
                 file.getFileName().toString(),
-                "--no-checkpoint",
+                "--checkpoint",
+                tmp.resolve(file.getFileName() + ".checkpoint").toString(),
                 "--input",
                 file.toString()));
     }
