@@ -187,6 +187,7 @@ public final class BenchCommand implements Callable<Integer> {
      * @param inputBytes the input's size on disk (a directory's: its databases')
      * @param encodedBytes as {@link Measurement#encodedBytes}
      * @param allocatedBytes what the reading thread allocated (exact, where the JVM counts it; else -1)
+     * @param digest the events' digest, which {@code agent service} computes per event for its checkpoint
      */
     public record ServiceMeasurement(
             Path file,
@@ -197,11 +198,13 @@ public final class BenchCommand implements Callable<Integer> {
             double seconds,
             double cpuSeconds,
             long peakHeapBytes,
-            long allocatedBytes) {}
+            long allocatedBytes,
+            long digest) {}
 
     /**
-     * Reads {@code input} as {@code agent service} does ({@link ServiceReaders}), cuts batches of {@code batchSize}
-     * events into the records {@link ServiceShipper} sends, and encodes each with the topic's serializer.
+     * Reads {@code input} as {@code agent service} does ({@link ServiceReaders}), with its per-event checkpoint digest,
+     * cuts batches of {@code batchSize} events into the records {@link ServiceShipper} sends, and encodes each with the
+     * topic's serializer.
      */
     public static ServiceMeasurement measureService(Path input, int batchSize, boolean encode) throws Exception {
         return measureService(input, batchSize, encode, p -> {});
@@ -242,8 +245,9 @@ public final class BenchCommand implements Callable<Integer> {
         long allocated0 = allocatedBytes(threads);
         long cpu0 = threads.getCurrentThreadCpuTime();
         long t0 = System.nanoTime();
-        ServiceReaders.Summary summary =
+        ServiceShipper.Read read =
                 ServiceShipper.readInto(input, pending, batchSize, full -> ship.accept(full, false), problems);
+        ServiceReaders.Summary summary = read.summary();
         ship.accept(pending, true); // the last batch, as the shipper sends it (end of stream, maybe empty)
         double seconds = (System.nanoTime() - t0) / 1e9;
         double cpuSeconds = (threads.getCurrentThreadCpuTime() - cpu0) / 1e9;
@@ -255,7 +259,7 @@ public final class BenchCommand implements Callable<Integer> {
             bytes += Files.size(f);
         }
         return new ServiceMeasurement(
-                input, summary, bytes, counts[1], counts[2], seconds, cpuSeconds, peak, allocated);
+                input, summary, bytes, counts[1], counts[2], seconds, cpuSeconds, peak, allocated, read.digest());
     }
 
     /** The bytes this thread allocated so far, or -1 where the JVM does not count them. */

@@ -337,20 +337,31 @@ public final class ServiceShipper implements ServiceBatchSink {
     }
 
     /**
+     * What {@link #readInto} read.
+     *
+     * @param digest the {@link EventDigest} of every event in read order: what {@link #shipFile} keeps per event for a
+     *     checkpoint, and what its {@link Acknowledged#digest()} is at the end of the input
+     */
+    public record Read(ServiceReaders.Summary summary, long digest) {}
+
+    /**
      * Reads {@code input} ({@link ServiceReaders}) into {@code pending}, handing it to {@code full} each time it holds
      * {@code batchSize} events and clearing it after: the events left at the end stay in {@code pending}, for the last
-     * record. Cuts a file into records as {@link #shipFile} does from its start; {@code agent bench} cuts with it.
+     * record. Cuts a file into records as {@link #shipFile} does from its start, with the same per-event digest; {@code
+     * agent bench} cuts with it.
      */
-    public static ServiceReaders.Summary readInto(
+    public static Read readInto(
             Path input,
             List<ServiceEvent> pending,
             int batchSize,
             Consumer<List<ServiceEvent>> full,
             Consumer<InputProblem> problems)
             throws IOException {
-        return ServiceReaders.read(
+        long[] digest = {EventDigest.EMPTY};
+        ServiceReaders.Summary summary = ServiceReaders.read(
                 input,
                 e -> {
+                    digest[0] = EventDigest.add(digest[0], e);
                     pending.add(e);
                     if (pending.size() == batchSize) {
                         full.accept(pending);
@@ -358,6 +369,7 @@ public final class ServiceShipper implements ServiceBatchSink {
                     }
                 },
                 problems);
+        return new Read(summary, digest[0]);
     }
 
     /** The source name a pair's batches carry and its next index. */

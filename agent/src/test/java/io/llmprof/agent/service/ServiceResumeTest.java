@@ -232,6 +232,12 @@ class ServiceResumeTest {
         Run first = run(in);
         long events = first.report.result().events();
 
+        // agent bench's service reading keeps the same per-event digest as the shipper's checkpoint
+        assertThat(io.llmprof.agent.cli.BenchCommand.measureService(in, BATCH, false)
+                        .digest())
+                .isEqualTo(entry(in).digest())
+                .isNotEqualTo(EventDigest.EMPTY);
+
         Run again = run(in);
         assertThat(again.report.skipped()).isTrue();
         assertThat(again.report.acknowledged()).isEqualTo(events);
