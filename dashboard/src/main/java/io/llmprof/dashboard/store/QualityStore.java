@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -25,8 +24,9 @@ import java.util.TreeMap;
  * {@value #MAX_JOBS} jobs: a new job beyond them takes the place of the job with the oldest anomaly, whose counts move
  * to {@value #OTHER_JOB} (so totals stay whole). Per (job, rank) counts are kept the same way for {@value
  * #MAX_RANK_COUNTS} ranks, and an evicted rank's count is dropped. A record that cannot be read is still counted and
- * listed, with what could be read of it; of kinds this build does not know, {@value #MAX_UNKNOWN_KINDS} get counts
- * of their own and the rest count as {@value #OTHER_KIND}.
+ * listed, with what could be read of it; of kinds this build does not know, the {@value #MAX_UNKNOWN_KINDS} seen
+ * most recently get counts of their own: a new one beyond them takes the place of the one seen the longest ago, whose
+ * counts move to {@value #OTHER_KIND} (so totals stay whole, and a kind that comes after a burst of others still shows).
  *
  * <p>Dead letters are kept without their internals (stack traces, absolute paths: {@link Internals}) unless the
  * store was made with {@code showInternals}.
@@ -92,7 +92,9 @@ public final class QualityStore {
     /** Jobs with counts of their own, the one with the oldest anomaly first (each anomaly moves its job last). */
     private final Set<String> jobs = new LinkedHashSet<>();
 
-    private final Set<String> unknownKinds = new HashSet<>();
+    /** Unknown kinds with counts of their own, the one seen the longest ago first (each sighting moves it last). */
+    private final Set<String> unknownKinds = new LinkedHashSet<>();
+
     private final ArrayDeque<DeadLetter> deadLetters = new ArrayDeque<>();
     private final Map<String, Long> deadLetterCounts = new TreeMap<>();
     private long deadLetterTotal;
@@ -294,17 +296,33 @@ public final class QualityStore {
         moved.forEach((c, n) -> anomalyCounts.merge(c, n, Long::sum));
     }
 
-    /** The kind as written while fewer than {@value #MAX_UNKNOWN_KINDS} unknown kinds were seen, else the shared one. */
+    /**
+     * The kind as written (cut to {@value #MAX_KIND_CHARS} characters), now among the unknown kinds seen most recently;
+     * the one it pushes out moves its counts to {@value #OTHER_KIND}.
+     */
     private String unknownKind(String kind) {
         String cut = cut(kind, MAX_KIND_CHARS);
-        if (unknownKinds.contains(cut)) {
-            return cut;
+        if (!unknownKinds.remove(cut) && unknownKinds.size() >= MAX_UNKNOWN_KINDS) {
+            Iterator<String> oldest = unknownKinds.iterator();
+            String evicted = oldest.next();
+            oldest.remove();
+            moveKindToOther(evicted);
         }
-        if (unknownKinds.size() < MAX_UNKNOWN_KINDS) {
-            unknownKinds.add(cut);
-            return cut;
-        }
-        return OTHER_KIND;
+        unknownKinds.add(cut);
+        return cut;
+    }
+
+    /** The counts of an unknown kind that gave its place to a new one, added to {@value #OTHER_KIND}'s, job by job. */
+    private void moveKindToOther(String kind) {
+        Map<Count, Long> moved = new LinkedHashMap<>();
+        anomalyCounts.entrySet().removeIf(e -> {
+            if (!kind.equals(e.getKey().kind())) {
+                return false;
+            }
+            moved.merge(new Count(e.getKey().job(), OTHER_KIND, e.getKey().severity()), e.getValue(), Long::sum);
+            return true;
+        });
+        moved.forEach((c, n) -> anomalyCounts.merge(c, n, Long::sum));
     }
 
     /** The first {@value #PREVIEW_BYTES} bytes as UTF-8; a character cut in two becomes U+FFFD. */

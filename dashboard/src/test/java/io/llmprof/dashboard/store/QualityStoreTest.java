@@ -70,23 +70,38 @@ class QualityStoreTest {
     }
 
     @Test
-    void unknownKindsAreCountedApartUpToALimit() {
+    void theUnknownKindsSeenMostRecentlyAreCountedApartTheOthersAsOtherKind() {
+        unknown("j", "EARLY", 0);
         for (int i = 0; i < QualityStore.MAX_UNKNOWN_KINDS + 5; i++) {
-            store.addUnreadableAnomaly(
-                    "llmprof.anomalies-0@" + i,
-                    ("{\"job\":\"j\",\"kind\":\"NEW_KIND_" + i + "\"}").getBytes(StandardCharsets.UTF_8),
-                    "unknown kind");
+            unknown("j", "NEW_KIND_" + i, i);
         }
-        store.addUnreadableAnomaly(
-                "llmprof.anomalies-0@99",
-                ("{\"job\":\"j\",\"kind\":\"" + "K".repeat(1000) + "\"}").getBytes(StandardCharsets.UTF_8),
-                "unknown kind");
+        unknown("j", "NEW_KIND_" + (QualityStore.MAX_UNKNOWN_KINDS + 4), 77); // seen again: keeps its place
+        unknown("j", "K".repeat(1000), 99);
+        unknown("other-job", "LATE", 100); // comes after the burst, and is still counted apart
 
         List<QualityStore.KindCount> kinds = store.anomalies("j", 0).byKind();
-        assertThat(kinds).hasSize(QualityStore.MAX_UNKNOWN_KINDS + 1);
-        assertThat(kinds.get(0)).isEqualTo(new QualityStore.KindCount(QualityStore.OTHER_KIND, "UNKNOWN", 6));
-        assertThat(kinds).allSatisfy(k -> assertThat(k.kind()).hasSizeLessThanOrEqualTo(QualityStore.MAX_KIND_CHARS));
-        assertThat(store.anomalies("j", 0).total()).isEqualTo(QualityStore.MAX_UNKNOWN_KINDS + 6);
+        assertThat(kinds).hasSize(QualityStore.MAX_UNKNOWN_KINDS);
+        // EARLY and NEW_KIND_0..6 gave their places to NEW_KIND_32..36, the long kind and LATE, in that order
+        assertThat(kinds.get(0)).isEqualTo(new QualityStore.KindCount(QualityStore.OTHER_KIND, "UNKNOWN", 8));
+        assertThat(kinds)
+                .extracting(QualityStore.KindCount::kind)
+                .doesNotContain("EARLY", "NEW_KIND_6")
+                .contains("NEW_KIND_7", "NEW_KIND_36", "K".repeat(QualityStore.MAX_KIND_CHARS) + "...");
+        assertThat(kinds)
+                .filteredOn(k -> k.kind().equals("NEW_KIND_36"))
+                .singleElement()
+                .satisfies(k -> assertThat(k.count()).isEqualTo(2));
+        assertThat(store.anomalies("j", 0).total()).isEqualTo(QualityStore.MAX_UNKNOWN_KINDS + 8);
+        assertThat(store.anomalies("other-job", 0).byKind())
+                .containsExactly(new QualityStore.KindCount("LATE", "UNKNOWN", 1));
+        assertThat(store.anomalies(null, 0).total()).isEqualTo(QualityStore.MAX_UNKNOWN_KINDS + 9);
+    }
+
+    private void unknown(String job, String kind, int offset) {
+        store.addUnreadableAnomaly(
+                "llmprof.anomalies-0@" + offset,
+                ("{\"job\":\"" + job + "\",\"kind\":\"" + kind + "\"}").getBytes(StandardCharsets.UTF_8),
+                "unknown kind");
     }
 
     @Test
