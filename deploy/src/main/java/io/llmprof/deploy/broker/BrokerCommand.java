@@ -72,10 +72,39 @@ public final class BrokerCommand implements Callable<Integer> {
             names = "--sasl-plain-users",
             paramLabel = "FILE",
             description = "Properties file of user=password: clients (and the controller quorum) must then"
-                    + " authenticate with SASL PLAIN (security.protocol=SASL_PLAINTEXT), e.g. to try --kafka-config"
+                    + " authenticate with SASL PLAIN (security.protocol=SASL_PLAINTEXT, or SASL_SSL with --tls-keystore;"
+                    + " without TLS the passwords travel in clear), e.g. to try --kafka-config"
                     + " locally. A node of a cluster needs the cluster's file, with a line "
                     + BrokerConfig.INTERNAL_USER + "=PASSWORD the nodes log in to each other with.")
     Path saslPlainUsers;
+
+    @Option(
+            names = BrokerTls.KEYSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Server keystore (PKCS12 or JKS: a key pair whose certificate names --host): the client"
+                    + " and controller ports then speak TLS (security.protocol=SSL, or SASL_SSL with"
+                    + " --sasl-plain-users). The key's password is the keystore's.")
+    Path tlsKeystore;
+
+    @Option(
+            names = BrokerTls.KEYSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the keystore's password.")
+    Path tlsKeystorePasswordFile;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Truststore (PKCS12 or JKS) that this node's connections to the other nodes and the"
+                    + " controller quorum trust: every node's certificate or their CA's. Needed by a node of a"
+                    + " cluster; a single node trusts its own keystore's certificate.")
+    Path tlsTruststore;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the truststore's password.")
+    Path tlsTruststorePasswordFile;
 
     public BrokerCommand() {}
 
@@ -83,6 +112,7 @@ public final class BrokerCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         EmbeddedKafka kafka;
+        String security;
         try {
             BrokerConfig config = BrokerConfig.defaults()
                     .withPort(port)
@@ -92,6 +122,8 @@ public final class BrokerCommand implements Callable<Integer> {
             if (saslPlainUsers != null) {
                 config = config.withSaslPlainUsers(users(saslPlainUsers));
             }
+            config = config.withTls(
+                    BrokerTls.load(tlsKeystore, tlsKeystorePasswordFile, tlsTruststore, tlsTruststorePasswordFile));
             if (controllerQuorum != null) {
                 config = config.withNode(nodeId, BrokerConfig.parseQuorum(controllerQuorum), clusterId);
             } else if (nodeId != BrokerConfig.SINGLE_NODE_ID || clusterId != null) {
@@ -105,11 +137,11 @@ public final class BrokerCommand implements Callable<Integer> {
                 out.flush();
             }
             kafka = new EmbeddedKafka(config).start();
+            security = security(saslPlainUsers, config.tls());
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
-            // Bad option, port taken, data directory unusable: the message says which; a stack trace would
+            // Bad option or file, port taken, data directory unusable: the message says which; a stack trace would
             // bury it.
-            spec.commandLine().getErr().println("llmprof broker: " + e.getMessage());
-            return 1;
+            return failed(spec, "llmprof broker", e);
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
@@ -124,12 +156,48 @@ public final class BrokerCommand implements Callable<Integer> {
                 controllerQuorum == null ? "" : " (node " + nodeId + ", cluster " + clusterId + ")",
                 kafka.startDuration().toMillis(),
                 kafka.bootstrapServers(),
-                saslPlainUsers == null ? "" : " (SASL_PLAINTEXT, mechanism PLAIN, users of " + saslPlainUsers + ")",
+                security,
                 kafka.dataDir(),
                 dataDir == null ? " (temporary)" : "");
         out.flush();
         stopped.await();
         return 0;
+    }
+
+    /**
+     * What a banner says after the bootstrap servers: nothing for PLAINTEXT, else the protocol and the files (never a
+     * password), e.g. {@code " (SASL_SSL, mechanism PLAIN, users of u.properties, keystore k.p12, truststore t.p12)"}.
+     */
+    static String security(Path users, BrokerTls tls) {
+        if (users == null && tls == null) {
+            return "";
+        }
+        StringBuilder s =
+                new StringBuilder(" (").append(users == null ? "" : "SASL_").append(tls == null ? "PLAINTEXT" : "SSL");
+        if (users != null) {
+            s.append(", mechanism PLAIN, users of ").append(users);
+        }
+        if (tls != null) {
+            s.append(", keystore ").append(tls.keystore());
+            if (tls.truststore() != null) {
+                s.append(", truststore ").append(tls.truststore());
+            }
+        }
+        return s.append(')').toString();
+    }
+
+    /**
+     * Reports a command that could not start: one line, and the stack trace only when asked for ({@code --debug} or
+     * {@code LLMPROF_DEBUG=1}, which the launcher passes as {@code llmprof.log.stackTraces}); exit code 1.
+     */
+    static int failed(CommandSpec spec, String command, RuntimeException e) {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println(command + ": " + e.getMessage());
+        if (Boolean.getBoolean("llmprof.log.stackTraces")) {
+            e.printStackTrace(err);
+        }
+        err.flush();
+        return 1;
     }
 
     /** The users of a {@code --sasl-plain-users} file. */

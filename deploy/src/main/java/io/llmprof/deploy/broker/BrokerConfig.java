@@ -11,7 +11,7 @@ import java.util.TreeMap;
 /**
  * Settings of an {@link EmbeddedKafka}.
  *
- * @param port client (PLAINTEXT) port; 0 picks a free one
+ * @param port client port; 0 picks a free one
  * @param controllerPort KRaft controller port; 0 picks a free one
  * @param dataDir log and metadata directory, formatted on first use and reused after; null for a temp
  *     directory deleted on close
@@ -27,6 +27,9 @@ import java.util.TreeMap;
  *     controller, so this lists every node); empty for a single node. This node's controller port is its entry's.
  * @param clusterId the cluster id every node's storage is formatted with (a base64 UUID, as {@code kafka-storage
  *     random-uuid} prints); null = a random one, for a single node only
+ * @param tls the keystore (and truststore) when the client and controller ports speak TLS ({@code SSL}, or {@code
+ *     SASL_SSL} with {@link #saslPlainUsers()}); null for none. A cluster's nodes need a truststore that trusts every
+ *     node's certificate, and the certificate must name {@link #host()}, which clients and the nodes check.
  */
 public record BrokerConfig(
         int port,
@@ -38,7 +41,8 @@ public record BrokerConfig(
         Map<String, String> saslPlainUsers,
         int nodeId,
         List<Voter> controllerQuorum,
-        String clusterId) {
+        String clusterId,
+        BrokerTls tls) {
 
     public static final String DEFAULT_HOST = "127.0.0.1";
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(60);
@@ -117,6 +121,7 @@ public record BrokerConfig(
                 throw new IllegalArgumentException("a cluster's SASL users (--sasl-plain-users) need a line "
                         + INTERNAL_USER + "=PASSWORD, the same on every node: the nodes log in to each other with it");
             }
+            checkClusterTls(tls);
             if (clusterId == null) {
                 throw new IllegalArgumentException(
                         "every node of a cluster is formatted with the same cluster id:" + " give one (--cluster-id)");
@@ -129,6 +134,9 @@ public record BrokerConfig(
                 throw new IllegalArgumentException("cluster id '" + clusterId
                         + "' is not a base64 UUID (22 characters, as kafka-storage" + " random-uuid prints)");
             }
+        }
+        if (tls != null) {
+            tls.checkServes(host);
         }
         saslPlainUsers = saslPlainUsers == null ? Map.of() : Map.copyOf(saslPlainUsers);
         for (Map.Entry<String, String> u : saslPlainUsers.entrySet()) {
@@ -169,10 +177,33 @@ public record BrokerConfig(
         return !saslPlainUsers.isEmpty();
     }
 
+    /** Whether the client and controller ports speak TLS. */
+    public boolean tlsEnabled() {
+        return tls != null;
+    }
+
+    /**
+     * The security protocol of the client and controller ports: {@code PLAINTEXT}, {@code SSL}, {@code SASL_PLAINTEXT}
+     * or {@code SASL_SSL}.
+     */
+    public String securityProtocol() {
+        return (sasl() ? "SASL_" : "") + (tlsEnabled() ? "SSL" : "PLAINTEXT");
+    }
+
     /** Random ports, a temp directory, 127.0.0.1. */
     public static BrokerConfig defaults() {
         return new BrokerConfig(
-                0, 0, null, DEFAULT_HOST, DEFAULT_START_TIMEOUT, Map.of(), Map.of(), SINGLE_NODE_ID, List.of(), null);
+                0,
+                0,
+                null,
+                DEFAULT_HOST,
+                DEFAULT_START_TIMEOUT,
+                Map.of(),
+                Map.of(),
+                SINGLE_NODE_ID,
+                List.of(),
+                null,
+                null);
     }
 
     public BrokerConfig withPort(int newPort) {
@@ -186,7 +217,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     public BrokerConfig withControllerPort(int newControllerPort) {
@@ -200,7 +232,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     public BrokerConfig withDataDir(Path newDataDir) {
@@ -214,7 +247,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     public BrokerConfig withHost(String newHost) {
@@ -228,7 +262,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     public BrokerConfig withStartTimeout(Duration newStartTimeout) {
@@ -242,7 +277,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     public BrokerConfig withOverride(String key, String value) {
@@ -258,7 +294,8 @@ public record BrokerConfig(
                 saslPlainUsers,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
     }
 
     /** Without the passwords. */
@@ -267,7 +304,7 @@ public record BrokerConfig(
         return "BrokerConfig[port=" + port + ", controllerPort=" + controllerPort + ", dataDir=" + dataDir + ", host="
                 + host + ", startTimeout=" + startTimeout + ", overrides=" + overrides + ", saslPlainUsers="
                 + new java.util.TreeSet<>(saslPlainUsers.keySet()) + ", nodeId=" + nodeId + ", controllerQuorum="
-                + controllerQuorum + ", clusterId=" + clusterId + "]";
+                + controllerQuorum + ", clusterId=" + clusterId + ", tls=" + tls + "]";
     }
 
     /** Clients must authenticate with SASL PLAIN as one of {@code users} (name to password). */
@@ -282,13 +319,49 @@ public record BrokerConfig(
                 users,
                 nodeId,
                 controllerQuorum,
-                clusterId);
+                clusterId,
+                tls);
+    }
+
+    /** The client and controller ports speak TLS with these files ({@code SASL_SSL} with SASL users); null: none. */
+    public BrokerConfig withTls(BrokerTls newTls) {
+        return new BrokerConfig(
+                port,
+                controllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                nodeId,
+                controllerQuorum,
+                clusterId,
+                newTls);
     }
 
     /** Node {@code id} of the cluster of {@code quorum} (every node broker and controller), formatted as {@code clusterId}. */
     public BrokerConfig withNode(int id, List<Voter> quorum, String newClusterId) {
         return new BrokerConfig(
-                port, controllerPort, dataDir, host, startTimeout, overrides, saslPlainUsers, id, quorum, newClusterId);
+                port,
+                controllerPort,
+                dataDir,
+                host,
+                startTimeout,
+                overrides,
+                saslPlainUsers,
+                id,
+                quorum,
+                newClusterId,
+                tls);
+    }
+
+    /** A cluster's nodes connect to each other: with TLS, they need a truststore. */
+    static void checkClusterTls(BrokerTls tls) {
+        if (tls != null && tls.truststore() == null) {
+            throw new IllegalArgumentException("a cluster's nodes connect to each other over TLS: give "
+                    + BrokerTls.TRUSTSTORE_OPTION + " and " + BrokerTls.TRUSTSTORE_PASSWORD_OPTION
+                    + ", a truststore that holds every node's certificate or their CA's");
+        }
     }
 
     private static void checkPort(String name, int value) {

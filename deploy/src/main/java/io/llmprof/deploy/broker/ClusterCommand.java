@@ -61,9 +61,36 @@ public final class ClusterCommand implements Callable<Integer> {
             paramLabel = "FILE",
             description = "Properties file of user=password, with a line " + BrokerConfig.INTERNAL_USER
                     + "=PASSWORD the nodes log in to each other with: clients, the other nodes and the controller"
-                    + " quorum must then authenticate with SASL PLAIN (passwords travel in clear: loopback or a"
-                    + " trusted network only).")
+                    + " quorum must then authenticate with SASL PLAIN (without --tls-keystore the passwords travel in"
+                    + " clear: loopback or a trusted network only).")
     Path saslPlainUsers;
+
+    @Option(
+            names = BrokerTls.KEYSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Server keystore (PKCS12 or JKS: a key pair whose certificate names --host) every node"
+                    + " serves: the client and controller ports then speak TLS (security.protocol=SSL, or SASL_SSL"
+                    + " with --sasl-plain-users). Needs --tls-truststore. The key's password is the keystore's.")
+    Path tlsKeystore;
+
+    @Option(
+            names = BrokerTls.KEYSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the keystore's password.")
+    Path tlsKeystorePasswordFile;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Truststore (PKCS12 or JKS) the nodes trust each other with: the keystore's certificate"
+                    + " or its CA's.")
+    Path tlsTruststore;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the truststore's password.")
+    Path tlsTruststorePasswordFile;
 
     public ClusterCommand() {}
 
@@ -71,17 +98,15 @@ public final class ClusterCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         PrintWriter out = spec.commandLine().getOut();
         EmbeddedCluster cluster;
+        BrokerTls tls;
         try {
-            cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(
-                    nodes,
-                    port,
-                    dataDir,
-                    host,
-                    startTimeout,
-                    saslPlainUsers == null ? java.util.Map.of() : BrokerCommand.users(saslPlainUsers)));
+            java.util.Map<String, String> users =
+                    saslPlainUsers == null ? java.util.Map.of() : BrokerCommand.users(saslPlainUsers);
+            tls = BrokerTls.load(tlsKeystore, tlsKeystorePasswordFile, tlsTruststore, tlsTruststorePasswordFile);
+            cluster = EmbeddedCluster.start(
+                    new EmbeddedCluster.Config(nodes, port, dataDir, host, startTimeout, users, tls));
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
-            spec.commandLine().getErr().println("llmprof cluster: " + e.getMessage());
-            return 1;
+            return BrokerCommand.failed(spec, "llmprof cluster", e);
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
@@ -91,34 +116,60 @@ public final class ClusterCommand implements Callable<Integer> {
                             stopped.countDown();
                         },
                         "llmprof-cluster-shutdown"));
-        String quorum = cluster.nodeConfigs().get(0).controllerQuorum().stream()
-                .map(BrokerConfig.Voter::toString)
-                .collect(Collectors.joining(","));
         out.printf(
                 "Kafka cluster of %d nodes ready%n  bootstrap servers: %s%s%n  cluster id:        %s%n"
                         + "  data directory:    %s%s%n",
                 nodes,
                 cluster.bootstrapServers(),
-                saslPlainUsers == null ? "" : " (SASL_PLAINTEXT, mechanism PLAIN, users of " + saslPlainUsers + ")",
+                BrokerCommand.security(saslPlainUsers, tls),
                 cluster.clusterId(),
                 cluster.dataDir(),
                 dataDir == null ? " (temporary)" : "");
         out.printf("The same nodes as separate processes (each can then be killed alone):%n");
-        for (BrokerConfig c : cluster.nodeConfigs()) {
-            out.printf(
-                    "  ./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"
-                            + " --data-dir %s%s%n",
-                    c.nodeId(),
-                    quorum,
-                    cluster.clusterId(),
-                    c.port(),
-                    c.host(),
-                    c.dataDir(),
-                    saslPlainUsers == null ? "" : " --sasl-plain-users " + saslPlainUsers);
-        }
+        brokerLines(cluster.nodeConfigs(), cluster.clusterId()).forEach(line -> out.printf("  %s%n", line));
         out.printf("Ctrl-C to stop.%n");
         out.flush();
         stopped.await();
         return 0;
+    }
+
+    /**
+     * The {@code llmprof broker} command line of each node, with this command's SASL and TLS options: the files'
+     * paths, never a password.
+     */
+    java.util.List<String> brokerLines(java.util.List<BrokerConfig> nodeConfigs, String clusterId) {
+        String quorum = nodeConfigs.get(0).controllerQuorum().stream()
+                .map(BrokerConfig.Voter::toString)
+                .collect(Collectors.joining(","));
+        StringBuilder security = new StringBuilder();
+        if (saslPlainUsers != null) {
+            security.append(" --sasl-plain-users ").append(saslPlainUsers);
+        }
+        if (tlsKeystore != null) {
+            security.append(' ')
+                    .append(BrokerTls.KEYSTORE_OPTION)
+                    .append(' ')
+                    .append(tlsKeystore)
+                    .append(' ')
+                    .append(BrokerTls.KEYSTORE_PASSWORD_OPTION)
+                    .append(' ')
+                    .append(tlsKeystorePasswordFile);
+        }
+        if (tlsTruststore != null) {
+            security.append(' ')
+                    .append(BrokerTls.TRUSTSTORE_OPTION)
+                    .append(' ')
+                    .append(tlsTruststore)
+                    .append(' ')
+                    .append(BrokerTls.TRUSTSTORE_PASSWORD_OPTION)
+                    .append(' ')
+                    .append(tlsTruststorePasswordFile);
+        }
+        return nodeConfigs.stream()
+                .map(c -> String.format(
+                        "./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"
+                                + " --data-dir %s%s",
+                        c.nodeId(), quorum, clusterId, c.port(), c.host(), c.dataDir(), security))
+                .toList();
     }
 }

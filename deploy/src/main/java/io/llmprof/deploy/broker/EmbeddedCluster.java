@@ -35,12 +35,29 @@ public final class EmbeddedCluster implements AutoCloseable {
      * @param host address every listener binds to and advertises
      * @param startTimeout how long the quorum may take to form
      * @param saslPlainUsers every node's SASL PLAIN users ({@link BrokerConfig#saslPlainUsers()}, with {@link
-     *     BrokerConfig#INTERNAL_USER}); empty for PLAINTEXT
+     *     BrokerConfig#INTERNAL_USER}); empty for none
+     * @param tls every node's keystore and truststore ({@link BrokerConfig#tls()}, with a truststore); null for none
      */
     public record Config(
-            int nodes, int port, Path dataDir, String host, Duration startTimeout, Map<String, String> saslPlainUsers) {
+            int nodes,
+            int port,
+            Path dataDir,
+            String host,
+            Duration startTimeout,
+            Map<String, String> saslPlainUsers,
+            BrokerTls tls) {
         public Config(int nodes, int port, Path dataDir, String host, Duration startTimeout) {
-            this(nodes, port, dataDir, host, startTimeout, Map.of());
+            this(nodes, port, dataDir, host, startTimeout, Map.of(), null);
+        }
+
+        public Config(
+                int nodes,
+                int port,
+                Path dataDir,
+                String host,
+                Duration startTimeout,
+                Map<String, String> saslPlainUsers) {
+            this(nodes, port, dataDir, host, startTimeout, saslPlainUsers, null);
         }
 
         public Config {
@@ -54,6 +71,11 @@ public final class EmbeddedCluster implements AutoCloseable {
             }
             host = host == null || host.isBlank() ? BrokerConfig.DEFAULT_HOST : host;
             startTimeout = startTimeout == null ? BrokerConfig.DEFAULT_START_TIMEOUT : startTimeout;
+            // before any directory is made (each node's config checks the same)
+            BrokerConfig.checkClusterTls(tls);
+            if (tls != null) {
+                tls.checkServes(host);
+            }
         }
     }
 
@@ -101,6 +123,7 @@ public final class EmbeddedCluster implements AutoCloseable {
                     .withHost(config.host())
                     .withStartTimeout(config.startTimeout())
                     .withSaslPlainUsers(config.saslPlainUsers())
+                    .withTls(config.tls())
                     // The nodes stop together: a controlled shutdown would move leadership to nodes that are leaving
                     // too, and a node whose peers left first waits for a controller (90 s, EmbeddedKafka's bound).
                     .withOverride("controlled.shutdown.enable", "false")

@@ -42,8 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class EmbeddedKafka implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
-    private static final String PLAIN_LISTENER = "PLAINTEXT";
-    private static final String SASL_LISTENER = "SASL_PLAINTEXT";
     private static final String INTERNAL_USER = BrokerConfig.INTERNAL_USER;
 
     private static final String CONTROLLER_LISTENER = "CONTROLLER";
@@ -276,23 +274,29 @@ public final class EmbeddedKafka implements AutoCloseable {
     }
 
     /**
-     * Client settings for a client of this broker: none on a plain listener; on a SASL one, PLAIN as {@code user}
-     * (whose password is in {@link BrokerConfig#saslPlainUsers()}).
+     * Client settings for a client of this broker: none on a plain listener; on a TLS one, the protocol and this node's
+     * trust ({@link BrokerTls#trustFile()}); on a SASL one, PLAIN as {@code user} (whose password is in {@link
+     * BrokerConfig#saslPlainUsers()}).
      */
     public Map<String, String> clientSecurity(String user) {
-        if (!config.sasl()) {
-            return Map.of();
+        Map<String, String> p = new HashMap<>();
+        if (config.tlsEnabled()) {
+            p.putAll(config.tls().clientSettings());
         }
-        String password = user.equals(INTERNAL_USER)
-                ? internalPassword
-                : config.saslPlainUsers().get(user);
-        if (password == null) {
-            throw new IllegalArgumentException("no SASL user " + user + " on this broker");
+        if (config.sasl()) {
+            String password = user.equals(INTERNAL_USER)
+                    ? internalPassword
+                    : config.saslPlainUsers().get(user);
+            if (password == null) {
+                throw new IllegalArgumentException("no SASL user " + user + " on this broker");
+            }
+            p.put("sasl.mechanism", "PLAIN");
+            p.put("sasl.jaas.config", plainLogin(user, password, ""));
         }
-        return Map.of(
-                "security.protocol", "SASL_PLAINTEXT",
-                "sasl.mechanism", "PLAIN",
-                "sasl.jaas.config", plainLogin(user, password, ""));
+        if (!p.isEmpty()) {
+            p.put("security.protocol", config.securityProtocol());
+        }
+        return Map.copyOf(p);
     }
 
     private static String plainLogin(String user, String password, String users) {
@@ -302,7 +306,8 @@ public final class EmbeddedKafka implements AutoCloseable {
 
     private Map<String, Object> brokerProperties() {
         String host = config.host();
-        String brokerListener = config.sasl() ? SASL_LISTENER : PLAIN_LISTENER;
+        // the listener is named after its protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+        String brokerListener = config.securityProtocol();
         Map<String, Object> p = new HashMap<>();
         p.put("process.roles", "broker,controller");
         p.put("node.id", Integer.toString(config.nodeId()));
@@ -322,8 +327,13 @@ public final class EmbeddedKafka implements AutoCloseable {
         p.put("inter.broker.listener.name", brokerListener);
         p.put(
                 "listener.security.protocol.map",
-                brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":"
-                        + (config.sasl() ? SASL_LISTENER : PLAIN_LISTENER));
+                brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":" + brokerListener);
+        if (config.tlsEnabled()) {
+            // Both listeners serve this keystore; the node's own connections (to the other nodes, to the controller
+            // quorum, its own included) trust the truststore, or for a single node its own keystore. Clients need no
+            // certificate (ssl.client.auth none): SASL, if any, says who they are.
+            p.putAll(config.tls().brokerSettings());
+        }
         if (config.sasl()) {
             // Clients, the other nodes and the controller quorum all log in: the broker and controller listeners
             // take the same users, and this node logs in to both as INTERNAL_USER.
@@ -341,7 +351,7 @@ public final class EmbeddedKafka implements AutoCloseable {
             p.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
             p.put("sasl.mechanism.controller.protocol", "PLAIN");
             p.put(
-                    "listener.name." + SASL_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config",
+                    "listener.name." + brokerListener.toLowerCase(java.util.Locale.ROOT) + ".plain.sasl.jaas.config",
                     login);
             p.put(
                     "listener.name." + CONTROLLER_LISTENER.toLowerCase(java.util.Locale.ROOT)

@@ -1,0 +1,110 @@
+package io.llmprof.deploy.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+class ClusterCommandTest {
+
+    @Test
+    void helpListsTheTlsOptions() {
+        StringWriter out = new StringWriter();
+        int exit = new CommandLine(new ClusterCommand())
+                .setOut(new PrintWriter(out))
+                .execute("--help");
+
+        assertThat(exit).isZero();
+        assertThat(out.toString())
+                .contains(
+                        "--sasl-plain-users",
+                        "--tls-keystore",
+                        "--tls-keystore-password-file",
+                        "--tls-truststore",
+                        "--tls-truststore-password-file");
+    }
+
+    @Test
+    @Timeout(120)
+    void tlsWithoutATruststoreIsRefusedBeforeAnyDirectoryIsMade(@TempDir Path dir) throws Exception {
+        TestTls tls = TestTls.create(dir, "node", "ip:127.0.0.1");
+        Path data = dir.resolve("data");
+        List<String> args = new ArrayList<>(tls.options(false));
+        args.addAll(List.of("--port", "0", "--data-dir", data.toString()));
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new ClusterCommand())
+                .setErr(new PrintWriter(err))
+                .execute(args.toArray(new String[0]));
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString())
+                .startsWith("llmprof cluster: a cluster's nodes connect to each other over TLS: give --tls-truststore");
+        assertThat(data).doesNotExist();
+    }
+
+    @Test
+    @Timeout(60)
+    void aTruststoreWithoutAKeystoreIsRefused(@TempDir Path dir) throws Exception {
+        Path truststore = Files.writeString(dir.resolve("t.p12"), "x");
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new ClusterCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "--port",
+                        "0",
+                        "--tls-truststore",
+                        truststore.toString(),
+                        "--tls-truststore-password-file",
+                        truststore.toString());
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).startsWith("llmprof cluster: --tls-truststore needs --tls-keystore FILE");
+    }
+
+    @Test
+    void theNodesBrokerLinesCarryTheSaslAndTlsFilesNeverAPassword() {
+        ClusterCommand command = new ClusterCommand();
+        new CommandLine(command)
+                .parseArgs(
+                        "--sasl-plain-users",
+                        "users.properties",
+                        "--tls-keystore",
+                        "k.p12",
+                        "--tls-keystore-password-file",
+                        "k.pw",
+                        "--tls-truststore",
+                        "t.p12",
+                        "--tls-truststore-password-file",
+                        "t.pw");
+        List<BrokerConfig.Voter> quorum =
+                List.of(new BrokerConfig.Voter(1, "127.0.0.1", 19095), new BrokerConfig.Voter(2, "127.0.0.1", 19096));
+        List<BrokerConfig> nodes = List.of(
+                BrokerConfig.defaults().withPort(19092).withNode(1, quorum, "MkU3OEVBNTcwNTJENDM2Qg"),
+                BrokerConfig.defaults().withPort(19093).withNode(2, quorum, "MkU3OEVBNTcwNTJENDM2Qg"));
+
+        List<String> lines = command.brokerLines(nodes, "MkU3OEVBNTcwNTJENDM2Qg");
+
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(1))
+                .startsWith("./llmprof broker --node-id 2 --controller-quorum 1@127.0.0.1:19095,2@127.0.0.1:19096"
+                        + " --cluster-id MkU3OEVBNTcwNTJENDM2Qg --port 19093 --host 127.0.0.1")
+                .endsWith(" --sasl-plain-users users.properties --tls-keystore k.p12 --tls-keystore-password-file k.pw"
+                        + " --tls-truststore t.p12 --tls-truststore-password-file t.pw");
+        // and the line parses as a broker command with the same files
+        BrokerCommand broker = new BrokerCommand();
+        new CommandLine(broker)
+                .parseArgs(lines.get(1)
+                        .replace("./llmprof broker ", "")
+                        .replace(" --data-dir null", "")
+                        .split(" "));
+        assertThat(broker.tlsTruststorePasswordFile).isEqualTo(Path.of("t.pw"));
+    }
+}
