@@ -82,30 +82,8 @@ class EmbeddedClusterIT {
                     .map(v -> v.host() + ":" + v.port())
                     .collect(java.util.stream.Collectors.joining(","));
 
-            // replicated over SASL: a record written with acks=all to 3 replicas and read back
-            Map<String, Object> client = new java.util.HashMap<>(alice);
-            client.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-            try (Admin admin = Admin.create(client)) {
-                admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("secured", 1, (short) 3)))
-                        .all()
-                        .get(60, TimeUnit.SECONDS);
-                assertThat(untilKnown(() ->
-                                        admin.describeTopics(List.of("secured")).allTopicNames())
-                                .get("secured")
-                                .partitions()
-                                .get(0)
-                                .isr())
-                        .hasSize(3);
-            }
-            Map<String, Object> producer = new java.util.HashMap<>(client);
-            producer.put("acks", "all");
-            try (var p = new org.apache.kafka.clients.producer.KafkaProducer<>(
-                    producer,
-                    new org.apache.kafka.common.serialization.StringSerializer(),
-                    new org.apache.kafka.common.serialization.StringSerializer())) {
-                p.send(new org.apache.kafka.clients.producer.ProducerRecord<>("secured", "k", "v"))
-                        .get(60, TimeUnit.SECONDS);
-            }
+            // replicated over SASL
+            assertReplicatesToThree(bootstrap, alice);
 
             for (String[] port : new String[][] {
                 {AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap},
@@ -124,6 +102,86 @@ class EmbeddedClusterIT {
                         .as("%s with a wrong password", port[0])
                         .hasRootCauseInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class);
             }
+        }
+    }
+
+    /**
+     * With a keystore and a truststore besides the SASL users, every port of every node is SASL_SSL: the nodes
+     * replicate and run the quorum over TLS, trusting each other through the truststore; a client with the truststore
+     * and a login is answered on the client and controller ports, one that speaks PLAINTEXT or SASL_PLAINTEXT there
+     * gets no answer, and one whose truststore lacks the certificate fails the handshake.
+     */
+    @Test
+    void aClusterWithTlsAndSaslUsersSpeaksOnlySaslSsl(@TempDir Path dir) throws Exception {
+        TestTls tls = TestTls.create(dir, "nodes", "ip:127.0.0.1,dns:localhost");
+        TestTls stranger = TestTls.create(dir, "stranger", "ip:127.0.0.1");
+        Map<String, String> users = Map.of(BrokerConfig.INTERNAL_USER, "nodes-secret", "alice", "alice-secret");
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(
+                3, 0, dir.resolve("data"), null, Duration.ofSeconds(90), users, tls.load(true)))) {
+            assertThat(cluster.nodeConfigs())
+                    .allSatisfy(c -> assertThat(c.securityProtocol()).isEqualTo("SASL_SSL"));
+            Map<String, String> alice = cluster.nodes().get(0).clientSecurity("alice");
+            assertThat(alice)
+                    .containsEntry("security.protocol", "SASL_SSL")
+                    .containsEntry(
+                            "ssl.truststore.location",
+                            tls.truststore().toAbsolutePath().toString());
+            String bootstrap = cluster.bootstrapServers();
+            String controllers = cluster.nodeConfigs().get(0).controllerQuorum().stream()
+                    .map(v -> v.host() + ":" + v.port())
+                    .collect(java.util.stream.Collectors.joining(","));
+
+            assertReplicatesToThree(bootstrap, alice);
+
+            for (String[] port : new String[][] {
+                {AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap},
+                {AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, controllers}
+            }) {
+                assertThat(describeCluster(port, alice))
+                        .as("%s over SASL_SSL", port[0])
+                        .isNull();
+                assertThat(describeCluster(port, Map.of()))
+                        .as("%s in PLAINTEXT", port[0])
+                        .isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+                Map<String, String> saslPlaintext = new java.util.HashMap<>(alice);
+                saslPlaintext.put("security.protocol", "SASL_PLAINTEXT");
+                assertThat(describeCluster(port, saslPlaintext))
+                        .as("%s in SASL_PLAINTEXT", port[0])
+                        .isInstanceOf(ExecutionException.class)
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+                Map<String, String> untrusting = new java.util.HashMap<>(alice);
+                untrusting.put("ssl.truststore.location", stranger.truststore().toString());
+                assertThat(describeCluster(port, untrusting))
+                        .as("%s with a truststore that lacks the nodes' certificate", port[0])
+                        .hasCauseInstanceOf(org.apache.kafka.common.errors.SslAuthenticationException.class);
+            }
+        }
+    }
+
+    /** A topic of 3 replicas, all in sync, takes a record with acks=all from a client with these settings. */
+    private static void assertReplicatesToThree(String bootstrap, Map<String, String> security) throws Exception {
+        Map<String, Object> client = new java.util.HashMap<>(security);
+        client.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(client)) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic("secured", 1, (short) 3)))
+                    .all()
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(untilKnown(() -> admin.describeTopics(List.of("secured")).allTopicNames())
+                            .get("secured")
+                            .partitions()
+                            .get(0)
+                            .isr())
+                    .hasSize(3);
+        }
+        Map<String, Object> producer = new java.util.HashMap<>(client);
+        producer.put("acks", "all");
+        try (var p = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                producer,
+                new org.apache.kafka.common.serialization.StringSerializer(),
+                new org.apache.kafka.common.serialization.StringSerializer())) {
+            p.send(new org.apache.kafka.clients.producer.ProducerRecord<>("secured", "k", "v"))
+                    .get(60, TimeUnit.SECONDS);
         }
     }
 
