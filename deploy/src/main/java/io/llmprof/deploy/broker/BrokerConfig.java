@@ -19,9 +19,9 @@ import java.util.TreeMap;
  * @param startTimeout how long {@link EmbeddedKafka#start()} waits for a client to reach the broker
  * @param overrides broker properties applied last (e.g. {@code log.retention.hours})
  * @param saslPlainUsers user name to password: when not empty the client and controller ports are SASL_PLAINTEXT
- *     listeners with the PLAIN mechanism and these users, and refuse clients without credentials (PLAIN over
- *     plaintext sends the password in clear: loopback or a trusted network only); a cluster's nodes need the same
- *     users, among them {@link #INTERNAL_USER}, which they log in to each other with
+ *     (SASL_SSL with {@link #tls()}) listeners with the PLAIN mechanism and these users, and refuse clients without
+ *     credentials (PLAIN without TLS sends the password in clear: loopback or a trusted network only); a cluster's
+ *     nodes need the same users, among them {@link #INTERNAL_USER}, which they log in to each other with
  * @param nodeId this node's id ({@code node.id}); 1 for a single node
  * @param controllerQuorum the controllers of a multi-node cluster, {@code id@host:port,...} (every node is broker and
  *     controller, so this lists every node); empty for a single node. This node's controller port is its entry's.
