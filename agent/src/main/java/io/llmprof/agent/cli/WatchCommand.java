@@ -56,12 +56,20 @@ public final class WatchCommand implements Callable<Integer> {
 
     @Option(
             names = "--checkpoint-every",
-            defaultValue = "1",
+            defaultValue = "" + Watcher.DEFAULT_CHECKPOINT_EVERY,
             description = "Checkpoint inside a file after this many acknowledged records (default:"
-                    + " ${DEFAULT-VALUE}: a killed agent re-sends at most the one record whose acknowledgement it"
-                    + " had not yet written down; larger values trade more re-sent records, which the streams app"
-                    + " drops by index, for fewer flushes; 0 = at the end of each file only).")
+                    + " ${DEFAULT-VALUE}, as agent replay: a killed agent re-sends at most that many records, which"
+                    + " the streams app drops by index; each checkpoint waits for Kafka, so 1 re-sends the least and"
+                    + " ships at about half the rate; 0 = at the end of each file only).")
     int checkpointEvery;
+
+    @Option(
+            names = "--parallel-files",
+            paramLabel = "N",
+            defaultValue = "0",
+            description = "Files ready at once (a serving node writes one per rank) read and sent side by side, at"
+                    + " most N (default: one per core).")
+    int parallelFiles;
 
     @Option(
             names = "--max-depth",
@@ -91,7 +99,8 @@ public final class WatchCommand implements Callable<Integer> {
                 ReaderOptions.defaults().withInterleavedLanes(!shipping.hostFirst),
                 shipping.connection(),
                 shipping.topics(),
-                shipping.giveUpAfter);
+                shipping.giveUpAfter,
+                parallelFiles);
     }
 
     @Override

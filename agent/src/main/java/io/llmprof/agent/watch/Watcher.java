@@ -29,7 +29,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -42,12 +44,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Watches a directory (polling: WatchService misses events on network and container file systems) for new
  * and growing trace files. A file is read once its size and mtime have been stable for the settle interval,
- * or sooner when it already parses as one complete JSON document. Progress is checkpointed only after Kafka
- * acknowledged it, so a killed and restarted agent loses no event and re-sends at most the batch whose acknowledgement
- * it had not yet written down (a kill between Kafka's answer and the checkpoint's fsync; the streams app drops it by
- * index): complete files of
- * unchanged size are skipped, others are re-read and events below the checkpointed index of their (rank,
- * lane) are not sent again. Bad input in one file never stops the watcher.
+ * or sooner when it already parses as one complete JSON document; the files ready in one poll are read side by side
+ * ({@link Options#parallelFiles()}). Progress is checkpointed only after Kafka acknowledged it, so a killed and
+ * restarted agent loses no event and re-sends at most the batches whose acknowledgement it had not yet written down
+ * ({@link Options#flushEveryBatches()}; the streams app drops them by index): complete files of unchanged size are
+ * skipped, others are re-read and events below the checkpointed index of their (rank, lane) are not sent again. Bad
+ * input in one file never stops the watcher.
  *
  * <p>Tests drive it with {@link #pollOnce()} and a fixed {@link Clock}; {@link #start()} runs the same cycle
  * on a background thread every poll interval.
@@ -58,11 +60,19 @@ public final class Watcher implements AutoCloseable {
     public static final String DEFAULT_CHECKPOINT_NAME = ".llmprof-agent-checkpoint.json";
 
     /**
+     * Batches between checkpoints inside a file, by default: each checkpoint waits for Kafka's acknowledgement, so a
+     * killed agent re-sends at most this many (the streams app drops them by index). As {@code agent replay} and {@code
+     * agent service}; 1 (the default before) made every batch wait for Kafka and halved the agent's rate.
+     */
+    public static final int DEFAULT_CHECKPOINT_EVERY = 8;
+
+    /**
      * @param checkpoint null = {@code <dir>/.llmprof-agent-checkpoint.json}
      * @param job null = the directory name of each file
      * @param run null = each file's name without extensions
      * @param flushEveryBatches checkpoint inside a file after this many batches (0 = at the end of each file)
      * @param maxDepth directory levels scanned below {@code dir} (1 = only its files)
+     * @param parallelFiles files ready in one poll read and sent side by side, at most (0 = one per core)
      */
     public record Options(
             Path dir,
@@ -77,7 +87,8 @@ public final class Watcher implements AutoCloseable {
             ReaderOptions readerOptions,
             KafkaConnection kafka,
             TopicLayout topics,
-            Duration giveUpAfter) {
+            Duration giveUpAfter,
+            int parallelFiles) {
         public Options {
             Objects.requireNonNull(dir, "dir");
             checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
@@ -90,7 +101,9 @@ public final class Watcher implements AutoCloseable {
             if (pollInterval.isNegative() || pollInterval.isZero() || settle.isNegative()) {
                 throw new IllegalArgumentException("poll interval must be > 0 and settle >= 0");
             }
-            if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1) {
+            parallelFiles =
+                    parallelFiles == 0 ? Math.max(1, Runtime.getRuntime().availableProcessors()) : parallelFiles;
+            if (batchEvents < 1 || flushEveryBatches < 0 || maxDepth < 1 || parallelFiles < 1) {
                 throw new IllegalArgumentException("invalid watcher limits");
             }
             if (giveUpAfter != null && (giveUpAfter.isNegative() || giveUpAfter.isZero())) {
@@ -107,13 +120,13 @@ public final class Watcher implements AutoCloseable {
                     null,
                     null,
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    // Checkpoint after every acknowledged batch: a killed agent then re-sends at most one.
-                    1,
+                    DEFAULT_CHECKPOINT_EVERY,
                     4,
                     ReaderOptions.defaults().withInterleavedLanes(true),
                     null,
                     TopicLayout.defaults(),
-                    null);
+                    null,
+                    0);
         }
 
         public Options withCheckpoint(Path c) {
@@ -134,6 +147,11 @@ public final class Watcher implements AutoCloseable {
 
         public Options withFlushEveryBatches(int n) {
             return copy(o -> o.flushEveryBatches = n);
+        }
+
+        /** At most this many files read and sent side by side (0 = one per core). */
+        public Options withParallelFiles(int n) {
+            return copy(o -> o.parallelFiles = n);
         }
 
         public Options withPollInterval(Duration d) {
@@ -170,7 +188,8 @@ public final class Watcher implements AutoCloseable {
                     o.readerOptions,
                     o.kafka,
                     o.topics,
-                    o.giveUpAfter);
+                    o.giveUpAfter,
+                    o.parallelFiles);
         }
 
         /** The components of options being derived, written once for every {@code with*} method. */
@@ -188,6 +207,7 @@ public final class Watcher implements AutoCloseable {
             KafkaConnection kafka;
             TopicLayout topics;
             Duration giveUpAfter;
+            int parallelFiles;
 
             Copy(Options from) {
                 dir = from.dir;
@@ -203,6 +223,7 @@ public final class Watcher implements AutoCloseable {
                 kafka = from.kafka;
                 topics = from.topics;
                 giveUpAfter = from.giveUpAfter;
+                parallelFiles = from.parallelFiles;
             }
         }
     }
@@ -215,7 +236,10 @@ public final class Watcher implements AutoCloseable {
     private final Supplier<Producer<byte[], byte[]>> producerFactory;
     private final Clock clock;
     private final Map<String, Observed> observed = new HashMap<>();
-    private Checkpoint checkpoint;
+    private final Object checkpointLock = new Object();
+    /** Written under {@link #checkpointLock} (by the shipping threads too), read under this object's lock. */
+    private volatile Checkpoint checkpoint;
+
     private TraceProducer producer;
     private volatile ScheduledExecutorService executor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -323,6 +347,7 @@ public final class Watcher implements AutoCloseable {
             return new PollResult(shipped, waiting, failed, 0);
         }
         forgetGone(files);
+        List<Ready> ready = new ArrayList<>();
         for (Path file : files) {
             if (Thread.currentThread().isInterrupted()) {
                 break;
@@ -363,22 +388,27 @@ public final class Watcher implements AutoCloseable {
                     continue;
                 }
             }
-            try {
-                events += ship(file, key, entry, size, mtime);
+            ready.add(new Ready(file, key, entry, size, mtime));
+        }
+        for (Shipped r : shipAll(ready)) {
+            Path file = r.file().file();
+            String key = r.file().key();
+            Throwable error = r.error();
+            if (error == null) {
+                events += r.events();
                 shipped.add(key);
                 observed.remove(key);
-            } catch (InterruptedIOException e) {
+                continue;
+            }
+            failed.add(key);
+            if (error instanceof InterruptedIOException) {
                 Thread.currentThread().interrupt();
-                failed.add(key);
-                break;
-            } catch (IOException e) {
-                LOG.warn("{}: cannot read: {}", file, e.toString());
-                failed.add(key);
-            } catch (TraceShipper.ShipFailedException e) {
+            } else if (error instanceof IOException) {
+                LOG.warn("{}: cannot read: {}", file, error.toString());
+            } else if (error instanceof TraceShipper.ShipFailedException e) {
                 closeProducer();
-                failed.add(key);
                 if (e.gaveUp()) {
-                    if (!closed.get()) {
+                    if (!closed.get() && gaveUp == null) {
                         LOG.error(
                                 "{}: {}; stopped watching. Acknowledged (checkpointed in {}):",
                                 file,
@@ -387,33 +417,115 @@ public final class Watcher implements AutoCloseable {
                         e.partial().lanes().forEach(l -> LOG.error("{}:   {}", file, l));
                         gaveUp = e;
                     }
-                    break;
+                } else {
+                    LOG.error(
+                            "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
+                            file,
+                            e.getMessage());
                 }
+            } else if (error instanceof DeliveryException) {
                 LOG.error(
                         "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
                         file,
-                        e.getMessage());
-            } catch (DeliveryException e) {
-                LOG.error(
-                        "{}: Kafka did not acknowledge it ({}); checkpoint kept, retrying next poll",
-                        file,
-                        e.getMessage());
+                        error.getMessage());
                 closeProducer();
-                failed.add(key);
-            } catch (RuntimeException e) {
-                LOG.error("{}: failed; retrying next poll", file, e);
+            } else {
+                LOG.error("{}: failed; retrying next poll", file, error);
                 closeProducer();
-                failed.add(key);
             }
         }
         return new PollResult(shipped, waiting, failed, events);
     }
 
-    private long ship(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) throws IOException {
+    /** A file ready to be read: settled, or a complete document. */
+    private record Ready(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) {}
+
+    /** What shipping a ready file came to: its events, or why it stopped. */
+    private record Shipped(Ready file, long events, Throwable error) {}
+
+    /**
+     * Ships the files ready in one poll, each on a thread of its own up to one per core (as {@code agent replay} at
+     * full speed does: a serving node writes a file per rank at once), and returns their outcomes in the files' order.
+     * When this thread is interrupted (a stop), the files in progress are interrupted too; their acknowledged part is
+     * checkpointed as they stop.
+     */
+    private List<Shipped> shipAll(List<Ready> ready) {
+        if (ready.isEmpty()) {
+            return List.of();
+        }
         if (producer == null) {
             producer = new TraceProducer(
                     producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()));
         }
+        TraceProducer shared = producer;
+        int threads = Math.min(ready.size(), options.parallelFiles());
+        if (threads <= 1) {
+            List<Shipped> out = new ArrayList<>();
+            for (Ready r : ready) {
+                if (Thread.currentThread().isInterrupted() || gaveUp != null || shared.gaveUp()) {
+                    break;
+                }
+                Shipped done = shipOne(shared, r);
+                out.add(done);
+                if (done.error() != null
+                        && (done.error() instanceof InterruptedIOException || !(done.error() instanceof IOException))) {
+                    break; // a stop, or Kafka: the files after it wait for the next poll and a new producer
+                }
+            }
+            return out;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "llmprof-watch-ship");
+            t.setDaemon(true);
+            return t;
+        });
+        List<Future<Shipped>> futures = new ArrayList<>();
+        try {
+            for (Ready r : ready) {
+                futures.add(pool.submit(() -> shared.gaveUp() ? null : shipOne(shared, r)));
+            }
+            List<Shipped> out = new ArrayList<>();
+            boolean interrupted = false;
+            for (Future<Shipped> f : futures) {
+                Shipped done;
+                while (true) {
+                    try {
+                        done = f.get();
+                        break;
+                    } catch (InterruptedException e) {
+                        // a stop: interrupt every file in progress, then collect what each acknowledged
+                        interrupted = true;
+                        futures.forEach(x -> x.cancel(true));
+                    } catch (java.util.concurrent.CancellationException e) {
+                        done = null;
+                        break;
+                    } catch (java.util.concurrent.ExecutionException e) {
+                        throw new IllegalStateException(e.getCause());
+                    }
+                }
+                if (done != null) {
+                    out.add(done);
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private Shipped shipOne(TraceProducer shared, Ready r) {
+        try {
+            return new Shipped(r, ship(shared, r.file(), r.key(), r.entry(), r.size(), r.mtime()), null);
+        } catch (IOException | RuntimeException e) {
+            return new Shipped(r, 0, e);
+        }
+    }
+
+    private long ship(TraceProducer producer, Path file, String key, Checkpoint.FileEntry entry, long size, long mtime)
+            throws IOException {
         TraceShipper shipper = new TraceShipper(
                 producer,
                 meters,
@@ -447,14 +559,17 @@ public final class Watcher implements AutoCloseable {
         return result.eventsSent();
     }
 
+    /** Files shipped side by side write the one checkpoint in turn. */
     private void record(String key, Checkpoint.FileEntry entry) {
-        Checkpoint next = checkpoint.with(key, entry);
-        try {
-            next.writeAtomically(options.checkpoint());
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write checkpoint " + options.checkpoint(), e);
+        synchronized (checkpointLock) {
+            Checkpoint next = checkpoint.with(key, entry);
+            try {
+                next.writeAtomically(options.checkpoint());
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write checkpoint " + options.checkpoint(), e);
+            }
+            checkpoint = next;
         }
-        checkpoint = next;
     }
 
     /**

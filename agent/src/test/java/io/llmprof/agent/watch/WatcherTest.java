@@ -101,6 +101,52 @@ class WatcherTest {
     }
 
     @Test
+    void filesReadyInOnePollAreReadAndSentSideBySide() throws Exception {
+        Fixtures.write(dir, "a/rank0.json.gz", trace(100, 0));
+        Fixtures.write(dir, "b/rank0.json.gz", trace(100, 0));
+        // Each shipping thread's first send waits until another thread sends too: one file after the other never
+        // gets there, and its send fails after the deadline.
+        java.util.concurrent.CountDownLatch both = new java.util.concurrent.CountDownLatch(2);
+        Set<Thread> senders = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        class Meeting extends MockProducer<byte[], byte[]> {
+            Meeting() {
+                super(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+            }
+
+            @Override
+            public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
+                if (senders.add(Thread.currentThread())) {
+                    both.countDown();
+                    try {
+                        if (!both.await(20, TimeUnit.SECONDS)) {
+                            throw new KafkaException("the second file did not start while the first was sent");
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new KafkaException(e);
+                    }
+                }
+                synchronized (kafka) {
+                    kafka.add(record);
+                }
+                return super.send(record, callback);
+            }
+        }
+        Watcher.Options options =
+                Watcher.Options.defaults(dir).withJob("job").withBatchEvents(64).withParallelFiles(2);
+        try (Watcher w = new Watcher(options, new SimpleMeterRegistry(), Meeting::new, clock)) {
+            Watcher.PollResult r = w.pollOnce();
+            assertThat(r.failed()).isEmpty();
+            assertThat(r.shipped()).containsExactly("a/rank0.json.gz", "b/rank0.json.gz");
+            assertThat(r.eventsSent()).isEqualTo(400);
+            assertThat(w.checkpoint().get("a/rank0.json.gz").complete()).isTrue();
+            assertThat(w.checkpoint().get("b/rank0.json.gz").complete()).isTrue();
+        }
+        assertThat(senders).hasSize(2);
+        assertThat(new HashSet<>(eventIds())).hasSize(400);
+    }
+
+    @Test
     void shipsACompleteFileAtOnceAndSkipsItAfterARestart() throws IOException {
         Path file = Fixtures.write(dir, "rank0.json.gz", trace(100, 0));
         try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
