@@ -136,10 +136,22 @@ public final class KinetoReader {
         static final Replay NONE = new Replay(0, 0, 0);
     }
 
-    /** True when the file holds one complete JSON document (it parses to its end); false otherwise. */
+    /**
+     * True when the file holds one complete document; false otherwise. A gzipped file is complete when its gzip stream
+     * inflates to its end (its writer closed it) and what it holds ends with a closing brace or bracket: its JSON is
+     * not parsed, since a whole trace is read right after anyway, and a complete gzip whose JSON is cut is then
+     * reported as truncated. A plain file must end with one (checked on its last bytes first, so that a file still
+     * being written is not parsed at every look) and parse to its end.
+     */
     public static boolean isCompleteDocument(Path file) {
         try (CountingInputStream raw = new CountingInputStream(Files.newInputStream(file))) {
             InputStream in = maybeGunzip(raw);
+            if (in instanceof GZIPInputStream) {
+                return endsClosed(in);
+            }
+            if (!lastBytesClose(file)) {
+                return false;
+            }
             try (JsonParser p = FACTORY.createParser(in)) {
                 if (p.nextToken() == null) {
                     return false;
@@ -150,6 +162,44 @@ public final class KinetoReader {
         } catch (IOException | RuntimeException e) {
             return false;
         }
+    }
+
+    /** Reads {@code in} to its end: whether its last byte other than white space closes an object or array. */
+    private static boolean endsClosed(InputStream in) throws IOException {
+        byte[] buffer = new byte[1 << 16];
+        int last = -1;
+        for (int n; (n = in.read(buffer)) >= 0; ) {
+            for (int i = n - 1; i >= 0; i--) {
+                if (!isJsonSpace(buffer[i])) {
+                    last = buffer[i];
+                    break;
+                }
+            }
+        }
+        return last == '}' || last == ']';
+    }
+
+    /** Whether the plain file's last byte other than white space (within its last 64 KB) closes an object or array. */
+    private static boolean lastBytesClose(Path file) throws IOException {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file)) {
+            long size = ch.size();
+            int n = (int) Math.min(size, 1 << 16);
+            java.nio.ByteBuffer tail = java.nio.ByteBuffer.allocate(n);
+            while (tail.hasRemaining() && ch.read(tail, size - n + tail.position()) >= 0) {
+                // reads the last n bytes
+            }
+            for (int i = tail.position() - 1; i >= 0; i--) {
+                byte b = tail.get(i);
+                if (!isJsonSpace(b)) {
+                    return b == '}' || b == ']';
+                }
+            }
+            return false;
+        }
+    }
+
+    private static boolean isJsonSpace(byte b) {
+        return b == ' ' || b == '\n' || b == '\r' || b == '\t';
     }
 
     /** The stream, gunzipped when it starts with the gzip magic bytes. */

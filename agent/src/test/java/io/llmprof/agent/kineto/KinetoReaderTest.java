@@ -351,6 +351,21 @@ class KinetoReaderTest {
         assertThat(KinetoReader.isCompleteDocument(complete)).isTrue();
         assertThat(KinetoReader.isCompleteDocument(partial)).isFalse();
         assertThat(KinetoReader.isCompleteDocument(dir.resolve("none.json"))).isFalse();
+
+        // plain: a file cut right after an event's closing brace ends with '}' but does not parse to its end
+        int eventEnd = json.indexOf('}', json.indexOf("traceEvents")) + 1;
+        Path cutAtBrace = Files.writeString(dir.resolve("c.json"), json.substring(0, eventEnd) + "\n");
+        assertThat(KinetoReader.isCompleteDocument(cutAtBrace)).isFalse();
+        assertThat(KinetoReader.isCompleteDocument(Files.writeString(dir.resolve("d.json"), json + "\n\n")))
+                .isTrue();
+        // gzip: the stream must reach its end (a writer still at it has not written the trailer yet)
+        byte[] gz = Files.readAllBytes(complete);
+        Path gzCut = Files.write(dir.resolve("e.json.gz"), Arrays.copyOf(gz, gz.length - 8));
+        assertThat(KinetoReader.isCompleteDocument(gzCut)).isFalse();
+        Path gzOfPartial = Fixtures.write(dir, "f.json.gz", json.substring(0, json.length() / 2));
+        assertThat(KinetoReader.isCompleteDocument(gzOfPartial)).isFalse();
+        assertThat(KinetoReader.isCompleteDocument(Fixtures.write(dir, "g.json.gz", "")))
+                .isFalse();
     }
 
     @Test
