@@ -376,24 +376,31 @@ public final class Watcher implements AutoCloseable {
                 observed.put(key, o);
             }
             boolean settled = clock.millis() - o.sinceMs >= options.settle().toMillis();
+            boolean check = false;
             if (!settled) {
                 // A JSON document of unchanged size stays as (in)complete as it was; an SQLite export becomes
-                // complete without growing (nsys removes its -journal when done), so it is checked again.
+                // complete without growing (nsys removes its -journal when done), so it is checked again. The check
+                // reads the whole file: it runs on the shipping threads, right before the file is shipped.
                 if (o.checkedSize != size || (!o.completeDocument && NsysReader.isSqlite(file))) {
-                    o.checkedSize = size;
-                    o.completeDocument = size > 0 && TraceReaders.isComplete(file);
-                }
-                if (!o.completeDocument) {
+                    check = true;
+                } else if (!o.completeDocument) {
                     waiting.add(key);
                     continue;
                 }
             }
-            ready.add(new Ready(file, key, entry, size, mtime));
+            ready.add(new Ready(file, key, entry, size, mtime, check ? o : null));
         }
         for (Shipped r : shipAll(ready)) {
             Path file = r.file().file();
             String key = r.file().key();
             Throwable error = r.error();
+            if (r.incomplete()) {
+                Observed o = r.file().checking();
+                o.checkedSize = r.file().size();
+                o.completeDocument = false;
+                waiting.add(key);
+                continue;
+            }
             if (error == null) {
                 events += r.events();
                 shipped.add(key);
@@ -437,11 +444,18 @@ public final class Watcher implements AutoCloseable {
         return new PollResult(shipped, waiting, failed, events);
     }
 
-    /** A file ready to be read: settled, or a complete document. */
-    private record Ready(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime) {}
+    /**
+     * A file to read: settled, or, when {@code checking} is not null, to be read if it is one complete document (its
+     * observation, updated by the poll when it is not).
+     */
+    private record Ready(Path file, String key, Checkpoint.FileEntry entry, long size, long mtime, Observed checking) {}
 
-    /** What shipping a ready file came to: its events, or why it stopped. */
-    private record Shipped(Ready file, long events, Throwable error) {}
+    /** What shipping a file came to: its events, why it stopped, or that it is not complete yet (nothing read). */
+    private record Shipped(Ready file, long events, Throwable error, boolean incomplete) {
+        Shipped(Ready file, long events, Throwable error) {
+            this(file, events, error, false);
+        }
+    }
 
     /**
      * Ships the files ready in one poll, each on a thread of its own up to one per core (as {@code agent replay} at
@@ -513,10 +527,38 @@ public final class Watcher implements AutoCloseable {
             return out;
         } finally {
             pool.shutdownNow();
+            awaitStopped(pool);
+        }
+    }
+
+    /**
+     * Waits (at most 60 s, interrupts or not) for the files in progress to stop: a cancelled one checkpoints what Kafka
+     * acknowledged as it stops, and must be done with the producer before a stop closes it.
+     */
+    private static void awaitStopped(ExecutorService pool) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        boolean interrupted = false;
+        while (!pool.isTerminated()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                LOG.warn("files being sent did not stop within 60 s");
+                break;
+            }
+            try {
+                pool.awaitTermination(left, TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
     private Shipped shipOne(TraceProducer shared, Ready r) {
+        if (r.checking() != null && !(r.size() > 0 && TraceReaders.isComplete(r.file()))) {
+            return new Shipped(r, 0, null, true);
+        }
         try {
             return new Shipped(r, ship(shared, r.file(), r.key(), r.entry(), r.size(), r.mtime()), null);
         } catch (IOException | RuntimeException e) {
