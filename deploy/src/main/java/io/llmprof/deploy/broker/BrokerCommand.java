@@ -78,33 +78,8 @@ public final class BrokerCommand implements Callable<Integer> {
                     + BrokerConfig.INTERNAL_USER + "=PASSWORD the nodes log in to each other with.")
     Path saslPlainUsers;
 
-    @Option(
-            names = BrokerTls.KEYSTORE_OPTION,
-            paramLabel = "FILE",
-            description = "Server keystore (PKCS12 or JKS: a key pair whose certificate names --host): the client"
-                    + " and controller ports then speak TLS (security.protocol=SSL, or SASL_SSL with"
-                    + " --sasl-plain-users). The key's password is the keystore's.")
-    Path tlsKeystore;
-
-    @Option(
-            names = BrokerTls.KEYSTORE_PASSWORD_OPTION,
-            paramLabel = "FILE",
-            description = "File whose first line is the keystore's password.")
-    Path tlsKeystorePasswordFile;
-
-    @Option(
-            names = BrokerTls.TRUSTSTORE_OPTION,
-            paramLabel = "FILE",
-            description = "Truststore (PKCS12 or JKS) that this node's connections to the other nodes and the"
-                    + " controller quorum trust: every node's certificate or their CA's. Needed by a node of a"
-                    + " cluster; a single node trusts its own keystore's certificate.")
-    Path tlsTruststore;
-
-    @Option(
-            names = BrokerTls.TRUSTSTORE_PASSWORD_OPTION,
-            paramLabel = "FILE",
-            description = "File whose first line is the truststore's password.")
-    Path tlsTruststorePasswordFile;
+    @picocli.CommandLine.Mixin
+    TlsOptions tlsOptions = new TlsOptions();
 
     public BrokerCommand() {}
 
@@ -122,8 +97,7 @@ public final class BrokerCommand implements Callable<Integer> {
             if (saslPlainUsers != null) {
                 config = config.withSaslPlainUsers(users(saslPlainUsers));
             }
-            config = config.withTls(
-                    BrokerTls.load(tlsKeystore, tlsKeystorePasswordFile, tlsTruststore, tlsTruststorePasswordFile));
+            config = config.withTls(tlsOptions.load());
             if (controllerQuorum != null) {
                 config = config.withNode(nodeId, BrokerConfig.parseQuorum(controllerQuorum), clusterId);
             } else if (nodeId != BrokerConfig.SINGLE_NODE_ID || clusterId != null) {

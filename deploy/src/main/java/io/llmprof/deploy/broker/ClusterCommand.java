@@ -65,32 +65,8 @@ public final class ClusterCommand implements Callable<Integer> {
                     + " clear: loopback or a trusted network only).")
     Path saslPlainUsers;
 
-    @Option(
-            names = BrokerTls.KEYSTORE_OPTION,
-            paramLabel = "FILE",
-            description = "Server keystore (PKCS12 or JKS: a key pair whose certificate names --host) every node"
-                    + " serves: the client and controller ports then speak TLS (security.protocol=SSL, or SASL_SSL"
-                    + " with --sasl-plain-users). Needs --tls-truststore. The key's password is the keystore's.")
-    Path tlsKeystore;
-
-    @Option(
-            names = BrokerTls.KEYSTORE_PASSWORD_OPTION,
-            paramLabel = "FILE",
-            description = "File whose first line is the keystore's password.")
-    Path tlsKeystorePasswordFile;
-
-    @Option(
-            names = BrokerTls.TRUSTSTORE_OPTION,
-            paramLabel = "FILE",
-            description = "Truststore (PKCS12 or JKS) the nodes trust each other with: the keystore's certificate"
-                    + " or its CA's.")
-    Path tlsTruststore;
-
-    @Option(
-            names = BrokerTls.TRUSTSTORE_PASSWORD_OPTION,
-            paramLabel = "FILE",
-            description = "File whose first line is the truststore's password.")
-    Path tlsTruststorePasswordFile;
+    @picocli.CommandLine.Mixin
+    TlsOptions tlsOptions = new TlsOptions();
 
     public ClusterCommand() {}
 
@@ -102,7 +78,7 @@ public final class ClusterCommand implements Callable<Integer> {
         try {
             java.util.Map<String, String> users =
                     saslPlainUsers == null ? java.util.Map.of() : BrokerCommand.users(saslPlainUsers);
-            tls = BrokerTls.load(tlsKeystore, tlsKeystorePasswordFile, tlsTruststore, tlsTruststorePasswordFile);
+            tls = tlsOptions.load();
             cluster = EmbeddedCluster.start(
                     new EmbeddedCluster.Config(nodes, port, dataDir, host, startTimeout, users, tls));
         } catch (IllegalArgumentException | IllegalStateException | UncheckedIOException e) {
@@ -145,26 +121,7 @@ public final class ClusterCommand implements Callable<Integer> {
         if (saslPlainUsers != null) {
             security.append(" --sasl-plain-users ").append(saslPlainUsers);
         }
-        if (tlsKeystore != null) {
-            security.append(' ')
-                    .append(BrokerTls.KEYSTORE_OPTION)
-                    .append(' ')
-                    .append(tlsKeystore)
-                    .append(' ')
-                    .append(BrokerTls.KEYSTORE_PASSWORD_OPTION)
-                    .append(' ')
-                    .append(tlsKeystorePasswordFile);
-        }
-        if (tlsTruststore != null) {
-            security.append(' ')
-                    .append(BrokerTls.TRUSTSTORE_OPTION)
-                    .append(' ')
-                    .append(tlsTruststore)
-                    .append(' ')
-                    .append(BrokerTls.TRUSTSTORE_PASSWORD_OPTION)
-                    .append(' ')
-                    .append(tlsTruststorePasswordFile);
-        }
+        security.append(tlsOptions.commandLine());
         return nodeConfigs.stream()
                 .map(c -> String.format(
                         "./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"

@@ -176,10 +176,10 @@ class BrokerCommandTest {
                         "--tls-truststore-password-file",
                         "t.pw");
 
-        assertThat(command.tlsKeystore).isEqualTo(Path.of("k.p12"));
-        assertThat(command.tlsKeystorePasswordFile).isEqualTo(Path.of("k.pw"));
-        assertThat(command.tlsTruststore).isEqualTo(Path.of("t.p12"));
-        assertThat(command.tlsTruststorePasswordFile).isEqualTo(Path.of("t.pw"));
+        assertThat(command.tlsOptions.keystore).isEqualTo(Path.of("k.p12"));
+        assertThat(command.tlsOptions.keystorePasswordFile).isEqualTo(Path.of("k.pw"));
+        assertThat(command.tlsOptions.truststore).isEqualTo(Path.of("t.p12"));
+        assertThat(command.tlsOptions.truststorePasswordFile).isEqualTo(Path.of("t.pw"));
     }
 
     @Test

@@ -105,6 +105,6 @@ class ClusterCommandTest {
                         .replace("./llmprof broker ", "")
                         .replace(" --data-dir null", "")
                         .split(" "));
-        assertThat(broker.tlsTruststorePasswordFile).isEqualTo(Path.of("t.pw"));
+        assertThat(broker.tlsOptions.truststorePasswordFile).isEqualTo(Path.of("t.pw"));
     }
 }

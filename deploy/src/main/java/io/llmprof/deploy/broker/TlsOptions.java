@@ -1,0 +1,61 @@
+package io.llmprof.deploy.broker;
+
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+
+/** The TLS options {@code llmprof broker} and {@code llmprof cluster} share: the files, never a password. */
+public final class TlsOptions {
+    @Option(
+            names = BrokerTls.KEYSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Server keystore (PKCS12 or JKS: a key pair whose certificate names --host): the client"
+                    + " and controller ports then speak TLS (security.protocol=SSL, or SASL_SSL with"
+                    + " --sasl-plain-users). The key's password is the keystore's.")
+    Path keystore;
+
+    @Option(
+            names = BrokerTls.KEYSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the keystore's password.")
+    Path keystorePasswordFile;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_OPTION,
+            paramLabel = "FILE",
+            description = "Truststore (PKCS12 or JKS) that the nodes' connections to each other and to the"
+                    + " controller quorum trust: every node's certificate or their CA's. Needed by a cluster and"
+                    + " its nodes; a single node trusts its own keystore's certificate.")
+    Path truststore;
+
+    @Option(
+            names = BrokerTls.TRUSTSTORE_PASSWORD_OPTION,
+            paramLabel = "FILE",
+            description = "File whose first line is the truststore's password.")
+    Path truststorePasswordFile;
+
+    /**
+     * The files read and checked ({@link BrokerTls#load}), or null when no TLS option is given.
+     *
+     * @throws IllegalArgumentException one line naming the option and the file
+     */
+    BrokerTls load() {
+        return BrokerTls.load(keystore, keystorePasswordFile, truststore, truststorePasswordFile);
+    }
+
+    /** These options as a command line's words (" --tls-keystore FILE ..."), empty when none is given. */
+    String commandLine() {
+        StringBuilder s = new StringBuilder();
+        if (keystore != null) {
+            s.append(' ').append(BrokerTls.KEYSTORE_OPTION).append(' ').append(keystore);
+            s.append(' ').append(BrokerTls.KEYSTORE_PASSWORD_OPTION).append(' ').append(keystorePasswordFile);
+        }
+        if (truststore != null) {
+            s.append(' ').append(BrokerTls.TRUSTSTORE_OPTION).append(' ').append(truststore);
+            s.append(' ')
+                    .append(BrokerTls.TRUSTSTORE_PASSWORD_OPTION)
+                    .append(' ')
+                    .append(truststorePasswordFile);
+        }
+        return s.toString();
+    }
+}
