@@ -468,8 +468,12 @@ public final class Watcher implements AutoCloseable {
             return List.of();
         }
         if (producer == null) {
-            producer = new TraceProducer(
-                    producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()));
+            try {
+                producer = new TraceProducer(
+                        producerFactory.get(), meters, TraceProducer.Delivery.untilAcknowledged(options.giveUpAfter()));
+            } catch (RuntimeException e) { // Kafka not there (topics not checked): every file waits for the next poll
+                return ready.stream().map(r -> new Shipped(r, 0, e)).toList();
+            }
         }
         TraceProducer shared = producer;
         int threads = Math.min(ready.size(), options.parallelFiles());

@@ -147,6 +147,31 @@ class WatcherTest {
     }
 
     @Test
+    void aProducerThatCannotBeMadeLeavesTheFilesFailedForTheNextPoll() throws IOException {
+        Fixtures.write(dir, "a/rank0.json.gz", trace(10, 0));
+        Fixtures.write(dir, "b/rank0.json.gz", trace(10, 0));
+        int[] made = {0};
+        Watcher.Options options = Watcher.Options.defaults(dir).withJob("job").withBatchEvents(64);
+        try (Watcher w = new Watcher(
+                options,
+                new SimpleMeterRegistry(),
+                () -> {
+                    if (made[0]++ == 0) {
+                        throw new KafkaException("no broker yet");
+                    }
+                    return new KillableProducer(Integer.MAX_VALUE);
+                },
+                clock)) {
+            Watcher.PollResult first = w.pollOnce();
+            assertThat(first.failed()).containsExactly("a/rank0.json.gz", "b/rank0.json.gz");
+            assertThat(first.shipped()).isEmpty();
+            Watcher.PollResult second = w.pollOnce();
+            assertThat(second.shipped()).containsExactly("a/rank0.json.gz", "b/rank0.json.gz");
+            assertThat(second.eventsSent()).isEqualTo(40);
+        }
+    }
+
+    @Test
     void shipsACompleteFileAtOnceAndSkipsItAfterARestart() throws IOException {
         Path file = Fixtures.write(dir, "rank0.json.gz", trace(100, 0));
         try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
