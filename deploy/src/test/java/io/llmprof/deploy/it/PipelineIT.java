@@ -134,6 +134,10 @@ class PipelineIT {
                             Replayer.Options.defaults(h.bootstrap())
                                     .withJob("small")
                                     .withBatchEvents(16)
+                                    // 50x slower than the trace's 44 ms: about 2 s, so the stream thread commits
+                                    // while runs are open. At full speed a busy box can take every batch in one
+                                    // commit, which ends the runs before any state is written (CI saw 0 writes).
+                                    .withSpeed(new io.llmprof.agent.replay.Speed(0.02))
                                     .withProgress(false),
                             h.registry)
                     .replay(synth.files());
