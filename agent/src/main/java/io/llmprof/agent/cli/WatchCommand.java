@@ -60,7 +60,7 @@ public final class WatchCommand implements Callable<Integer> {
             description = "Checkpoint inside a file after this many acknowledged records (default:"
                     + " ${DEFAULT-VALUE}, as agent replay: a killed agent re-sends at most that many records, which"
                     + " the streams app drops by index; each checkpoint waits for Kafka, so 1 re-sends the least and"
-                    + " ships at about half the rate; 0 = at the end of each file only).")
+                    + " takes about 1.5x the time; 0 = at the end of each file only).")
     int checkpointEvery;
 
     @Option(
