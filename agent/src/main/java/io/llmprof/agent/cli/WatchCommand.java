@@ -68,7 +68,7 @@ public final class WatchCommand implements Callable<Integer> {
             paramLabel = "N",
             defaultValue = "0",
             description = "Files ready at once (a serving node writes one per rank) read and sent side by side, at"
-                    + " most N (default: one per core).")
+                    + " most N (default: one per core, at most 8; each file in progress holds about 60 MB of heap).")
     int parallelFiles;
 
     @Option(
