@@ -634,7 +634,7 @@ public final class Watcher implements AutoCloseable {
     /**
      * Forgets the files that a complete listing of the directory no longer shows (deleted, moved, rotated away): their
      * checkpoint entries and what was observed of them. A watcher that runs for weeks over a directory with a retention
-     * policy so keeps a checkpoint (rewritten at every acknowledged batch) as large as the directory, not as every
+     * policy so keeps a checkpoint (rewritten every few acknowledged batches) as large as the directory, not as every
      * file it ever shipped. A file that comes back is read again from its start; the streams app drops what it had.
      */
     private void forgetGone(List<Path> files) {
