@@ -113,6 +113,81 @@ class AgentRestartIT {
         }
     }
 
+    /**
+     * Two ranks' files, read side by side (the default), with the default checkpoint every 8 batches: the agent dies in
+     * the middle of both, and the restarted one loses nothing; what it sends again is at most the batches of each file
+     * whose acknowledgement was not yet checkpointed, and the streams app shows every pass once.
+     */
+    @Test
+    void watcherKilledWhileSendingTwoFilesSideBySideLosesNothing() throws Exception {
+        Path config = PipelineHarness.tinyModel(tmp);
+        Path dir = tmp.resolve("traces");
+        Files.createDirectories(dir);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(config).passes(20).ranks(2).seed(4).build(), dir);
+        assertThat(synth.files()).hasSize(2);
+        Map<String, Long> expected = new HashMap<>();
+        for (Path f : synth.files()) {
+            eventsPerRankLane(f).forEach((k, v) -> expected.merge(k, v, Long::sum));
+        }
+        long total = expected.values().stream().mapToLong(Long::longValue).sum();
+
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), config)) {
+            Watcher.Options options = Watcher.Options.defaults(dir)
+                    .withBootstrapServers(h.bootstrap())
+                    .withJob(JOB)
+                    .withSettle(Duration.ZERO)
+                    .withBatchEvents(64)
+                    .withParallelFiles(2);
+            assertThat(options.flushEveryBatches()).isEqualTo(Watcher.DEFAULT_CHECKPOINT_EVERY);
+
+            AtomicInteger sends = new AtomicInteger();
+            Watcher killed = new Watcher(
+                    options, new SimpleMeterRegistry(), () -> dyingAfter(h.bootstrap(), 40, sends), Clock.systemUTC());
+            Watcher.PollResult atKill = killed.pollOnce();
+            assertThat(atKill.failed()).as("both files were in progress").hasSize(2);
+            assertThat(atKill.shipped()).isEmpty();
+
+            try (Watcher restarted = new Watcher(options, new SimpleMeterRegistry())) {
+                await().atMost(PipelineHarness.DEADLINE).until(() -> {
+                    restarted.pollOnce();
+                    return atKill.failed().stream().allMatch(key -> {
+                        Checkpoint.FileEntry e = restarted.checkpoint().get(key);
+                        return e != null && e.complete();
+                    });
+                });
+            }
+
+            Map<String, List<Long>> received = indexesOnTopic(h.bootstrap(), total);
+            long again = 0;
+            for (Map.Entry<String, Long> e : expected.entrySet()) {
+                List<Long> indexes = received.getOrDefault(e.getKey(), List.of());
+                assertThat(new TreeSet<>(indexes))
+                        .as("no event of %s lost", e.getKey())
+                        .hasSize(e.getValue().intValue());
+                again += indexes.size() - e.getValue();
+            }
+            // per file, at most the 8 batches after its last checkpoint and the one in flight
+            assertThat(again)
+                    .as("events sent twice")
+                    .isLessThanOrEqualTo(2L * (Watcher.DEFAULT_CHECKPOINT_EVERY + 1) * 64);
+
+            for (Path f : synth.files()) {
+                JsonNode offline = PipelineHarness.analyzeLayers(f, config);
+                String rank = offline.at("/ranks/0/rank").asText();
+                await().atMost(PipelineHarness.DEADLINE).untilAsserted(() -> {
+                    JsonNode list = h.get("/api/ranks/" + rank + "/passes?job=" + JOB + "&limit=100");
+                    assertThat(list.get("passes")).hasSize(20);
+                });
+                for (JsonNode pass : offline.at("/ranks/0/passes")) {
+                    JsonNode api = h.get("/api/ranks/" + rank + "/passes/"
+                            + pass.get("index").asLong() + "?job=" + JOB);
+                    assertThat(api).isEqualTo(pass);
+                }
+            }
+        }
+    }
+
     /** A real producer whose process dies at send number {@code limit + 1}, after its acks arrived. */
     @SuppressWarnings("unchecked")
     private static Producer<byte[], byte[]> dyingAfter(String bootstrap, int limit, AtomicInteger sends) {
