@@ -271,26 +271,39 @@ public final class QualityStore {
         while (anomalies.size() > ANOMALIES_KEPT) {
             anomalies.pollFirst();
         }
-        if (job != null && !jobs.remove(job) && jobs.size() >= MAX_JOBS) {
-            Iterator<String> oldest = jobs.iterator();
-            String evicted = oldest.next();
-            oldest.remove();
-            moveCountsToOther(evicted);
-        }
         if (job != null) {
-            jobs.add(job);
+            // a job that gives its place to a new one moves its counts to (other)
+            String evicted = touch(jobs, job, MAX_JOBS);
+            if (evicted != null) {
+                moveCounts(c -> evicted.equals(c.job()), c -> new Count(OTHER_JOB, c.kind(), c.severity()));
+            }
         }
         anomalyCounts.merge(new Count(job, kind, severity), 1L, Long::sum);
     }
 
-    /** The counts of a job that gave its place to a new one, added to {@value #OTHER_JOB}'s. */
-    private void moveCountsToOther(String job) {
+    /**
+     * Moves {@code key} last in {@code recent} (the one seen the longest ago first), adding it if new; when that would
+     * pass {@code max}, takes out the first and returns it, else null.
+     */
+    private static String touch(Set<String> recent, String key, int max) {
+        String evicted = null;
+        if (!recent.remove(key) && recent.size() >= max) {
+            Iterator<String> oldest = recent.iterator();
+            evicted = oldest.next();
+            oldest.remove();
+        }
+        recent.add(key);
+        return evicted;
+    }
+
+    /** The counts whose key {@code from} selects, added to those of the key {@code to} makes of it (totals stay). */
+    private void moveCounts(java.util.function.Predicate<Count> from, java.util.function.UnaryOperator<Count> to) {
         Map<Count, Long> moved = new LinkedHashMap<>();
         anomalyCounts.entrySet().removeIf(e -> {
-            if (!job.equals(e.getKey().job())) {
+            if (!from.test(e.getKey())) {
                 return false;
             }
-            moved.merge(new Count(OTHER_JOB, e.getKey().kind(), e.getKey().severity()), e.getValue(), Long::sum);
+            moved.merge(to.apply(e.getKey()), e.getValue(), Long::sum);
             return true;
         });
         moved.forEach((c, n) -> anomalyCounts.merge(c, n, Long::sum));
@@ -302,27 +315,11 @@ public final class QualityStore {
      */
     private String unknownKind(String kind) {
         String cut = cut(kind, MAX_KIND_CHARS);
-        if (!unknownKinds.remove(cut) && unknownKinds.size() >= MAX_UNKNOWN_KINDS) {
-            Iterator<String> oldest = unknownKinds.iterator();
-            String evicted = oldest.next();
-            oldest.remove();
-            moveKindToOther(evicted);
+        String evicted = touch(unknownKinds, cut, MAX_UNKNOWN_KINDS);
+        if (evicted != null) {
+            moveCounts(c -> evicted.equals(c.kind()), c -> new Count(c.job(), OTHER_KIND, c.severity()));
         }
-        unknownKinds.add(cut);
         return cut;
-    }
-
-    /** The counts of an unknown kind that gave its place to a new one, added to {@value #OTHER_KIND}'s, job by job. */
-    private void moveKindToOther(String kind) {
-        Map<Count, Long> moved = new LinkedHashMap<>();
-        anomalyCounts.entrySet().removeIf(e -> {
-            if (!kind.equals(e.getKey().kind())) {
-                return false;
-            }
-            moved.merge(new Count(e.getKey().job(), OTHER_KIND, e.getKey().severity()), e.getValue(), Long::sum);
-            return true;
-        });
-        moved.forEach((c, n) -> anomalyCounts.merge(c, n, Long::sum));
     }
 
     /** The first {@value #PREVIEW_BYTES} bytes as UTF-8; a character cut in two becomes U+FFFD. */
