@@ -173,20 +173,6 @@ public final class Replayer {
             lanes = lanes == null ? List.of() : List.copyOf(lanes);
         }
 
-        public FileResult(
-                Path file,
-                String job,
-                String run,
-                ReadSummary summary,
-                long eventsSent,
-                long batchesSent,
-                String error,
-                long eventsAlreadySent,
-                List<String> lanes,
-                boolean gaveUp) {
-            this(file, job, run, summary, eventsSent, batchesSent, error, eventsAlreadySent, lanes, gaveUp, 0);
-        }
-
         /** Kafka acknowledged every event of this file in an earlier run, so this run neither read nor sent it. */
         public boolean skipped() {
             return error == null && summary == null && eventsAlreadySent > 0;
@@ -200,7 +186,7 @@ public final class Replayer {
                 long eventsSent,
                 long batchesSent,
                 String error) {
-            this(file, job, run, summary, eventsSent, batchesSent, error, 0, List.of(), false);
+            this(file, job, run, summary, eventsSent, batchesSent, error, 0, List.of(), false, 0);
         }
     }
 
@@ -404,7 +390,7 @@ public final class Replayer {
         String run = options.run() != null ? options.run() : TraceFiles.runName(file);
         if (stopping || producer.gaveUp()) {
             return new FileResult(
-                    file, job, run, null, 0, 0, "not started: nothing of it was sent", 0, List.of(), true);
+                    file, job, run, null, 0, 0, "not started: nothing of it was sent", 0, List.of(), true, 0);
         }
         running.add(Thread.currentThread());
         try {
@@ -471,7 +457,8 @@ public final class Replayer {
                     null,
                     r.eventsSkippedAsSent(),
                     r.lanes(),
-                    false);
+                    false,
+                    0);
         } catch (TraceShipper.ShipFailedException e) {
             TraceShipper.Result r = e.partial();
             LOG.error("{}: {}", file, e.getMessage());
@@ -485,7 +472,8 @@ public final class Replayer {
                     e.getMessage(),
                     r.eventsSkippedAsSent(),
                     r.lanes(),
-                    e.gaveUp());
+                    e.gaveUp(),
+                    0);
         } catch (IOException | RuntimeException e) {
             LOG.error("{}: replay failed: {}", file, e.toString());
             return new FileResult(file, job, run, null, 0, 0, e.toString());
