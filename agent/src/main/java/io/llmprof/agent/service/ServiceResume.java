@@ -32,9 +32,6 @@ public final class ServiceResume {
      * @param problemsBefore when skipped: the input problems the run that shipped it reported (they still hold); else 0
      */
     public record Report(ServiceShipper.Result result, long acknowledged, String failure, long problemsBefore) {
-        public Report(ServiceShipper.Result result, long acknowledged, String failure) {
-            this(result, acknowledged, failure, 0);
-        }
 
         /** Every event was acknowledged in an earlier run: nothing was read or sent. */
         public boolean skipped() {
@@ -109,9 +106,9 @@ public final class ServiceResume {
         try {
             ServiceShipper.Result r = shipper.shipFile(
                     input, job, instance, resume, key == null ? 0 : CHECKPOINT_EVERY_BATCHES, listener);
-            return new Report(r, r.alreadySent() + r.events(), null);
+            return new Report(r, r.alreadySent() + r.events(), null, 0);
         } catch (ServiceShipper.StoppedException e) {
-            return new Report(null, e.acknowledged().next(), e.getMessage());
+            return new Report(null, e.acknowledged().next(), e.getMessage(), 0);
         }
     }
 
