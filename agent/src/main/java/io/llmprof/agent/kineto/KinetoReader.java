@@ -202,6 +202,15 @@ public final class KinetoReader {
         return b == ' ' || b == '\n' || b == '\r' || b == '\t';
     }
 
+    /** Whether the file starts with the gzip magic bytes (false when it cannot be read). */
+    public static boolean isGzipped(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            return in.read() == 0x1f && in.read() == 0x8b;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** The stream, gunzipped when it starts with the gzip magic bytes. */
     static InputStream maybeGunzip(InputStream raw) throws IOException {
         BufferedInputStream buffered = new BufferedInputStream(raw, 1 << 16);

@@ -1,5 +1,6 @@
 package io.llmprof.agent.watch;
 
+import io.llmprof.agent.kineto.KinetoReader;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
@@ -384,7 +385,8 @@ public final class Watcher implements AutoCloseable {
                 continue;
             }
             Observed o = observed.get(key);
-            if (o == null || o.size != size || o.mtimeMs != mtime) {
+            boolean changed = o != null && (o.size != size || o.mtimeMs != mtime);
+            if (o == null || changed) {
                 o = new Observed(size, mtime, clock.millis());
                 observed.put(key, o);
             }
@@ -395,6 +397,13 @@ public final class Watcher implements AutoCloseable {
                 // complete without growing (nsys removes its -journal when done), so it is checked again. The check
                 // reads the whole file: it runs on the shipping threads, right before the file is shipped.
                 if (o.checkedSize != size || (!o.completeDocument && NsysReader.isSqlite(file))) {
+                    if (changed && KinetoReader.isGzipped(file)) {
+                        // Still growing since the last look: a gzip writer (torch.profiler's export of a .gz) is at
+                        // work. Its check inflates the whole file, which would cost one inflate per poll while it
+                        // writes; it is checked once its size holds for a poll.
+                        waiting.add(key);
+                        continue;
+                    }
                     check = true;
                 } else if (!o.completeDocument) {
                     waiting.add(key);

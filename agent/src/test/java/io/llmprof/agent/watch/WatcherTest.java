@@ -10,6 +10,7 @@ import io.llmprof.events.Topics;
 import io.llmprof.events.TraceBatch;
 import io.llmprof.events.TraceBatch.Lane;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPOutputStream;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -274,6 +276,31 @@ class WatcherTest {
             assertThat(grown.eventsSent()).isEqualTo(600 - firstRead);
         }
         assertThat(eventIds()).hasSize(600).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void aGzipStillGrowingIsNotInflatedToCheckItUntilItsSizeHoldsForAPoll() throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (GZIPOutputStream out = new GZIPOutputStream(bytes)) {
+            out.write(trace(300, 0).getBytes(StandardCharsets.UTF_8));
+        }
+        byte[] gz = bytes.toByteArray();
+        Path file = dir.resolve("w/rank0.json.gz");
+        Files.createDirectories(file.getParent());
+        Files.write(file, Arrays.copyOf(gz, gz.length / 2));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 64, 0)) {
+            assertThat(w.pollOnce().waiting()).containsExactly("w/rank0.json.gz"); // first look: checked, cut
+            // The writer closes it before the next look. The size changed since the last look, so the file is
+            // taken for one still being written and not inflated now, although it is complete by then.
+            Files.write(file, gz);
+            assertThat(w.pollOnce().waiting()).containsExactly("w/rank0.json.gz");
+            assertThat(kafka).isEmpty();
+            // Its size held for a poll, well within the settle interval: checked, complete, sent.
+            clock.advance(Duration.ofMillis(500));
+            Watcher.PollResult held = w.pollOnce();
+            assertThat(held.shipped()).containsExactly("w/rank0.json.gz");
+            assertThat(held.eventsSent()).isEqualTo(600);
+        }
     }
 
     @Test
