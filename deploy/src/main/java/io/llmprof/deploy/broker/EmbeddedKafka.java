@@ -257,7 +257,10 @@ public final class EmbeddedKafka implements AutoCloseable {
                 candidate.startup();
                 server = candidate;
                 return;
-            } catch (RuntimeException e) {
+            } catch (Exception e) {
+                // Exception, not RuntimeException: Kafka's Scala code throws checked exceptions too, e.g. the
+                // TimeoutException of a node whose controller quorum does not form within server.max.startup.time.ms,
+                // and such a node must be shut down like any other that failed to start.
                 shutdownQuietly(candidate);
                 // A free port found by probing can be taken by another process before the broker binds it;
                 // a port the caller chose stays taken, so only a clash on a probed one is worth a retry.

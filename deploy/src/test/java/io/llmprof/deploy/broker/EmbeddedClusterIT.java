@@ -159,6 +159,54 @@ class EmbeddedClusterIT {
         }
     }
 
+    /**
+     * A node whose peers never come gives up at its start timeout with one exception that says so, and is shut down:
+     * its controller port closed, not left running behind a failed start (Kafka throws a checked TimeoutException).
+     */
+    @Test
+    void aNodeWhosePeersNeverComeFailsAtItsStartTimeoutAndStops(@TempDir Path dir) throws Exception {
+        List<Integer> ports = freePorts(3);
+        List<BrokerConfig.Voter> quorum = List.of(
+                new BrokerConfig.Voter(1, "127.0.0.1", ports.get(1)),
+                new BrokerConfig.Voter(2, "127.0.0.1", ports.get(2)));
+        BrokerConfig alone = BrokerConfig.defaults()
+                .withPort(ports.get(0))
+                .withDataDir(dir.resolve("node-1"))
+                .withStartTimeout(Duration.ofSeconds(10))
+                .withNode(1, quorum, org.apache.kafka.common.Uuid.randomUuid().toString());
+
+        Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> new EmbeddedKafka(alone).start());
+
+        assertThat(failed)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("Kafka broker failed to start on 127.0.0.1:" + ports.get(0));
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    try (java.net.Socket s = new java.net.Socket()) {
+                        s.connect(new java.net.InetSocketAddress("127.0.0.1", ports.get(1)), 1_000);
+                        return false;
+                    } catch (java.io.IOException e) {
+                        return true;
+                    }
+                });
+    }
+
+    /** {@code n} loopback ports free now. */
+    private static List<Integer> freePorts(int n) throws java.io.IOException {
+        List<java.net.ServerSocket> open = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                open.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1")));
+            }
+            return open.stream().map(java.net.ServerSocket::getLocalPort).toList();
+        } finally {
+            for (java.net.ServerSocket s : open) {
+                s.close();
+            }
+        }
+    }
+
     /** A topic of 3 replicas, all in sync, takes a record with acks=all from a client with these settings. */
     private static void assertReplicatesToThree(String bootstrap, Map<String, String> security) throws Exception {
         Map<String, Object> client = new java.util.HashMap<>(security);
