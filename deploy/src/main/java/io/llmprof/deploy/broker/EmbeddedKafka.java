@@ -334,8 +334,15 @@ public final class EmbeddedKafka implements AutoCloseable {
         if (config.tlsEnabled()) {
             // Both listeners serve this keystore; the node's own connections (to the other nodes, to the controller
             // quorum, its own included) trust the truststore, or for a single node its own keystore. Clients need no
-            // certificate (ssl.client.auth none): SASL, if any, says who they are.
+            // certificate on the client port (ssl.client.auth none): SASL, if any, says who they are.
             p.putAll(config.tls().brokerSettings());
+            // The controller port takes only the nodes: a connection must show a certificate the truststore trusts
+            // (the nodes show their keystore's). Without this, a node whose certificate the others do not trust still
+            // joins the quorum (its own connections trust theirs) and starts; only the others' connections to it
+            // fail, and the partitions it leads get no followers.
+            p.put(
+                    "listener.name." + CONTROLLER_LISTENER.toLowerCase(java.util.Locale.ROOT) + ".ssl.client.auth",
+                    "required");
         }
         if (config.sasl()) {
             // Clients, the other nodes and the controller quorum all log in: the broker and controller listeners

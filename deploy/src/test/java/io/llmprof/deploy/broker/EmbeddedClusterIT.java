@@ -108,8 +108,9 @@ class EmbeddedClusterIT {
     /**
      * With a keystore and a truststore besides the SASL users, every port of every node is SASL_SSL: the nodes
      * replicate and run the quorum over TLS, trusting each other through the truststore; a client with the truststore
-     * and a login is answered on the client and controller ports, one that speaks PLAINTEXT or SASL_PLAINTEXT there
-     * gets no answer, and one whose truststore lacks the certificate fails the handshake.
+     * and a login is answered on the client ports, and on the controller ports when it also shows a certificate the
+     * truststore trusts (a node's); one without a certificate fails the handshake there, one that speaks PLAINTEXT or
+     * SASL_PLAINTEXT gets no answer, and one whose truststore lacks the certificate fails the handshake.
      */
     @Test
     void aClusterWithTlsAndSaslUsersSpeaksOnlySaslSsl(@TempDir Path dir) throws Exception {
@@ -133,24 +134,31 @@ class EmbeddedClusterIT {
 
             assertReplicatesToThree(bootstrap, alice);
 
-            for (String[] port : new String[][] {
-                {AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap},
-                {AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, controllers}
-            }) {
-                assertThat(describeCluster(port, alice))
+            Map<String, String> aliceWithNodeCertificate = new java.util.HashMap<>(alice);
+            aliceWithNodeCertificate.put("ssl.keystore.location", tls.keystore().toString());
+            aliceWithNodeCertificate.put("ssl.keystore.password", TestTls.KEYSTORE_PASSWORD);
+            String[] controllerPorts = {AdminClientConfig.BOOTSTRAP_CONTROLLERS_CONFIG, controllers};
+            assertThat(describeCluster(controllerPorts, alice))
+                    .as("the controller ports without a client certificate")
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.SslAuthenticationException.class);
+
+            for (String[] port :
+                    new String[][] {{AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap}, controllerPorts}) {
+                Map<String, String> client = port == controllerPorts ? aliceWithNodeCertificate : alice;
+                assertThat(describeCluster(port, client))
                         .as("%s over SASL_SSL", port[0])
                         .isNull();
                 assertThat(describeCluster(port, Map.of()))
                         .as("%s in PLAINTEXT", port[0])
                         .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
-                Map<String, String> saslPlaintext = new java.util.HashMap<>(alice);
+                Map<String, String> saslPlaintext = new java.util.HashMap<>(client);
                 saslPlaintext.put("security.protocol", "SASL_PLAINTEXT");
                 assertThat(describeCluster(port, saslPlaintext))
                         .as("%s in SASL_PLAINTEXT", port[0])
                         .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
-                Map<String, String> untrusting = new java.util.HashMap<>(alice);
+                Map<String, String> untrusting = new java.util.HashMap<>(client);
                 untrusting.put("ssl.truststore.location", stranger.truststore().toString());
                 assertThat(describeCluster(port, untrusting))
                         .as("%s with a truststore that lacks the nodes' certificate", port[0])
@@ -190,6 +198,65 @@ class EmbeddedClusterIT {
                         return true;
                     }
                 });
+    }
+
+    /**
+     * Node 3's certificate is not the cluster's: its truststore trusts the others', theirs lacks its. The controller
+     * ports want a trusted client certificate, so node 3 cannot join the quorum and its start fails, instead of
+     * starting with connections from the others that all fail; nodes 1 and 2 start without it.
+     */
+    @Test
+    void aNodeWhoseCertificateTheOthersDoNotTrustCannotJoinTheQuorum(@TempDir Path dir) throws Exception {
+        TestTls cluster = TestTls.create(dir, "nodes", "ip:127.0.0.1");
+        TestTls stranger = TestTls.create(dir, "stranger", "ip:127.0.0.1");
+        TestTls.keytool(
+                dir,
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "nodes",
+                "-file",
+                dir.resolve("nodes.crt").toString(),
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                stranger.truststore().toString(),
+                "-storepass:file",
+                stranger.truststorePasswordFile().toString());
+        List<Integer> ports = freePorts(6);
+        List<BrokerConfig.Voter> quorum = List.of(
+                new BrokerConfig.Voter(1, "127.0.0.1", ports.get(3)),
+                new BrokerConfig.Voter(2, "127.0.0.1", ports.get(4)),
+                new BrokerConfig.Voter(3, "127.0.0.1", ports.get(5)));
+        String clusterId = org.apache.kafka.common.Uuid.randomUuid().toString();
+        List<java.util.concurrent.CompletableFuture<EmbeddedKafka>> starting = new java.util.ArrayList<>();
+        for (int id = 1; id <= 3; id++) {
+            BrokerConfig node = BrokerConfig.defaults()
+                    .withPort(ports.get(id - 1))
+                    .withDataDir(dir.resolve("node-" + id))
+                    .withTls((id == 3 ? stranger : cluster).load(true))
+                    .withStartTimeout(Duration.ofSeconds(id == 3 ? 20 : 90))
+                    .withOverride("controlled.shutdown.enable", "false")
+                    .withNode(id, quorum, clusterId);
+            starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> new EmbeddedKafka(node).start()));
+        }
+        List<EmbeddedKafka> started = new java.util.ArrayList<>();
+        try {
+            for (int id = 1; id <= 2; id++) {
+                started.add(starting.get(id - 1).get(120, TimeUnit.SECONDS));
+            }
+            Throwable third = org.assertj.core.api.Assertions.catchThrowable(
+                    () -> started.add(starting.get(2).get(120, TimeUnit.SECONDS)));
+            assertThat(third)
+                    .as("node 3's start")
+                    .isInstanceOf(ExecutionException.class)
+                    .hasCauseInstanceOf(IllegalStateException.class);
+        } finally {
+            started.stream()
+                    .map(n -> java.util.concurrent.CompletableFuture.runAsync(n::close))
+                    .toList()
+                    .forEach(java.util.concurrent.CompletableFuture::join);
+        }
     }
 
     /** {@code n} loopback ports free now. */
