@@ -3,6 +3,7 @@ package io.llmprof.deploy.broker;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -69,6 +70,15 @@ public final class BrokerCommand implements Callable<Integer> {
     String clusterId;
 
     @Option(
+            names = "--start-timeout",
+            defaultValue = "60s",
+            description = "How long the node may take to start; a node of a cluster waits that long for its"
+                    + " controller quorum, and names what it met on the way to the other nodes when it gives up."
+                    + " Default: ${DEFAULT-VALUE}.",
+            converter = io.llmprof.streams.cli.DurationConverter.class)
+    Duration startTimeout;
+
+    @Option(
             names = "--sasl-plain-users",
             paramLabel = "FILE",
             description = "Properties file of user=password: clients (and the controller quorum) must then"
@@ -93,7 +103,8 @@ public final class BrokerCommand implements Callable<Integer> {
                     .withPort(port)
                     .withControllerPort(controllerPort)
                     .withDataDir(dataDir)
-                    .withHost(host);
+                    .withHost(host)
+                    .withStartTimeout(startTimeout);
             if (saslPlainUsers != null) {
                 config = config.withSaslPlainUsers(users(saslPlainUsers));
             }

@@ -11,8 +11,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -55,6 +57,11 @@ public final class EmbeddedKafka implements AutoCloseable {
     /** How long {@link #close()} waits for the broker to shut down (Kafka's controlled shutdown alone may take 5 min). */
     static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(90);
 
+    /** The longest {@link #probeDelay()}. */
+    static final Duration PROBE_DELAY = Duration.ofSeconds(10);
+    /** A probe's connect timeout, and its handshake's read timeout. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(3);
+
     private final BrokerConfig config;
     /** The broker's own password on its SASL listeners: the users file's, shared by a cluster's nodes, else random. */
     private final String internalPassword;
@@ -65,6 +72,9 @@ public final class EmbeddedKafka implements AutoCloseable {
     private int port;
     private int controllerPort;
     private Duration startDuration;
+    /** What the probe after {@link #probeDelay()} found, for the start failure; null before. */
+    private volatile List<String> earlyProbe;
+
     private boolean closed;
 
     public EmbeddedKafka(BrokerConfig config) {
@@ -85,13 +95,27 @@ public final class EmbeddedKafka implements AutoCloseable {
             throw new IllegalStateException("an EmbeddedKafka starts once; create a new one to restart");
         }
         long begin = System.nanoTime();
+        CountDownLatch started = new CountDownLatch(1);
         try {
             prepareDataDir();
+            if (config.clustered()) {
+                probeQuorumLater(started);
+            }
             startServer();
             awaitReachable(begin);
         } catch (RuntimeException e) {
+            RuntimeException failure = e;
+            if (config.clustered() && System.nanoTime() - begin >= probeDelay().toNanos()) {
+                // it waited, most likely for the quorum: say what this node meets on the way to the others
+                failure = new IllegalStateException(
+                        e.getMessage() + "; this node's connections to the other nodes of the quorum:\n  "
+                                + String.join("\n  ", QuorumProbe.since(probeQuorum(), earlyProbe, probeDelay())),
+                        e);
+            }
             close();
-            throw e;
+            throw failure;
+        } finally {
+            started.countDown();
         }
         startDuration = Duration.ofNanos(System.nanoTime() - begin);
         LOG.debug(
@@ -202,6 +226,51 @@ public final class EmbeddedKafka implements AutoCloseable {
                     SHUTDOWN_WAIT.toSeconds());
         }
         return SHUTDOWN_WAIT;
+    }
+
+    /**
+     * How long a node of a cluster waits for its quorum before it tries the other nodes' controller ports and logs what
+     * stands in the way (a certificate not trusted, an address not reached): half the start timeout, 10 s at most.
+     */
+    Duration probeDelay() {
+        Duration half = config.startTimeout().dividedBy(2);
+        return half.compareTo(PROBE_DELAY) < 0 ? half : PROBE_DELAY;
+    }
+
+    /** One line per other voter ({@link QuorumProbe}). */
+    private List<String> probeQuorum() {
+        return new QuorumProbe(config.tls(), PROBE_TIMEOUT).probe(config.nodeId(), config.controllerQuorum());
+    }
+
+    /** After {@link #probeDelay()}, unless {@code started} is counted down by then: WARN lines of what is wrong. */
+    private void probeQuorumLater(CountDownLatch started) {
+        Thread probe = new Thread(
+                () -> {
+                    try {
+                        if (started.await(probeDelay().toMillis(), TimeUnit.MILLISECONDS)) {
+                            return;
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    List<String> lines = probeQuorum();
+                    earlyProbe = lines;
+                    if (started.getCount() == 0) {
+                        return; // the quorum formed meanwhile
+                    }
+                    if (lines.stream().anyMatch(QuorumProbe::problem)) {
+                        LOG.warn(
+                                "node {} has waited {} s for its controller quorum; its connections to the other nodes:",
+                                config.nodeId(),
+                                probeDelay().toSeconds());
+                        lines.forEach(LOG::warn);
+                    } else {
+                        LOG.debug("node {} waits for its controller quorum; connections: {}", config.nodeId(), lines);
+                    }
+                },
+                "llmprof-quorum-probe-" + config.nodeId());
+        probe.setDaemon(true);
+        probe.start();
     }
 
     private void requireStarted() {
