@@ -111,7 +111,7 @@ public final class ClusterCommand implements Callable<Integer> {
 
     /**
      * The {@code llmprof broker} command line of each node, with this command's SASL and TLS options: the files'
-     * paths, never a password.
+     * paths, absolute (a relative one would be wrong from another directory or machine), never a password.
      */
     java.util.List<String> brokerLines(java.util.List<BrokerConfig> nodeConfigs, String clusterId) {
         String quorum = nodeConfigs.get(0).controllerQuorum().stream()
@@ -119,14 +119,20 @@ public final class ClusterCommand implements Callable<Integer> {
                 .collect(Collectors.joining(","));
         StringBuilder security = new StringBuilder();
         if (saslPlainUsers != null) {
-            security.append(" --sasl-plain-users ").append(saslPlainUsers);
+            security.append(" --sasl-plain-users ").append(TlsOptions.word(saslPlainUsers));
         }
         security.append(tlsOptions.commandLine());
         return nodeConfigs.stream()
                 .map(c -> String.format(
                         "./llmprof broker --node-id %d --controller-quorum %s --cluster-id %s --port %d --host %s"
                                 + " --data-dir %s%s",
-                        c.nodeId(), quorum, clusterId, c.port(), c.host(), c.dataDir(), security))
+                        c.nodeId(),
+                        quorum,
+                        clusterId,
+                        c.port(),
+                        c.host(),
+                        c.dataDir() == null ? null : TlsOptions.word(c.dataDir()),
+                        security))
                 .toList();
     }
 }

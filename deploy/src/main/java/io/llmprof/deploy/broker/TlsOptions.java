@@ -42,20 +42,33 @@ public final class TlsOptions {
         return BrokerTls.load(keystore, keystorePasswordFile, truststore, truststorePasswordFile);
     }
 
-    /** These options as a command line's words (" --tls-keystore FILE ..."), empty when none is given. */
+    /**
+     * These options as a command line's words (" --tls-keystore FILE ..."), empty when none is given. The paths are
+     * absolute and normalized, as {@link #word(Path)} writes them: the line is for another shell, maybe in another
+     * directory or on another machine.
+     */
     String commandLine() {
         StringBuilder s = new StringBuilder();
         if (keystore != null) {
-            s.append(' ').append(BrokerTls.KEYSTORE_OPTION).append(' ').append(keystore);
-            s.append(' ').append(BrokerTls.KEYSTORE_PASSWORD_OPTION).append(' ').append(keystorePasswordFile);
+            s.append(' ').append(BrokerTls.KEYSTORE_OPTION).append(' ').append(word(keystore));
+            s.append(' ').append(BrokerTls.KEYSTORE_PASSWORD_OPTION).append(' ').append(word(keystorePasswordFile));
         }
         if (truststore != null) {
-            s.append(' ').append(BrokerTls.TRUSTSTORE_OPTION).append(' ').append(truststore);
+            s.append(' ').append(BrokerTls.TRUSTSTORE_OPTION).append(' ').append(word(truststore));
             s.append(' ')
                     .append(BrokerTls.TRUSTSTORE_PASSWORD_OPTION)
                     .append(' ')
-                    .append(truststorePasswordFile);
+                    .append(word(truststorePasswordFile));
         }
         return s.toString();
+    }
+
+    /**
+     * {@code path} absolute and normalized, as one shell word: as is when it holds only characters a POSIX shell takes
+     * literally, else in single quotes.
+     */
+    static String word(Path path) {
+        String p = path.toAbsolutePath().normalize().toString();
+        return p.matches("[A-Za-z0-9_./:@%+=,-]+") ? p : "'" + p.replace("'", "'\\''") + "'";
     }
 }

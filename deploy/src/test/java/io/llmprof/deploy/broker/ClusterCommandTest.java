@@ -70,14 +70,14 @@ class ClusterCommandTest {
     }
 
     @Test
-    void theNodesBrokerLinesCarryTheSaslAndTlsFilesNeverAPassword() {
+    void theNodesBrokerLinesCarryTheSaslAndTlsFilesAbsoluteNeverAPassword() {
         ClusterCommand command = new ClusterCommand();
         new CommandLine(command)
                 .parseArgs(
                         "--sasl-plain-users",
                         "users.properties",
                         "--tls-keystore",
-                        "k.p12",
+                        "tls/../tls/./k.p12",
                         "--tls-keystore-password-file",
                         "k.pw",
                         "--tls-truststore",
@@ -87,24 +87,40 @@ class ClusterCommandTest {
         List<BrokerConfig.Voter> quorum =
                 List.of(new BrokerConfig.Voter(1, "127.0.0.1", 19095), new BrokerConfig.Voter(2, "127.0.0.1", 19096));
         List<BrokerConfig> nodes = List.of(
-                BrokerConfig.defaults().withPort(19092).withNode(1, quorum, "MkU3OEVBNTcwNTJENDM2Qg"),
-                BrokerConfig.defaults().withPort(19093).withNode(2, quorum, "MkU3OEVBNTcwNTJENDM2Qg"));
+                BrokerConfig.defaults()
+                        .withPort(19092)
+                        .withDataDir(Path.of("data/node-1"))
+                        .withNode(1, quorum, "MkU3OEVBNTcwNTJENDM2Qg"),
+                BrokerConfig.defaults()
+                        .withPort(19093)
+                        .withDataDir(Path.of("data/node-2"))
+                        .withNode(2, quorum, "MkU3OEVBNTcwNTJENDM2Qg"));
 
         List<String> lines = command.brokerLines(nodes, "MkU3OEVBNTcwNTJENDM2Qg");
 
+        Path here = Path.of("").toAbsolutePath();
         assertThat(lines).hasSize(2);
         assertThat(lines.get(1))
-                .startsWith("./llmprof broker --node-id 2 --controller-quorum 1@127.0.0.1:19095,2@127.0.0.1:19096"
-                        + " --cluster-id MkU3OEVBNTcwNTJENDM2Qg --port 19093 --host 127.0.0.1")
-                .endsWith(" --sasl-plain-users users.properties --tls-keystore k.p12 --tls-keystore-password-file k.pw"
-                        + " --tls-truststore t.p12 --tls-truststore-password-file t.pw");
-        // and the line parses as a broker command with the same files
+                .isEqualTo("./llmprof broker --node-id 2 --controller-quorum 1@127.0.0.1:19095,2@127.0.0.1:19096"
+                        + " --cluster-id MkU3OEVBNTcwNTJENDM2Qg --port 19093 --host 127.0.0.1"
+                        + " --data-dir " + here.resolve("data/node-2")
+                        + " --sasl-plain-users " + here.resolve("users.properties")
+                        + " --tls-keystore " + here.resolve("tls/k.p12")
+                        + " --tls-keystore-password-file " + here.resolve("k.pw")
+                        + " --tls-truststore " + here.resolve("t.p12")
+                        + " --tls-truststore-password-file " + here.resolve("t.pw"));
+        // and the line parses as a broker command with the same files, from any directory
         BrokerCommand broker = new BrokerCommand();
         new CommandLine(broker)
-                .parseArgs(lines.get(1)
-                        .replace("./llmprof broker ", "")
-                        .replace(" --data-dir null", "")
-                        .split(" "));
-        assertThat(broker.tlsOptions.truststorePasswordFile).isEqualTo(Path.of("t.pw"));
+                .parseArgs(lines.get(1).replace("./llmprof broker ", "").split(" "));
+        assertThat(broker.tlsOptions.keystore).isAbsolute().isEqualTo(here.resolve("tls/k.p12"));
+        assertThat(broker.tlsOptions.truststorePasswordFile).isEqualTo(here.resolve("t.pw"));
+        assertThat(broker.saslPlainUsers).isEqualTo(here.resolve("users.properties"));
+    }
+
+    @Test
+    void aPathWithCharactersTheShellWouldReadIsOneQuotedWord() {
+        assertThat(TlsOptions.word(Path.of("/etc/llmprof/k.p12"))).isEqualTo("/etc/llmprof/k.p12");
+        assertThat(TlsOptions.word(Path.of("/home/a b/it's.p12"))).isEqualTo("'/home/a b/it'\\''s.p12'");
     }
 }
