@@ -167,6 +167,9 @@ public final class BrokerCommand implements Callable<Integer> {
             if (tls.truststore() != null) {
                 s.append(", truststore ").append(tls.truststore());
             }
+            if (tls.clientAuth()) {
+                s.append(", client certificates required");
+            }
         }
         return s.append(')').toString();
     }

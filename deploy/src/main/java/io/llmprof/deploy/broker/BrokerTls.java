@@ -43,6 +43,8 @@ import javax.net.ssl.X509TrustManager;
  * @param serverNames the names the keystore's certificate is for ({@code ip:127.0.0.1}, {@code dns:localhost}, and
  *     {@code cn:NAME} when it has no DNS name), which a client's host name check compares with the host it connects
  *     to
+ * @param clientAuth whether clients of the client port must show a certificate the truststore trusts ({@code
+ *     ssl.client.auth=required}); needs a truststore. The controller port always wants one (the nodes').
  */
 public record BrokerTls(
         Path keystore,
@@ -51,7 +53,8 @@ public record BrokerTls(
         Path truststore,
         String truststoreType,
         String truststorePassword,
-        List<String> serverNames) {
+        List<String> serverNames,
+        boolean clientAuth) {
 
     /** The {@code --tls-keystore} option, for messages. */
     public static final String KEYSTORE_OPTION = "--tls-keystore";
@@ -59,6 +62,7 @@ public record BrokerTls(
     public static final String KEYSTORE_PASSWORD_OPTION = "--tls-keystore-password-file";
     public static final String TRUSTSTORE_OPTION = "--tls-truststore";
     public static final String TRUSTSTORE_PASSWORD_OPTION = "--tls-truststore-password-file";
+    public static final String CLIENT_AUTH_OPTION = "--tls-client-auth";
 
     public BrokerTls {
         Objects.requireNonNull(keystore, "keystore");
@@ -68,6 +72,11 @@ public record BrokerTls(
             throw new IllegalArgumentException("a truststore needs its type and password, and only with a truststore");
         }
         serverNames = serverNames == null ? List.of() : List.copyOf(serverNames);
+        if (clientAuth && truststore == null) {
+            throw new IllegalArgumentException(
+                    CLIENT_AUTH_OPTION + " needs " + TRUSTSTORE_OPTION + " FILE, a truststore"
+                            + " that holds the certificates of the clients to accept (or their CA's) besides the nodes'");
+        }
     }
 
     /**
@@ -129,7 +138,21 @@ public record BrokerTls(
                 truststore,
                 truststore == null ? null : trust.getType().toUpperCase(Locale.ROOT),
                 truststorePassword,
-                names(chain.get(0)));
+                names(chain.get(0)),
+                false);
+    }
+
+    /** These files, and clients of the client port must show a certificate the truststore trusts. */
+    public BrokerTls withClientAuth() {
+        return new BrokerTls(
+                keystore,
+                keystoreType,
+                keystorePassword,
+                truststore,
+                truststoreType,
+                truststorePassword,
+                serverNames,
+                true);
     }
 
     /** The file this node's connections (to the other nodes, its controller, the start check) trust. */
@@ -187,12 +210,21 @@ public record BrokerTls(
         return p;
     }
 
-    /** The trust settings of a client of this node (the start check; tests). */
+    /**
+     * The settings of a client of this node (the start check; tests): the trust, and with {@link #clientAuth()} this
+     * node's keystore as the client's certificate.
+     */
     Map<String, String> clientSettings() {
         Map<String, String> p = new TreeMap<>();
         p.put("ssl.truststore.location", trustFile().toAbsolutePath().toString());
         p.put("ssl.truststore.type", trustType());
         p.put("ssl.truststore.password", trustPassword());
+        if (clientAuth) {
+            p.put("ssl.keystore.location", keystore.toAbsolutePath().toString());
+            p.put("ssl.keystore.type", keystoreType);
+            p.put("ssl.keystore.password", keystorePassword);
+            p.put("ssl.key.password", keystorePassword);
+        }
         return p;
     }
 
@@ -201,7 +233,7 @@ public record BrokerTls(
     public String toString() {
         return "BrokerTls[keystore=" + keystore + " (" + keystoreType + "), truststore="
                 + (truststore == null ? "(the keystore's certificates)" : truststore + " (" + truststoreType + ")")
-                + ", serverNames=" + serverNames + "]";
+                + ", serverNames=" + serverNames + ", clientAuth=" + clientAuth + "]";
     }
 
     /** The first line of {@code file}, without its line end: a password that never shows in {@code ps}. */

@@ -402,9 +402,15 @@ public final class EmbeddedKafka implements AutoCloseable {
                 brokerListener + ":" + brokerListener + "," + CONTROLLER_LISTENER + ":" + brokerListener);
         if (config.tlsEnabled()) {
             // Both listeners serve this keystore; the node's own connections (to the other nodes, to the controller
-            // quorum, its own included) trust the truststore, or for a single node its own keystore. Clients need no
-            // certificate on the client port (ssl.client.auth none): SASL, if any, says who they are.
+            // quorum, its own included) trust the truststore, or for a single node its own keystore, and show the
+            // keystore's certificate. Clients need no certificate on the client port (ssl.client.auth none) unless
+            // --tls-client-auth: SASL, if any, says who they are.
             p.putAll(config.tls().brokerSettings());
+            if (config.tls().clientAuth()) {
+                p.put(
+                        "listener.name." + brokerListener.toLowerCase(java.util.Locale.ROOT) + ".ssl.client.auth",
+                        "required");
+            }
             // The controller port takes only the nodes: a connection must show a certificate the truststore trusts
             // (the nodes show their keystore's). Without this, a node whose certificate the others do not trust still
             // joins the quorum (its own connections trust theirs) and starts; only the others' connections to it

@@ -33,13 +33,29 @@ public final class TlsOptions {
             description = "File whose first line is the truststore's password.")
     Path truststorePasswordFile;
 
+    @Option(
+            names = BrokerTls.CLIENT_AUTH_OPTION,
+            description = "Clients of the client port must show a certificate that --tls-truststore trusts"
+                    + " (ssl.client.auth=required; with --sasl-plain-users they log in too): put the clients'"
+                    + " certificates, or their CA's, in the truststore, and give each client ssl.keystore.location"
+                    + " and ssl.keystore.password in its --kafka-config.")
+    boolean clientAuth;
+
     /**
      * The files read and checked ({@link BrokerTls#load}), or null when no TLS option is given.
      *
      * @throws IllegalArgumentException one line naming the option and the file
      */
     BrokerTls load() {
-        return BrokerTls.load(keystore, keystorePasswordFile, truststore, truststorePasswordFile);
+        BrokerTls tls = BrokerTls.load(keystore, keystorePasswordFile, truststore, truststorePasswordFile);
+        if (!clientAuth) {
+            return tls;
+        }
+        if (tls == null) {
+            throw new IllegalArgumentException(BrokerTls.CLIENT_AUTH_OPTION + " needs " + BrokerTls.KEYSTORE_OPTION
+                    + " FILE and " + BrokerTls.TRUSTSTORE_OPTION + " FILE: client certificates are checked over TLS");
+        }
+        return tls.withClientAuth();
     }
 
     /**
@@ -59,6 +75,9 @@ public final class TlsOptions {
                     .append(BrokerTls.TRUSTSTORE_PASSWORD_OPTION)
                     .append(' ')
                     .append(word(truststorePasswordFile));
+        }
+        if (clientAuth) {
+            s.append(' ').append(BrokerTls.CLIENT_AUTH_OPTION);
         }
         return s.toString();
     }

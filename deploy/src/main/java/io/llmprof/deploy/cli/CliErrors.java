@@ -62,6 +62,10 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         org.apache.kafka.common.errors.AuthenticationException auth =
                 find(ex, org.apache.kafka.common.errors.AuthenticationException.class);
         if (auth != null) {
+            String tls = tlsRefusal(ex);
+            if (tls != null) {
+                return tls;
+            }
             return "Kafka refused to authenticate this client (" + message(auth)
                     + "); check the security.protocol, sasl.* and ssl.* settings of --kafka-config";
         }
@@ -88,6 +92,32 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         }
         return message(root(ex));
     }
+
+    /**
+     * A TLS handshake that failed over certificates, in words, or null: Kafka's own message says only "SSL handshake
+     * failed" (or "Failed to process post-handshake messages" when a TLS 1.3 broker refuses the client's certificate).
+     */
+    private static String tlsRefusal(Throwable ex) {
+        int depth = 0;
+        for (Throwable c = ex; c != null && depth++ < 32; c = next(c)) {
+            String m = c.getMessage() == null ? "" : c.getMessage();
+            java.util.regex.Matcher alert = CERTIFICATE_ALERT.matcher(m);
+            if (alert.find()) {
+                return "Kafka refused this client's certificate, or wants one (TLS alert " + alert.group(1)
+                        + "); give --kafka-config ssl.keystore.location and ssl.keystore.password, a certificate that"
+                        + " the broker's truststore trusts";
+            }
+            if (m.contains("PKIX path")) {
+                return "this client does not trust Kafka's certificate (PKIX path building failed); give --kafka-config"
+                        + " an ssl.truststore.location that holds it or its CA's";
+            }
+        }
+        return null;
+    }
+
+    private static final java.util.regex.Pattern CERTIFICATE_ALERT = java.util.regex.Pattern.compile(
+            "Received fatal alert: (certificate_required|bad_certificate|certificate_unknown|unknown_ca"
+                    + "|certificate_expired|certificate_revoked|unsupported_certificate)");
 
     /** The outermost throwable whose message contains {@code text} and names a port (a digit), else {@code fallback}. */
     private static Throwable firstMentioning(Throwable ex, String text, Throwable fallback) {

@@ -204,6 +204,15 @@ class BrokerCommandTest {
 
     @Test
     @Timeout(60)
+    void clientAuthNeedsATruststoreToCheckTheClientsWith() {
+        List<String> args = new ArrayList<>(node.options(false));
+        args.add("--tls-client-auth");
+        assertRefused(args, "--tls-client-auth needs --tls-truststore FILE, a truststore that holds the certificates");
+        assertRefused(List.of("--tls-client-auth"), "--tls-client-auth needs --tls-keystore FILE and --tls-truststore");
+    }
+
+    @Test
+    @Timeout(60)
     void aTruststoreWithoutItsPasswordFileIsRefused() {
         List<String> args = new ArrayList<>(node.options(false));
         args.addAll(List.of("--tls-truststore", node.truststore().toString()));

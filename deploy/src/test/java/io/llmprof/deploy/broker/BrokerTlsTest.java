@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 /** The host check: which names of a certificate a client connecting to a host accepts. */
 class BrokerTlsTest {
     private static BrokerTls names(String... names) {
-        return new BrokerTls(Path.of("k.p12"), "PKCS12", "pw", null, null, null, List.of(names));
+        return new BrokerTls(Path.of("k.p12"), "PKCS12", "pw", null, null, null, List.of(names), false);
     }
 
     @Test

@@ -119,6 +119,31 @@ class ClusterCommandTest {
     }
 
     @Test
+    void theNodesBrokerLinesCarryClientAuth() {
+        ClusterCommand command = new ClusterCommand();
+        new CommandLine(command)
+                .parseArgs(
+                        "--tls-keystore",
+                        "k.p12",
+                        "--tls-keystore-password-file",
+                        "k.pw",
+                        "--tls-truststore",
+                        "t.p12",
+                        "--tls-truststore-password-file",
+                        "t.pw",
+                        "--tls-client-auth");
+        List<BrokerConfig.Voter> quorum = List.of(new BrokerConfig.Voter(1, "127.0.0.1", 19095));
+
+        String line = command.brokerLines(
+                        List.of(BrokerConfig.defaults().withPort(19092).withNode(1, quorum, "MkU3OEVBNTcwNTJENDM2Qg")),
+                        "MkU3OEVBNTcwNTJENDM2Qg")
+                .get(0);
+
+        assertThat(line)
+                .endsWith(" --tls-truststore-password-file " + Path.of("t.pw").toAbsolutePath() + " --tls-client-auth");
+    }
+
+    @Test
     void aPathWithCharactersTheShellWouldReadIsOneQuotedWord() {
         assertThat(TlsOptions.word(Path.of("/etc/llmprof/k.p12"))).isEqualTo("/etc/llmprof/k.p12");
         assertThat(TlsOptions.word(Path.of("/home/a b/it's.p12"))).isEqualTo("'/home/a b/it'\\''s.p12'");

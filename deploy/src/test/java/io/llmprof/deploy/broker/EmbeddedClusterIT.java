@@ -168,6 +168,36 @@ class EmbeddedClusterIT {
     }
 
     /**
+     * With client certificates required on the client ports, the nodes replicate among themselves (they show their
+     * keystore's certificate there too), and a client with a node's certificate is answered.
+     */
+    @Test
+    void aClusterWithClientAuthReplicatesAndAnswersClientsWithACertificate(@TempDir Path dir) throws Exception {
+        TestTls tls = TestTls.create(dir, "nodes", "ip:127.0.0.1");
+        try (EmbeddedCluster cluster = EmbeddedCluster.start(new EmbeddedCluster.Config(
+                3,
+                0,
+                dir.resolve("data"),
+                null,
+                Duration.ofSeconds(90),
+                Map.of(),
+                tls.load(true).withClientAuth()))) {
+            Map<String, String> client = cluster.nodes().get(0).clientSecurity("anyone");
+            assertThat(client).containsEntry("security.protocol", "SSL").containsKey("ssl.keystore.location");
+
+            assertReplicatesToThree(cluster.bootstrapServers(), client);
+
+            Map<String, String> anonymous = new java.util.HashMap<>(client);
+            anonymous.keySet().removeIf(k -> k.startsWith("ssl.keystore.") || k.equals("ssl.key.password"));
+            assertThat(describeCluster(
+                            new String[] {AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()},
+                            anonymous))
+                    .as("a client without a certificate")
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.SslAuthenticationException.class);
+        }
+    }
+
+    /**
      * A node whose peers never come gives up at its start timeout with one exception that says so, and is shut down:
      * its controller port closed, not left running behind a failed start (Kafka throws a checked TimeoutException).
      */

@@ -49,6 +49,29 @@ class CliErrorsTest {
     }
 
     @Test
+    void aBrokerRefusingTheClientsCertificatePointsAtTheKeystoreSettings() {
+        Exception e = new org.apache.kafka.common.errors.SslAuthenticationException(
+                "Failed to process post-handshake messages",
+                new javax.net.ssl.SSLHandshakeException("Received fatal alert: certificate_required"));
+
+        assertThat(run(e, false).strip())
+                .isEqualTo("failing: Kafka refused this client's certificate, or wants one (TLS alert"
+                        + " certificate_required); give --kafka-config ssl.keystore.location and ssl.keystore.password,"
+                        + " a certificate that the broker's truststore trusts (--debug shows the stack trace)");
+    }
+
+    @Test
+    void aBrokerCertificateTheClientDoesNotTrustPointsAtTheTruststore() {
+        Exception e = new org.apache.kafka.common.errors.SslAuthenticationException(
+                "SSL handshake failed",
+                new javax.net.ssl.SSLHandshakeException(
+                        "PKIX path building failed: unable to find valid certification" + " path to requested target"));
+
+        assertThat(run(e, false))
+                .startsWith("failing: this client does not trust Kafka's certificate (PKIX path building failed);");
+    }
+
+    @Test
     void aTakenPortIsOneLineNamingThePortAndWhatToDo() {
         Exception e = new IllegalStateException(
                 "Port already in use. Make sure no other process is using port 18080 and try again.",

@@ -165,6 +165,117 @@ class KafkaTlsIT {
         }
     }
 
+    /**
+     * `llmprof broker --tls-client-auth`: the client port wants a certificate the broker's truststore trusts. A
+     * {@code --kafka-config} with a client keystore whose certificate is in it ships a trace and reads it back; one
+     * without a keystore is refused with one line.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(300)
+    void withClientAuthOnlyClientsWithATrustedCertificateGetIn() throws Exception {
+        TestTls tls = TestTls.create(tmp, "broker", "ip:127.0.0.1");
+        TestTls client = TestTls.create(tmp, "client", "dns:client");
+        // the broker's truststore accepts the client's certificate
+        TestTls.keytool(
+                tmp,
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "client",
+                "-file",
+                tmp.resolve("client.crt").toString(),
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                tls.truststore().toString(),
+                "-storepass:file",
+                tls.truststorePasswordFile().toString());
+        Path log = tmp.resolve("broker.log");
+        List<String> args = new ArrayList<>(List.of(
+                "broker", "--port", "0", "--data-dir", tmp.resolve("data").toString(), "--tls-client-auth"));
+        args.addAll(tls.options(true));
+        Process broker = ChildJvm.llmprof("384m", log, args);
+        try {
+            await().atMost(DEADLINE)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> ChildJvm.output(log).contains("Ctrl-C to stop") || !broker.isAlive());
+            String banner = ChildJvm.output(log);
+            assertThat(broker.isAlive()).as("broker; its log:%n%s", banner).isTrue();
+            assertThat(banner)
+                    .contains("(SSL, keystore " + tls.keystore() + ", truststore " + tls.truststore()
+                            + ", client certificates required)");
+            Matcher m = Pattern.compile("bootstrap servers: (\\S+)").matcher(banner);
+            assertThat(m.find()).as(banner).isTrue();
+            String withoutCertificate = "bootstrap.servers=" + m.group(1) + "\n"
+                    + "security.protocol=SSL\n"
+                    + "ssl.truststore.location=" + tls.truststore() + "\n"
+                    + "ssl.truststore.password=" + TestTls.TRUSTSTORE_PASSWORD + "\n";
+            Path certified = Files.writeString(
+                    tmp.resolve("certified.properties"),
+                    withoutCertificate
+                            + "ssl.keystore.location=" + client.keystore() + "\n"
+                            + "ssl.keystore.password=" + TestTls.KEYSTORE_PASSWORD + "\n");
+            Path anonymous = Files.writeString(tmp.resolve("anonymous.properties"), withoutCertificate);
+
+            Path model = PipelineHarness.tinyModel(tmp);
+            SynthResult synth = SynthTrace.write(
+                    SynthSpec.builder(model)
+                            .passes(2)
+                            .ranks(1)
+                            .seed(5)
+                            .job("mtls")
+                            .build(),
+                    Files.createDirectories(tmp.resolve("synth")));
+            Cli replay = cli(
+                    "agent",
+                    "replay",
+                    "--kafka-config",
+                    certified.toString(),
+                    "--job",
+                    "mtls",
+                    "--no-progress",
+                    "--no-checkpoint",
+                    synth.files().get(0).toString());
+            assertThat(replay.code)
+                    .as("agent replay: %s %s", replay.out, replay.err)
+                    .isZero();
+            Cli dump = cli(
+                    "topic",
+                    "dump",
+                    "--kafka-config",
+                    certified.toString(),
+                    "--topic",
+                    Topics.TRACE_EVENTS.name(),
+                    "--from-beginning");
+            assertThat(dump.code).as("topic dump: %s", dump.err).isZero();
+            assertThat(dump.out).as(dump.err).contains("\"mtls\"");
+
+            Cli refused = cli(
+                    "topic",
+                    "dump",
+                    "--kafka-config",
+                    anonymous.toString(),
+                    "--topic",
+                    Topics.TRACE_EVENTS.name(),
+                    "--from-beginning");
+            System.out.printf(
+                    "KafkaTlsIT: topic dump without a client certificate: exit %d%n%s%n", refused.code, refused.err);
+            assertThat(refused.code)
+                    .as("topic dump without a certificate: %s", refused.err)
+                    .isEqualTo(1);
+            assertThat(refused.err.strip())
+                    .as("one line")
+                    .doesNotContain("\n")
+                    .startsWith("llmprof topic dump: Kafka refused this client's certificate, or wants one (TLS alert ")
+                    .contains("give --kafka-config ssl.keystore.location and ssl.keystore.password");
+        } finally {
+            broker.destroy();
+            if (!broker.waitFor(60, TimeUnit.SECONDS)) {
+                broker.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     /** A keystore without SASL users: an SSL listener; with a truststore, which a single node may also have. */
     @Test
     void tlsAloneIsAnSslListenerThatAnswersOnlyTls() throws Exception {
