@@ -50,8 +50,8 @@ public final class WatchCommand implements Callable<Integer> {
             names = "--settle",
             defaultValue = "2s",
             converter = Converters.DurationConverter.class,
-            description = "A file is read once unchanged this long, or at once when it is complete JSON"
-                    + " (default: ${DEFAULT-VALUE}).")
+            description = "A file is read once unchanged this long, or at once when it is complete JSON (a gzip"
+                    + " whose size changed since the last poll is checked at the next; default: ${DEFAULT-VALUE}).")
     Duration settle;
 
     @Option(
