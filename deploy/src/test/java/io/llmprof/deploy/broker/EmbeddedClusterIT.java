@@ -239,20 +239,7 @@ class EmbeddedClusterIT {
     void aNodeWhoseCertificateTheOthersDoNotTrustCannotJoinTheQuorum(@TempDir Path dir) throws Exception {
         TestTls cluster = TestTls.create(dir, "nodes", "ip:127.0.0.1");
         TestTls stranger = TestTls.create(dir, "stranger", "ip:127.0.0.1");
-        TestTls.keytool(
-                dir,
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                "nodes",
-                "-file",
-                dir.resolve("nodes.crt").toString(),
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                stranger.truststore().toString(),
-                "-storepass:file",
-                stranger.truststorePasswordFile().toString());
+        stranger.trust(dir, "nodes");
         List<Integer> ports = freePorts(6);
         List<BrokerConfig.Voter> quorum = List.of(
                 new BrokerConfig.Voter(1, "127.0.0.1", ports.get(3)),

@@ -43,20 +43,7 @@ class QuorumProbeTest {
     static void makeKeystores() throws Exception {
         nodes = TestTls.create(keys, "nodes", "ip:127.0.0.1");
         stranger = TestTls.create(keys, "stranger", "ip:127.0.0.1");
-        TestTls.keytool(
-                keys,
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                "nodes",
-                "-file",
-                keys.resolve("nodes.crt").toString(),
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                stranger.truststore().toString(),
-                "-storepass:file",
-                stranger.truststorePasswordFile().toString());
+        stranger.trust(keys, "nodes");
         localhostOnly = TestTls.create(keys, "localhost-only", "dns:localhost");
     }
 

@@ -106,6 +106,27 @@ public record TestTls(Path keystore, Path keystorePasswordFile, Path truststore,
                 withTruststore ? truststorePasswordFile : null);
     }
 
+    /**
+     * Adds to this truststore the certificate that {@link #create} exported for {@code name} in {@code dir}: this
+     * side then trusts that one besides its own.
+     */
+    public void trust(Path dir, String name) throws IOException, InterruptedException {
+        keytool(
+                dir,
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                name,
+                "-file",
+                dir.resolve(name + ".crt").toString(),
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                truststore.toString(),
+                "-storepass:file",
+                truststorePasswordFile.toString());
+    }
+
     /** Runs {@code keytool args} in {@code dir}, 60 s at most; its output goes to a file named in the failure. */
     public static void keytool(Path dir, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();

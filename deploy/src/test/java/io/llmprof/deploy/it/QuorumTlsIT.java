@@ -42,20 +42,7 @@ class QuorumTlsIT {
         TestTls cluster = TestTls.create(tmp, "nodes", "ip:127.0.0.1");
         TestTls stranger = TestTls.create(tmp, "stranger", "ip:127.0.0.1");
         // node 2 trusts node 1's certificate besides its own
-        TestTls.keytool(
-                tmp,
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                "nodes",
-                "-file",
-                tmp.resolve("nodes.crt").toString(),
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                stranger.truststore().toString(),
-                "-storepass:file",
-                stranger.truststorePasswordFile().toString());
+        stranger.trust(tmp, "nodes");
         List<Integer> ports = ChildJvm.freePorts(4);
         String quorum = "1@127.0.0.1:" + ports.get(2) + ",2@127.0.0.1:" + ports.get(3);
         String clusterId = Uuid.randomUuid().toString();
