@@ -13,6 +13,7 @@ import io.llmprof.deploy.broker.TestTls;
 import io.llmprof.deploy.cli.Llmprof;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.Topics;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -101,38 +102,7 @@ class KafkaTlsIT {
             assertThat(describeCluster(bootstrap, aliceSettings)).isNull();
 
             // the whole way through the CLI: a trace shipped and read back with the same file
-            Path model = PipelineHarness.tinyModel(tmp);
-            SynthResult synth = SynthTrace.write(
-                    SynthSpec.builder(model)
-                            .passes(2)
-                            .ranks(1)
-                            .seed(5)
-                            .job("tls")
-                            .build(),
-                    Files.createDirectories(tmp.resolve("synth")));
-            Cli replay = cli(
-                    "agent",
-                    "replay",
-                    "--kafka-config",
-                    clientConfig.toString(),
-                    "--job",
-                    "tls",
-                    "--no-progress",
-                    "--no-checkpoint",
-                    synth.files().get(0).toString());
-            assertThat(replay.code)
-                    .as("agent replay: %s %s", replay.out, replay.err)
-                    .isZero();
-            Cli dump = cli(
-                    "topic",
-                    "dump",
-                    "--kafka-config",
-                    clientConfig.toString(),
-                    "--topic",
-                    Topics.TRACE_EVENTS.name(),
-                    "--from-beginning");
-            assertThat(dump.code).as("topic dump: %s", dump.err).isZero();
-            assertThat(dump.out).as(dump.err).contains("\"tls\"");
+            replayAndDump(clientConfig, "tls");
 
             // PLAINTEXT and SASL_PLAINTEXT to a TLS port: the broker drops the connection, no answer comes
             assertThat(describeCluster(bootstrap, Map.of()))
@@ -217,38 +187,7 @@ class KafkaTlsIT {
                             + "ssl.keystore.password=" + TestTls.KEYSTORE_PASSWORD + "\n");
             Path anonymous = Files.writeString(tmp.resolve("anonymous.properties"), withoutCertificate);
 
-            Path model = PipelineHarness.tinyModel(tmp);
-            SynthResult synth = SynthTrace.write(
-                    SynthSpec.builder(model)
-                            .passes(2)
-                            .ranks(1)
-                            .seed(5)
-                            .job("mtls")
-                            .build(),
-                    Files.createDirectories(tmp.resolve("synth")));
-            Cli replay = cli(
-                    "agent",
-                    "replay",
-                    "--kafka-config",
-                    certified.toString(),
-                    "--job",
-                    "mtls",
-                    "--no-progress",
-                    "--no-checkpoint",
-                    synth.files().get(0).toString());
-            assertThat(replay.code)
-                    .as("agent replay: %s %s", replay.out, replay.err)
-                    .isZero();
-            Cli dump = cli(
-                    "topic",
-                    "dump",
-                    "--kafka-config",
-                    certified.toString(),
-                    "--topic",
-                    Topics.TRACE_EVENTS.name(),
-                    "--from-beginning");
-            assertThat(dump.code).as("topic dump: %s", dump.err).isZero();
-            assertThat(dump.out).as(dump.err).contains("\"mtls\"");
+            replayAndDump(certified, "mtls");
 
             Cli refused = cli(
                     "topic",
@@ -333,6 +272,37 @@ class KafkaTlsIT {
         try (Admin admin = Admin.create(c)) {
             return catchThrowable(() -> admin.describeCluster().nodes().get(20, TimeUnit.SECONDS));
         }
+    }
+
+    /** `agent replay` of a small synth trace as job {@code job}, then `topic dump` finds it, both with {@code config}. */
+    private void replayAndDump(Path config, String job) throws IOException {
+        Path model = PipelineHarness.tinyModel(tmp);
+        SynthResult synth = SynthTrace.write(
+                SynthSpec.builder(model).passes(2).ranks(1).seed(5).job(job).build(),
+                Files.createDirectories(tmp.resolve("synth-" + job)));
+        Cli replay = cli(
+                "agent",
+                "replay",
+                "--kafka-config",
+                config.toString(),
+                "--job",
+                job,
+                "--no-progress",
+                "--no-checkpoint",
+                synth.files().get(0).toString());
+        assertThat(replay.code)
+                .as("agent replay: %s %s", replay.out, replay.err)
+                .isZero();
+        Cli dump = cli(
+                "topic",
+                "dump",
+                "--kafka-config",
+                config.toString(),
+                "--topic",
+                Topics.TRACE_EVENTS.name(),
+                "--from-beginning");
+        assertThat(dump.code).as("topic dump: %s", dump.err).isZero();
+        assertThat(dump.out).as(dump.err).contains("\"" + job + "\"");
     }
 
     private record Cli(int code, String out, String err) {}
