@@ -2,7 +2,6 @@ package io.llmprof.agent.cli;
 
 import io.llmprof.agent.checkpoint.CheckpointFiles;
 import io.llmprof.agent.kineto.InputProblem;
-import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.replay.Replayer;
 import io.llmprof.agent.replay.Speed;
@@ -56,12 +55,6 @@ public final class ReplayCommand implements Callable<Integer> {
     boolean noProgress;
 
     @Option(
-            names = "--reorder-window",
-            defaultValue = "65536",
-            description = "Events buffered per (rank, lane) to restore time order (default: ${DEFAULT-VALUE}).")
-    int reorderWindow;
-
-    @Option(
             names = "--checkpoint",
             paramLabel = "FILE",
             description = "Checkpoint file: per file, job and run, the next event index per rank and lane that Kafka"
@@ -104,7 +97,7 @@ public final class ReplayCommand implements Callable<Integer> {
                 !noProgress,
                 shipping.topics(),
                 shipping.batchSize,
-                ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!shipping.hostFirst));
+                shipping.readerOptions());
         List<Path> expanded = TraceFiles.expand(files);
         Path cp = noCheckpoint
                 ? null

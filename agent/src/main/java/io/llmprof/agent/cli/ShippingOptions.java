@@ -1,13 +1,21 @@
 package io.llmprof.agent.cli;
 
+import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.events.KafkaConnection;
 import io.llmprof.events.TopicLayout;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /** Options of every command that ships trace files to Kafka (`agent replay`, `agent watch`). */
 final class ShippingOptions {
+    /** The command these options are mixed into, for its usage errors. */
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
     @Option(names = "--job", description = "Job identity (default: each file's directory name).")
     String job;
 
@@ -44,6 +52,25 @@ final class ShippingOptions {
                     + " sending once both lanes have begun (at the first kernel of a host-first file); the streams"
                     + " app then holds far less state. The results are the same.")
     boolean hostFirst;
+
+    @Option(
+            names = "--reorder-window",
+            paramLabel = "N",
+            defaultValue = "" + ReaderOptions.DEFAULT_REORDER_WINDOW,
+            description = "Events held per (rank, lane) to restore time order (default: ${DEFAULT-VALUE}; about 150"
+                    + " bytes each). Events further out of order are sent late and reported (OUT_OF_ORDER); kernel"
+                    + " categories and host figures that need their order may then differ from llmprof analyze, which"
+                    + " reads such a file sorted. A window above the file's event count keeps them exact.")
+    int reorderWindow;
+
+    /** How the shipping commands read: time order restored within the window, the lanes interleaved unless host-first. */
+    ReaderOptions readerOptions() {
+        if (reorderWindow < 1) {
+            throw new ParameterException(
+                    mixee.commandLine(), "--reorder-window must be at least 1, got " + reorderWindow);
+        }
+        return ReaderOptions.defaults().withReorderWindow(reorderWindow).withInterleavedLanes(!hostFirst);
+    }
 
     @Option(
             names = "--give-up-after",

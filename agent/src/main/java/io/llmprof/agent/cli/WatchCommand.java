@@ -1,6 +1,5 @@
 package io.llmprof.agent.cli;
 
-import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.watch.Watcher;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -96,7 +95,7 @@ public final class WatchCommand implements Callable<Integer> {
                 shipping.batchSize,
                 checkpointEvery,
                 maxDepth,
-                ReaderOptions.defaults().withInterleavedLanes(!shipping.hostFirst),
+                shipping.readerOptions(),
                 shipping.connection(),
                 shipping.topics(),
                 shipping.giveUpAfter,

@@ -920,7 +920,10 @@ public final class KinetoReader {
                         AnomalyKind.OUT_OF_ORDER,
                         position,
                         late + " events started earlier than an event already emitted for their (rank, lane);"
-                                + " sent late (reorder window " + options.reorderWindow() + " events per lane)",
+                                + " sent late (reorder window " + options.reorderWindow() + " events per lane): kernel"
+                                + " categories and host figures that need their order may differ from llmprof analyze"
+                                + " of the file; --reorder-window " + Math.max(entries, options.reorderWindow() + 1L)
+                                + " (its " + entries + " entries) keeps them exact",
                         "",
                         null);
             }

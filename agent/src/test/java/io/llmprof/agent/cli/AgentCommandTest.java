@@ -287,6 +287,29 @@ class AgentCommandTest {
     }
 
     @Test
+    void replayAndWatchTakeAReorderWindowOfAtLeastOne() {
+        WatchCommand watch = (WatchCommand) cli().parseArgs("watch", dir.toString(), "--reorder-window", "300000")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(watch.options().readerOptions().reorderWindow()).isEqualTo(300_000);
+        assertThat(watch.options().readerOptions().interleaveLanes()).isTrue();
+        ReplayCommand replay = (ReplayCommand) cli().parseArgs("replay", "a.json", "--host-first")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(replay.shipping.readerOptions().reorderWindow()).isEqualTo(ReaderOptions.DEFAULT_REORDER_WINDOW);
+        assertThat(replay.shipping.readerOptions().interleaveLanes()).isFalse();
+
+        assertThat(cli().execute("watch", dir.toString(), "--once", "--reorder-window", "0"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("--reorder-window must be at least 1, got 0");
+        err.getBuffer().setLength(0);
+        assertThat(cli().execute("replay", "a.json", "--reorder-window", "0")).isEqualTo(2);
+        assertThat(err.toString()).contains("--reorder-window must be at least 1, got 0");
+    }
+
+    @Test
     void parsesDurations() {
         assertThat(Converters.parseDuration("500ms")).isEqualTo(Duration.ofMillis(500));
         assertThat(Converters.parseDuration("2s")).isEqualTo(Duration.ofSeconds(2));
