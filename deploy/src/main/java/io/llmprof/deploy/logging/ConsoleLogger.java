@@ -11,8 +11,9 @@ import org.slf4j.helpers.MessageFormatter;
 /**
  * A logger in front of slf4j-simple's: a line matching a {@link RetriedConditions} rule goes to DEBUG as one line,
  * and a throwable prints as one line ({@code message (Exception: cause; caused by ...)}) unless stack traces were
- * asked for. Kafka's producer I/O thread's WARN lines (its retries) go to {@link ProducerRetries} and to DEBUG. Levels
- * are the delegate's.
+ * asked for. Kafka's producer I/O thread's WARN lines (its retries) go to {@link ProducerRetries} and to DEBUG. WARN and
+ * ERROR lines of loggers outside llmprof show once per shape and window ({@link RepeatedLines}); the repeats go to
+ * DEBUG. Levels are the delegate's.
  */
 final class ConsoleLogger extends LegacyAbstractLogger {
     /** System property that keeps stack traces in the console (the launcher sets it from {@code LLMPROF_DEBUG=1}). */
@@ -27,13 +28,16 @@ final class ConsoleLogger extends LegacyAbstractLogger {
     private final boolean stackTraces;
     /** Kafka's producer I/O thread, whose WARN lines are retries that {@link ProducerRetries} keeps. */
     private final boolean sender;
+    /** Repeats of Kafka's (and other libraries') WARN and ERROR lines; null for llmprof's own loggers. */
+    private final transient RepeatedLines repeats;
 
-    ConsoleLogger(Logger delegate, RetriedConditions retried, boolean stackTraces) {
+    ConsoleLogger(Logger delegate, RetriedConditions retried, boolean stackTraces, RepeatedLines repeats) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.retried = Objects.requireNonNull(retried, "retried");
         this.stackTraces = stackTraces;
         this.name = delegate.getName();
         this.sender = ProducerRetries.SENDER_LOGGER.equals(name);
+        this.repeats = name.startsWith("io.llmprof.") ? null : repeats;
     }
 
     @Override
@@ -87,6 +91,21 @@ final class ConsoleLogger extends LegacyAbstractLogger {
                         throwable == null ? "" : oneLine(throwable) + "; ");
             }
             return;
+        }
+        if (repeats != null && level.toInt() >= Level.WARN.toInt()) {
+            // the line as shown, its cause included: the same text with another exception is another line
+            String line = throwable == null ? message : message + " (" + oneLine(throwable) + ")";
+            String shown = repeats.show(name, line);
+            if (shown == null) {
+                if (delegate.isDebugEnabled()) {
+                    delegate.debug(line);
+                }
+                return;
+            }
+            if (throwable == null || !stackTraces) {
+                emit(level, shown, null);
+                return;
+            }
         }
         if (throwable != null && !stackTraces) {
             emit(level, message + " (" + oneLine(throwable) + ")", null);

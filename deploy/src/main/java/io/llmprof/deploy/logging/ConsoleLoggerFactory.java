@@ -11,17 +11,24 @@ final class ConsoleLoggerFactory implements ILoggerFactory {
     private final ILoggerFactory delegate;
     private final RetriedConditions retried;
     private final boolean stackTraces;
+    private final RepeatedLines repeats;
     private final ConcurrentMap<String, Logger> loggers = new ConcurrentHashMap<>();
 
     ConsoleLoggerFactory(ILoggerFactory delegate, RetriedConditions retried, boolean stackTraces) {
+        this(delegate, retried, stackTraces, new RepeatedLines(System::nanoTime));
+    }
+
+    ConsoleLoggerFactory(
+            ILoggerFactory delegate, RetriedConditions retried, boolean stackTraces, RepeatedLines repeats) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.retried = Objects.requireNonNull(retried, "retried");
         this.stackTraces = stackTraces;
+        this.repeats = Objects.requireNonNull(repeats, "repeats");
     }
 
     @Override
     public Logger getLogger(String name) {
         return loggers.computeIfAbsent(
-                name, n -> new ConsoleLogger(delegate.getLogger(n), retried.forLogger(n), stackTraces));
+                name, n -> new ConsoleLogger(delegate.getLogger(n), retried.forLogger(n), stackTraces, repeats));
     }
 }

@@ -80,6 +80,67 @@ class ConsoleLoggerTest {
     }
 
     @Test
+    void kafkasRepeatedLinesShowOncePerShapeAndWindowWithTheCountOfThoseLeftOff() {
+        java.util.concurrent.atomic.AtomicLong now = new java.util.concurrent.atomic.AtomicLong();
+        RepeatedLines repeats = new RepeatedLines(now::get);
+        Recording network = new Recording("org.apache.kafka.clients.NetworkClient", Level.DEBUG);
+        Recording ours = new Recording("io.llmprof.deploy.broker.EmbeddedKafka", Level.DEBUG);
+        ConsoleLoggerFactory factory = new ConsoleLoggerFactory(
+                n -> n.startsWith("io.") ? ours : network, RetriedConditions.DEFAULT, false, repeats);
+        Logger kafka = factory.getLogger(network.getName());
+        Logger llmprof = factory.getLogger(ours.getName());
+        // a quorum that cannot form: the same line twice a second, with other correlation ids
+        for (int i = 0; i < 5; i++) {
+            now.set(i * 500_000_000L);
+            kafka.error(
+                    "[RaftManager id=1] Connection to node 2 (/127.0.0.1:19602) failed authentication, request {}",
+                    150 + i);
+            llmprof.warn("node 1 has waited 10 s for its controller quorum");
+        }
+        kafka.error("[RaftManager id=1] Unexpected error NETWORK_EXCEPTION in VOTE response");
+        kafka.info("[RaftManager id=1] info lines are not held back");
+        kafka.info("[RaftManager id=1] info lines are not held back");
+
+        assertThat(network.lines.stream().filter(l -> l.level() == Level.ERROR).map(Line::message))
+                .containsExactly(
+                        "[RaftManager id=1] Connection to node 2 (/127.0.0.1:19602) failed authentication, request 150",
+                        "[RaftManager id=1] Unexpected error NETWORK_EXCEPTION in VOTE response");
+        assertThat(network.lines.stream().filter(l -> l.level() == Level.DEBUG)).hasSize(4); // the repeats, at DEBUG
+        assertThat(network.lines.stream().filter(l -> l.level() == Level.INFO)).hasSize(2);
+        assertThat(ours.lines).hasSize(5); // llmprof's own lines are never held back
+
+        // a request dump with another identity hash each time (Kafka's raft send thread)
+        kafka.error(
+                "Failed to send: ClientRequest(callback=KafkaNetworkChannel$$Lambda$653/0x00007feda8381fc8@6ef60d36)");
+        kafka.error(
+                "Failed to send: ClientRequest(callback=KafkaNetworkChannel$$Lambda$653/0x00007feda8381fc8@1b2c3d4e)");
+        assertThat(network.lines.stream().filter(l -> l.message().startsWith("Failed to send")))
+                .extracting(Line::level)
+                .containsExactly(Level.ERROR, Level.DEBUG);
+        assertThat(RepeatedLines.shape("k", "a dead beef at 0x7f3a and 12")).isEqualTo("k a dead beef at NxN and N");
+        // ids of other lengths in the middle of a long line do not move its head and tail
+        String pad = "x".repeat(300);
+        String tail = " callback=Lambda$653/0x00007f6b38380000@%s, destination=1, correlationId=%d,"
+                + " clientId=raft-client-2, createdTimeMs=1795975365355, requestBuilder=FetchRequest$Builder@24be432c)";
+        assertThat(RepeatedLines.shape("k", "head " + pad + tail.formatted("704dc551", 9)))
+                .isEqualTo(RepeatedLines.shape("k", "head " + pad + tail.formatted("302af586", 13)));
+        // the same line whether its cause is in the text or a throwable (Kafka logs both ways)
+        kafka.error("[RaftManager id=1] send failed (IllegalStateException: boom)");
+        kafka.error("[RaftManager id=1] send failed", new IllegalStateException("boom"));
+        assertThat(network.lines.stream().filter(l -> l.message().startsWith("[RaftManager id=1] send failed")))
+                .extracting(Line::level)
+                .containsExactly(Level.ERROR, Level.DEBUG);
+
+        now.set(31_000_000_000L); // the window has passed: shown again, with the count
+        kafka.error(
+                "[RaftManager id=1] Connection to node 2 (/127.0.0.1:19602) failed authentication, request {}", 912);
+        assertThat(network.lines.get(network.lines.size() - 1).message())
+                .isEqualTo(
+                        "[RaftManager id=1] Connection to node 2 (/127.0.0.1:19602) failed authentication, request 912"
+                                + " [4 more line(s) like this in the last 30 s not shown; LLMPROF_LOG_LEVEL=debug shows them]");
+    }
+
+    @Test
     void theBrokersRetriedTransactionalSequenceRejectionGoesToDebugAsOneLine() {
         Recording broker = new Recording("kafka.server.ReplicaManager", Level.DEBUG);
         wrap(broker, false)
