@@ -18,13 +18,10 @@ import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
@@ -40,19 +37,6 @@ import javax.net.ssl.TrustManagerFactory;
  * failures of its own connections.
  */
 final class QuorumProbe {
-    /** Alerts a TLS server sends when it does not accept the client's certificate. */
-    private static final Set<String> CERTIFICATE_ALERTS = Set.of(
-            "certificate_unknown",
-            "bad_certificate",
-            "unknown_ca",
-            "certificate_required",
-            "certificate_expired",
-            "certificate_revoked",
-            "unsupported_certificate",
-            "access_denied");
-
-    private static final Pattern ALERT = Pattern.compile("Received fatal alert: (\\w+)");
-
     private final SSLContext tls;
     private final Duration timeout;
 
@@ -213,17 +197,17 @@ final class QuorumProbe {
         }
         for (Throwable c = e; c != null; c = c.getCause()) {
             String m = String.valueOf(c.getMessage());
-            if (m.contains("PKIX path")) {
+            if (TlsAlerts.untrusted(m)) {
                 return "its certificate is not trusted by this node's truststore (PKIX path building failed)";
             }
             if (m.startsWith("No subject alternative") || m.startsWith("No name matching")) {
                 return "its certificate does not name " + host;
             }
-            Matcher alert = ALERT.matcher(m);
-            if (alert.find()) {
-                return CERTIFICATE_ALERTS.contains(alert.group(1))
-                        ? "it refused this node's certificate (alert " + alert.group(1) + ")"
-                        : "it sent alert " + alert.group(1);
+            String alert = TlsAlerts.alert(m);
+            if (alert != null) {
+                return TlsAlerts.aboutCertificate(alert)
+                        ? "it refused this node's certificate (alert " + alert + ")"
+                        : "it sent alert " + alert;
             }
             if (c instanceof SocketTimeoutException) {
                 return "no answer to the handshake (is it a TLS port?)";

@@ -1,5 +1,6 @@
 package io.llmprof.deploy.cli;
 
+import io.llmprof.deploy.broker.TlsAlerts;
 import java.net.BindException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
@@ -101,23 +102,19 @@ final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         int depth = 0;
         for (Throwable c = ex; c != null && depth++ < 32; c = next(c)) {
             String m = c.getMessage() == null ? "" : c.getMessage();
-            java.util.regex.Matcher alert = CERTIFICATE_ALERT.matcher(m);
-            if (alert.find()) {
-                return "Kafka refused this client's certificate, or wants one (TLS alert " + alert.group(1)
+            String alert = TlsAlerts.alert(m);
+            if (alert != null && TlsAlerts.aboutCertificate(alert)) {
+                return "Kafka refused this client's certificate, or wants one (TLS alert " + alert
                         + "); give --kafka-config ssl.keystore.location and ssl.keystore.password, a certificate that"
                         + " the broker's truststore trusts";
             }
-            if (m.contains("PKIX path")) {
+            if (TlsAlerts.untrusted(m)) {
                 return "this client does not trust Kafka's certificate (PKIX path building failed); give --kafka-config"
                         + " an ssl.truststore.location that holds it or its CA's";
             }
         }
         return null;
     }
-
-    private static final java.util.regex.Pattern CERTIFICATE_ALERT = java.util.regex.Pattern.compile(
-            "Received fatal alert: (certificate_required|bad_certificate|certificate_unknown|unknown_ca"
-                    + "|certificate_expired|certificate_revoked|unsupported_certificate)");
 
     /** The outermost throwable whose message contains {@code text} and names a port (a digit), else {@code fallback}. */
     private static Throwable firstMentioning(Throwable ex, String text, Throwable fallback) {
