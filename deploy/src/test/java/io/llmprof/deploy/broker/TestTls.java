@@ -63,21 +63,9 @@ public record TestTls(Path keystore, Path keystorePasswordFile, Path truststore,
                 keystore.toString(),
                 "-storepass:file",
                 keystorePassword.toString());
-        keytool(
-                dir,
-                "-importcert",
-                "-noprompt",
-                "-alias",
-                name,
-                "-file",
-                cert.toString(),
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                truststore.toString(),
-                "-storepass:file",
-                truststorePassword.toString());
-        return new TestTls(keystore, keystorePassword, truststore, truststorePassword);
+        TestTls tls = new TestTls(keystore, keystorePassword, truststore, truststorePassword);
+        tls.trust(dir, name); // the exported certificate, in a truststore of its own
+        return tls;
     }
 
     /** The options of {@code broker} and {@code cluster} for these files. */
