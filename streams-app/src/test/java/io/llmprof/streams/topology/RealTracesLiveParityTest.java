@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
 import io.llmprof.agent.produce.TraceShipper;
+import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Topics;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
+import io.llmprof.events.view.CrossRankView;
 import io.llmprof.events.view.PassView;
 import io.llmprof.streams.metrics.StreamsMeters;
 import io.llmprof.streams.offline.AnalyzeCommand;
@@ -38,6 +41,7 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -51,7 +55,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  *   <li>each pass the topology closes, with its layers, renders to exactly the JSON pass `analyze layers` prints (the
  *       dashboard's REST pass is the same rendering), and each rank has the same passes;
  *   <li>the host processor's step windows, summed per rank and phase, are `analyze host`'s step counts and raw sums
- *       (Kineto traces and Nsight SQLite exports).
+ *       (Kineto traces and Nsight SQLite exports);
+ *   <li>the cross-rank view of the one two-rank job is the {@code cross_rank} array of `analyze layers`.
  * </ul>
  *
  * Three files have host events further out of order than the agent's default reorder window: the agent sends them
@@ -141,6 +146,33 @@ class RealTracesLiveParityTest {
                         .isEqualTo(e.getValue().get(i));
             }
         }
+    }
+
+    /**
+     * The one multi-rank job here (HTA's trace_filter: ranks 0 and 1, two ProfilerSteps each), both files shipped
+     * into one topology: the cross-rank view of each aligned step, as the dashboard renders it (its latest update),
+     * is the {@code cross_rank} array of `analyze layers` of the directory.
+     */
+    @Test
+    void theCrossRankViewOfTwoRanksIsAnalyzeLayersOne() throws IOException {
+        Path dir = SharedData.file("hta/trace_filter/sampled_rank-0.json.gz").getParent();
+        JsonNode offline = analyze("layers", dir, null);
+        assertThat(offline.get("cross_rank")).hasSize(2);
+
+        Outputs live = topology(
+                List.of(dir.resolve("sampled_rank-0.json.gz"), dir.resolve("sampled_rank-1.json.gz")),
+                null,
+                TraceBatcher.DEFAULT_BATCH_EVENTS,
+                ReaderOptions.DEFAULT_REORDER_WINDOW,
+                "cross-rank");
+        Map<Long, CrossRankPass> latest = new TreeMap<>();
+        live.crossRank().forEach(p -> latest.put(p.index(), p));
+        List<JsonNode> views = latest.values().stream()
+                .map(p -> Harness.reparse(CrossRankView.of(p)))
+                .toList();
+        List<JsonNode> expected = new ArrayList<>();
+        offline.get("cross_rank").forEach(expected::add);
+        assertThat(views).isEqualTo(expected);
     }
 
     /**
@@ -252,22 +284,33 @@ class RealTracesLiveParityTest {
             List<PassRecord> passes,
             List<LayerRecord> layers,
             List<HostStep> hostSteps,
+            List<CrossRankPass> crossRank,
             long sentLate,
             long anomalies) {}
 
     private Outputs topology(Path file, Path config, int batchEvents, int reorderWindow, String stateDir)
             throws IOException {
+        return topology(List.of(file), config, batchEvents, reorderWindow, stateDir);
+    }
+
+    /** The files shipped one after the other, each named (job, run) from its path as the agent names it. */
+    private Outputs topology(List<Path> files, Path config, int batchEvents, int reorderWindow, String stateDir)
+            throws IOException {
         AgentMeters agentMeters = new AgentMeters(new SimpleMeterRegistry());
         MockProducer<byte[], byte[]> kafka =
                 new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
-        TraceShipper.Result shipped = new TraceShipper(
-                        new TraceProducer(kafka, agentMeters),
-                        agentMeters,
-                        // as agent replay and agent watch read (without --host-first)
-                        ReaderOptions.defaults().withInterleavedLanes(true).withReorderWindow(reorderWindow),
-                        batchEvents,
-                        TraceBatcher.DEFAULT_MAX_BATCH_BYTES)
-                .ship(file, "job", "run", TraceShipper.ShipOptions.fresh());
+        long sentLate = 0;
+        for (Path file : files) {
+            TraceShipper.Result shipped = new TraceShipper(
+                            new TraceProducer(kafka, agentMeters),
+                            agentMeters,
+                            // as agent replay and agent watch read (without --host-first)
+                            ReaderOptions.defaults().withInterleavedLanes(true).withReorderWindow(reorderWindow),
+                            batchEvents,
+                            TraceBatcher.DEFAULT_MAX_BATCH_BYTES)
+                    .ship(file, TraceFiles.jobName(file), TraceFiles.runName(file), TraceShipper.ShipOptions.fresh());
+            sentLate += shipped.summary().outOfOrder();
+        }
         long anomalies = kafka.history().stream()
                 .filter(r -> r.topic().equals(Topics.ANOMALIES.name()))
                 .count();
@@ -302,7 +345,11 @@ class RealTracesLiveParityTest {
                             Topics.HOST_STEPS.name(),
                             new StringDeserializer(),
                             Topics.HOST_STEPS.valueSerde().deserializer())),
-                    shipped.summary().outOfOrder(),
+                    values(driver.createOutputTopic(
+                            Topics.CROSS_RANK.name(),
+                            new StringDeserializer(),
+                            Topics.CROSS_RANK.valueSerde().deserializer())),
+                    sentLate,
                     anomalies);
         }
     }
