@@ -142,7 +142,12 @@ final class QuorumProbe {
                 // silence until the read timeout means the certificate was taken.
                 try {
                     InputStream in = ssl.getInputStream();
-                    return in.read() < 0 ? TLS_OK + ", then it closed the connection" : TLS_OK;
+                    // A port that closes instead: a TLS 1.3 server that refused the certificate without an alert,
+                    // or a node that is stopping (the other node of a quorum that never formed gives up too).
+                    return in.read() < 0
+                            ? "TLS handshake failed: it closed the connection right after the handshake (it may not"
+                                    + " take this node's certificate, or it is stopping)"
+                            : TLS_OK;
                 } catch (SocketTimeoutException e) {
                     return TLS_OK;
                 } catch (IOException e) {
