@@ -203,11 +203,16 @@ public record BrokerTls(
     /** The Kafka broker settings of this TLS: the keystore, the key's password, the trust for its own connections. */
     Map<String, Object> brokerSettings() {
         Map<String, Object> p = new TreeMap<>(clientSettings());
+        putKeystore(p);
+        return p;
+    }
+
+    /** The keystore, its type and its password, which is the key's too, as Kafka's {@code ssl.keystore.*} settings. */
+    private void putKeystore(Map<String, ? super String> p) {
         p.put("ssl.keystore.location", keystore.toAbsolutePath().toString());
         p.put("ssl.keystore.type", keystoreType);
         p.put("ssl.keystore.password", keystorePassword);
         p.put("ssl.key.password", keystorePassword);
-        return p;
     }
 
     /**
@@ -220,10 +225,7 @@ public record BrokerTls(
         p.put("ssl.truststore.type", trustType());
         p.put("ssl.truststore.password", trustPassword());
         if (clientAuth) {
-            p.put("ssl.keystore.location", keystore.toAbsolutePath().toString());
-            p.put("ssl.keystore.type", keystoreType);
-            p.put("ssl.keystore.password", keystorePassword);
-            p.put("ssl.key.password", keystorePassword);
+            putKeystore(p);
         }
         return p;
     }
