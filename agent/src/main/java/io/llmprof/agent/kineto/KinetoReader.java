@@ -205,10 +205,15 @@ public final class KinetoReader {
     /** Whether the file starts with the gzip magic bytes (false when it cannot be read). */
     public static boolean isGzipped(Path file) {
         try (InputStream in = Files.newInputStream(file)) {
-            return in.read() == 0x1f && in.read() == 0x8b;
+            return gzipMagic(in.read(), in.read());
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** Whether a file's first two bytes are gzip's magic number. */
+    private static boolean gzipMagic(int b1, int b2) {
+        return b1 == 0x1f && b2 == 0x8b;
     }
 
     /** The stream, gunzipped when it starts with the gzip magic bytes. */
@@ -218,7 +223,7 @@ public final class KinetoReader {
         int b1 = buffered.read();
         int b2 = buffered.read();
         buffered.reset();
-        if (b1 == 0x1f && b2 == 0x8b) {
+        if (gzipMagic(b1, b2)) {
             return new GZIPInputStream(buffered, 1 << 16);
         }
         return buffered;
