@@ -363,6 +363,14 @@ public final class KinetoReader {
 
         @Override
         public void close() throws IOException {
+            // A sorted lane's runs give their memory back, also when the read stopped early or is read again.
+            if (host != null) {
+                host.close();
+            }
+            if (primaryGpu != null) {
+                primaryGpu.close();
+            }
+            otherGpus.values().forEach(LaneSequencer::close);
             if (ahead != null) {
                 ahead.close();
             }

@@ -3,6 +3,7 @@ package io.llmprof.agent.produce;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReadProgress;
+import io.llmprof.agent.sequence.MemoryBudget;
 import io.llmprof.agent.sequence.SpoolChunks;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
@@ -24,7 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.PriorityQueue;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -44,7 +44,7 @@ import java.util.stream.Stream;
  *
  * <p>Memory is bounded whatever the file size: per lane, up to {@value #CHUNK} queued events (or about {@value
  * #CHUNK_BYTES} bytes) are held, then set aside as a chunk. A chunk stays in memory while every interleaver of the
- * JVM together holds at most {@link Budget#DEFAULT_BYTES} of set-aside events (estimated, {@link #bytes}); past
+ * JVM together holds at most {@link MemoryBudget#DEFAULT_BYTES} of set-aside events (estimated, {@link MemoryBudget#bytes(List)}); past
  * that it is written to a spool file in a temp directory (length-prefixed protobuf {@code TraceBatch} chunks, as the
  * offline sort spills them), which the merge reads back a chunk at a time while it is still being written. So a
  * host-first file of a hundred MB or two is merged without encoding, writing, reading and decoding its host lane
@@ -62,53 +62,10 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     /** A chunk is also written once its events' names and dims pass this many characters (huge names). */
     static final int CHUNK_BYTES = 1 << 20;
 
-    /** Estimated heap per queued event besides its name and dims (the event, its boxed fields, list slots). */
-    static final int EVENT_BYTES = 128;
-
-    /**
-     * Bytes of set-aside chunks that may stay in memory, shared by the interleavers that hold it (by default every
-     * interleaver of the JVM, so that readers of many files at once hold no more than one).
-     */
-    public static final class Budget {
-        /** The JVM-wide default: 48 MiB of estimated events, about 300,000 host events of a Kineto trace. */
-        public static final long DEFAULT_BYTES = 48L << 20;
-
-        static final Budget JVM = new Budget(DEFAULT_BYTES);
-
-        private final long limit;
-        private final AtomicLong used = new AtomicLong();
-
-        /** @param limit bytes; 0 writes every chunk to disk */
-        public Budget(long limit) {
-            this.limit = limit;
-        }
-
-        boolean tryReserve(long bytes) {
-            while (true) {
-                long u = used.get();
-                if (u + bytes > limit) {
-                    return false;
-                }
-                if (used.compareAndSet(u, u + bytes)) {
-                    return true;
-                }
-            }
-        }
-
-        void release(long bytes) {
-            used.addAndGet(-bytes);
-        }
-
-        /** Bytes reserved now. */
-        public long used() {
-            return used.get();
-        }
-    }
-
     private final OrderedSink out;
     private final Path parent;
     private final ReadProgress progress;
-    private final Budget budget;
+    private final MemoryBudget budget;
     private final List<Spool> lanes = new ArrayList<>();
     private final Map<String, Rank> ranks = new HashMap<>();
     private final List<Spool> ends = new ArrayList<>();
@@ -124,11 +81,11 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
      * @param progress told how many of the events received so far were passed on ({@link ReadProgress#passedOn})
      */
     public LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress) {
-        this(out, parent, progress, Budget.JVM);
+        this(out, parent, progress, MemoryBudget.JVM);
     }
 
     /** @param budget what set-aside chunks may hold in memory before they go to disk */
-    LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress, Budget budget) {
+    LaneInterleaver(OrderedSink out, Path parent, ReadProgress progress, MemoryBudget budget) {
         this.out = Objects.requireNonNull(out, "out");
         this.parent = parent;
         this.progress = Objects.requireNonNullElse(progress, ReadProgress.NONE);
@@ -310,15 +267,6 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         }
     }
 
-    /** A chunk's estimated heap. */
-    static long bytes(List<TraceEvent> events) {
-        long n = 0;
-        for (TraceEvent e : events) {
-            n += EVENT_BYTES + chars(e);
-        }
-        return n;
-    }
-
     private static int chars(TraceEvent event) {
         return event.name().length()
                 + (event.inputDims() == null ? 0 : event.inputDims().length());
@@ -435,7 +383,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
          */
         private void spill() {
             List<TraceEvent> queued = tailHead == 0 ? tail : tail.subList(tailHead, tail.size());
-            long bytes = bytes(queued);
+            long bytes = MemoryBudget.bytes(queued);
             if (budget.tryReserve(bytes)) {
                 chunks.add(new Chunk(new ArrayList<>(queued), bytes));
                 chunkedInMemory += queued.size();

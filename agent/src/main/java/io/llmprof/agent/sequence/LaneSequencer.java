@@ -70,6 +70,11 @@ public final class LaneSequencer {
      *     {@link #finish}
      */
     public LaneSequencer(int window, Path spillDir, Emitter out) {
+        this(window, spillDir, out, MemoryBudget.JVM);
+    }
+
+    /** @param budget what sorted runs may hold in memory before they go to {@code spillDir} */
+    LaneSequencer(int window, Path spillDir, Emitter out, MemoryBudget budget) {
         if (window < 1) {
             throw new IllegalArgumentException("window must be >= 1, got " + window);
         }
@@ -80,7 +85,7 @@ public final class LaneSequencer {
         ordinals = new long[capacity];
         events = new TraceEvent[capacity];
         run = new StartRun<>(capacity);
-        spill = spillDir == null ? null : new SpillSort(window, spillDir, out);
+        spill = spillDir == null ? null : new SpillSort(window, spillDir, out, budget);
     }
 
     /**
@@ -204,12 +209,22 @@ public final class LaneSequencer {
         }
     }
 
+    /**
+     * Gives back what a sorted lane holds (its runs' share of the memory budget, its run files) when the read stopped
+     * before {@link #finish}; nothing to do after it. No events are emitted.
+     */
+    public void close() {
+        if (spill != null) {
+            spill.close();
+        }
+    }
+
     /** Events emitted so far; also the index the next one gets. */
     public long emitted() {
         return spill != null ? spill.emitted() : nextIndex;
     }
 
-    /** Sorted runs written to the spill directory (0 without one, or when the lane fit the window). */
+    /** Sorted runs set aside, in memory or in the spill directory (0 without one, or when the lane fit the window). */
     public int spilledRuns() {
         return spill == null ? 0 : spill.runs();
     }

@@ -18,10 +18,12 @@ import java.util.PriorityQueue;
 
 /**
  * Exact start-time order of one (rank, lane) whatever the order of the file, in bounded memory: an external merge
- * sort. Up to {@code window} events are held; when full they are sorted and written to a run file in {@code dir}
- * ({@link SpoolChunks}, so every field the live path carries survives); at {@link #finish} the runs and what is held are merged and emitted. A file within one window never
- * touches the disk. Memory: the window plus one decoded chunk per run. Run files are deleted by {@link #finish} and
- * {@link #close}.
+ * sort. Up to {@code window} events are held; when full they are sorted into a run, kept in memory while the {@link
+ * MemoryBudget} allows (shared with every other sorted lane and lane interleaver of the JVM), else written to a run
+ * file in {@code dir} ({@link SpoolChunks}, so every field the live path carries survives); at {@link #finish} the
+ * runs and what is held are merged and emitted. A lane within one window, or within the budget, never touches the
+ * disk. Memory: the window, the runs the budget holds, and one decoded chunk per run on disk. Run files are deleted,
+ * and the budget given back, by {@link #finish} and {@link #close}.
  *
  * <p>Ties keep file order: each run holds the events offered since the previous one, a contiguous range of file
  * positions, so (start, run, position in run) orders as (start, file position).
@@ -35,18 +37,28 @@ final class SpillSort implements AutoCloseable {
 
     private record Held(TraceEvent event, long ordinal) {}
 
+    /** A sorted run: its events while in memory (and the budget they hold), else its file. */
+    private record Run(TraceEvent[] events, long bytes, Path file) {}
+
     private final int window;
     private final Path dir;
     private final LaneSequencer.Emitter out;
+    private final MemoryBudget budget;
     private Held[] held;
     private int size;
-    private final List<Path> runs = new ArrayList<>();
+    private final List<Run> runs = new ArrayList<>();
     private long nextIndex;
 
     SpillSort(int window, Path dir, LaneSequencer.Emitter out) {
+        this(window, dir, out, MemoryBudget.JVM);
+    }
+
+    /** @param budget what sorted runs may hold in memory before they go to disk */
+    SpillSort(int window, Path dir, LaneSequencer.Emitter out, MemoryBudget budget) {
         this.window = window;
         this.dir = dir;
         this.out = out;
+        this.budget = budget;
         this.held = new Held[Math.min(window, 1024)];
     }
 
@@ -69,17 +81,36 @@ final class SpillSort implements AutoCloseable {
         return nextIndex;
     }
 
-    /** Runs written so far. */
+    /** Runs set aside so far, in memory or on disk. */
     int runs() {
         return runs.size();
     }
 
+    /** Runs written to disk so far. */
+    int runsOnDisk() {
+        return (int) runs.stream().filter(r -> r.file != null).count();
+    }
+
     private void spill() {
         Arrays.sort(held, 0, size, ORDER);
+        long bytes = 0;
+        for (int i = 0; i < size; i++) {
+            bytes += MemoryBudget.bytes(held[i].event);
+        }
+        if (budget.tryReserve(bytes)) {
+            TraceEvent[] events = new TraceEvent[size];
+            for (int i = 0; i < size; i++) {
+                events[i] = held[i].event;
+            }
+            runs.add(new Run(events, bytes, null));
+            Arrays.fill(held, 0, size, null);
+            size = 0;
+            return;
+        }
         try {
             Files.createDirectories(dir);
             Path run = Files.createTempFile(dir, "lane-run-", ".pb");
-            runs.add(run);
+            runs.add(new Run(null, 0, run));
             try (DataOutputStream o =
                     new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(run), 1 << 16))) {
                 for (int from = 0; from < size; from += CHUNK) {
@@ -120,7 +151,8 @@ final class SpillSort implements AutoCloseable {
 
         private Drain() {
             for (int r = 0; r < runs.size(); r++) {
-                Cursor c = new RunCursor(r, runs.get(r));
+                Run run = runs.get(r);
+                Cursor c = run.file == null ? new MemoryCursor(r, run.events) : new RunCursor(r, run.file);
                 if (c.advance()) {
                     heads.add(c);
                 }
@@ -163,9 +195,13 @@ final class SpillSort implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Path run : runs) {
+        for (Run run : runs) {
+            if (run.file == null) {
+                budget.release(run.bytes);
+                continue;
+            }
             try {
-                Files.deleteIfExists(run);
+                Files.deleteIfExists(run.file);
             } catch (IOException e) {
                 // a run left behind in a temp directory its caller deletes
             }
@@ -200,6 +236,26 @@ final class SpillSort implements AutoCloseable {
             }
             current = held[next].event;
             held[next++] = null;
+            return true;
+        }
+    }
+
+    private static final class MemoryCursor extends Cursor {
+        private final TraceEvent[] events;
+        private int next;
+
+        MemoryCursor(int order, TraceEvent[] events) {
+            super(order);
+            this.events = events;
+        }
+
+        @Override
+        boolean advance() {
+            if (next >= events.length) {
+                return false;
+            }
+            current = events[next];
+            events[next++] = null;
             return true;
         }
     }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReadProgress;
+import io.llmprof.agent.sequence.MemoryBudget;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
@@ -52,7 +53,7 @@ class LaneInterleaverTest {
     }
 
     /** Every chunk set aside goes to disk. */
-    private static final LaneInterleaver.Budget NO_MEMORY = new LaneInterleaver.Budget(0);
+    private static final MemoryBudget NO_MEMORY = new MemoryBudget(0);
 
     private static TraceEvent host(long start) {
         return new TraceEvent(TraceEvent.Kind.CPU_OP, "op", start, 1, null, null, null, 3L, "[[2, 3]]");
@@ -164,8 +165,8 @@ class LaneInterleaverTest {
             boolean hostFirst = rnd.nextBoolean();
             Path spool = null;
             // every chunk on disk, a few chunks in memory and the rest on disk, or everything in memory
-            long[] limits = {0, 3 * LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK, 1L << 30};
-            LaneInterleaver.Budget budget = new LaneInterleaver.Budget(limits[(int) (seed % 3)]);
+            long[] limits = {0, 3 * MemoryBudget.bytes(List.of(host(0))) * LaneInterleaver.CHUNK, 1L << 30};
+            MemoryBudget budget = new MemoryBudget(limits[(int) (seed % 3)]);
             try (LaneInterleaver lanes = new LaneInterleaver(sink, dir, ReadProgress.NONE, budget)) {
                 int[] next = new int[lanesIn.size()];
                 while (true) {
@@ -358,8 +359,8 @@ class LaneInterleaverTest {
 
     @Test
     void chunksStayInMemoryWithinTheBudgetAndTheRestGoesToDisk() throws IOException {
-        long chunkBytes = LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
-        LaneInterleaver.Budget budget = new LaneInterleaver.Budget(2 * chunkBytes);
+        long chunkBytes = MemoryBudget.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
+        MemoryBudget budget = new MemoryBudget(2 * chunkBytes);
         Recorder out = new Recorder();
         int n = 5 * LaneInterleaver.CHUNK + 17;
         try (LaneInterleaver lanes = new LaneInterleaver(out, dir, ReadProgress.NONE, budget)) {
@@ -401,8 +402,8 @@ class LaneInterleaverTest {
 
     @Test
     void interleaversShareTheirBudgetAndAFailedReadGivesItsShareBack() {
-        long chunkBytes = LaneInterleaver.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
-        LaneInterleaver.Budget budget = new LaneInterleaver.Budget(chunkBytes);
+        long chunkBytes = MemoryBudget.bytes(List.of(host(0))) * LaneInterleaver.CHUNK;
+        MemoryBudget budget = new MemoryBudget(chunkBytes);
         Recorder first = new Recorder();
         first.failAfter = 10;
         LaneInterleaver a = new LaneInterleaver(first, dir, ReadProgress.NONE, budget);

@@ -166,23 +166,31 @@ class LaneSequencerTest {
     @Test
     void withASpillDirectoryAnyOrderComesOutExactlySortedInBoundedMemory(
             @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
-        // 5,000 events in random order (start times 0..999, so many ties), a window of 64: 78 runs on disk
+        // 5,000 events in random order (start times 0..999, so many ties), a window of 64, no memory for runs:
+        // 78 runs on disk
         Random random = new Random(7);
         List<TraceEvent> in = new ArrayList<>();
         for (int i = 0; i < 5_000; i++) {
             in.add(at("e" + i, random.nextInt(1_000)));
         }
         List<TraceEvent> emitted = new ArrayList<>();
-        LaneSequencer s = new LaneSequencer(64, dir.resolve("spill"), (index, e) -> {
-            assertThat(index).isEqualTo(emitted.size());
-            emitted.add(e);
-        });
+        LaneSequencer s = new LaneSequencer(
+                64,
+                dir.resolve("spill"),
+                (index, e) -> {
+                    assertThat(index).isEqualTo(emitted.size());
+                    emitted.add(e);
+                },
+                new MemoryBudget(0));
         for (int i = 0; i < in.size(); i++) {
             s.offer(in.get(i), i);
             assertThat(s.buffered()).isLessThanOrEqualTo(64);
         }
         assertThat(emitted).as("nothing before the end").isEmpty();
         assertThat(s.spilledRuns()).isEqualTo(78);
+        try (var written = java.nio.file.Files.list(dir.resolve("spill"))) {
+            assertThat(written).hasSize(78);
+        }
         s.finish();
         // a stable sort by start: equal starts keep file order
         List<TraceEvent> expected = new ArrayList<>(in);
