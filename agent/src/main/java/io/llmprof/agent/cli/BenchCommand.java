@@ -80,6 +80,21 @@ public final class BenchCommand implements Callable<Integer> {
     int reorderWindow;
 
     @Option(
+            names = "--host-first",
+            description = "Each file's lanes as the file holds them, not interleaved by time (as `agent replay"
+                    + " --host-first`; implies --no-exact-order).")
+    boolean hostFirst;
+
+    @Option(
+            names = "--exact-order",
+            negatable = true,
+            defaultValue = "true",
+            fallbackValue = "true",
+            description = "Every lane sorted and let out when the file ends (default), or as read within the reorder"
+                    + " window (--no-exact-order), as `agent replay` ships them.")
+    boolean exactOrder = true;
+
+    @Option(
             names = "--batch-size",
             description = "Events per batch (default: " + TraceBatcher.DEFAULT_BATCH_EVENTS + " for traces, "
                     + ServiceShipper.DEFAULT_BATCH_SIZE + " for service events, as the agent ships them).")
@@ -133,7 +148,10 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         int bad = 0;
-        ReaderOptions options = ReaderOptions.defaults().withReorderWindow(reorderWindow);
+        ReaderOptions options = ReaderOptions.defaults()
+                .withReorderWindow(reorderWindow)
+                .withInterleavedLanes(!hostFirst)
+                .withExactOrder(exactOrder && !hostFirst);
         for (Path file : files) {
             boolean asService = service || isServiceInput(file);
             int size = batchSize != null

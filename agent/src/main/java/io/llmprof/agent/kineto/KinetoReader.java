@@ -935,8 +935,9 @@ public final class KinetoReader {
                         late + " events started earlier than an event already emitted for their (rank, lane);"
                                 + " sent late (reorder window " + options.reorderWindow() + " events per lane): kernel"
                                 + " categories and host figures that need their order may differ from llmprof analyze"
-                                + " of the file; --reorder-window " + Math.max(entries, options.reorderWindow() + 1L)
-                                + " (its " + entries + " entries) keeps them exact",
+                                + " of the file; exact order (the default: without --no-exact-order or --host-first)"
+                                + " keeps them exact, as does --reorder-window "
+                                + Math.max(entries, options.reorderWindow() + 1L) + " (its " + entries + " entries)",
                         "",
                         null);
             }

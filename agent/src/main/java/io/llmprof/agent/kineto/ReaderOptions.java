@@ -31,6 +31,11 @@ import java.util.Objects;
  *     false for a reading whose analysis never looks at them ({@code analyze layers}, {@code host}, {@code perfetto},
  *     the first reading of {@code kernels}): the
  *     reader skips them as any other arg instead of copying them out (a twentieth of the reading thread)
+ * @param exactOrder every lane in exact start-time order whatever the file's, the lanes interleaved by time, let out
+ *     when the file ends: {@link io.llmprof.agent.produce.TraceReaders#read} sorts each lane in runs of {@code
+ *     reorderWindow} events (in memory within {@link io.llmprof.agent.sequence.MemoryBudget#JVM}, else in a temp
+ *     directory of its own) as a {@code spillDir} does. What {@code agent replay} and {@code watch} ship by default:
+ *     no event is ever late, and the indexes do not depend on the window
  */
 public record ReaderOptions(
         int reorderWindow,
@@ -41,7 +46,8 @@ public record ReaderOptions(
         boolean interleaveLanes,
         boolean releaseQuietLanes,
         boolean splitRead,
-        boolean inputDims) {
+        boolean inputDims,
+        boolean exactOrder) {
     public static final int DEFAULT_REORDER_WINDOW = 65_536;
     public static final int DEFAULT_MAX_PROBLEMS_KEPT = 1_000;
 
@@ -56,11 +62,19 @@ public record ReaderOptions(
     }
 
     public ReaderOptions(int reorderWindow, int maxProblemsKept, ReadProgress progress) {
-        this(reorderWindow, maxProblemsKept, progress, null, false, false, false, false, true);
+        this(reorderWindow, maxProblemsKept, progress, null, false, false, false, false, true, false);
     }
 
     public static ReaderOptions defaults() {
         return new ReaderOptions(DEFAULT_REORDER_WINDOW, DEFAULT_MAX_PROBLEMS_KEPT, ReadProgress.NONE);
+    }
+
+    /**
+     * What {@code agent replay} and {@code agent watch} ship by default: every lane in exact order, the lanes
+     * interleaved by time (with {@code --no-exact-order}: as read, within the window, interleaved as they come).
+     */
+    public static ReaderOptions shipping() {
+        return defaults().withInterleavedLanes(true).withExactOrder(true);
     }
 
     public ReaderOptions withReorderWindow(int window) {
@@ -73,7 +87,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
@@ -86,7 +101,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
@@ -100,7 +116,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
@@ -114,7 +131,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /**
@@ -131,7 +149,8 @@ public record ReaderOptions(
                 interleave,
                 releaseQuietLanes,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /**
@@ -150,7 +169,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 release,
                 splitRead,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /**
@@ -167,7 +187,8 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 split,
-                inputDims);
+                inputDims,
+                exactOrder);
     }
 
     /**
@@ -184,6 +205,22 @@ public record ReaderOptions(
                 interleaveLanes,
                 releaseQuietLanes,
                 splitRead,
-                dims);
+                dims,
+                exactOrder);
+    }
+
+    /** Every lane sorted whatever the file's order (true), or the bounded reorder window (false, the default). */
+    public ReaderOptions withExactOrder(boolean exact) {
+        return new ReaderOptions(
+                reorderWindow,
+                maxProblemsKept,
+                progress,
+                spillDir,
+                abortOnLate,
+                interleaveLanes,
+                releaseQuietLanes,
+                splitRead,
+                inputDims,
+                exact);
     }
 }

@@ -10,8 +10,10 @@ import io.llmprof.events.AnomalyKind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +28,8 @@ public final class TraceReaders {
     private TraceReaders() {}
 
     /**
-     * Reads a file to the sink. With {@link ReaderOptions#interleaveLanes()} (and no spill directory) the lanes reach
+     * Reads a file to the sink. With {@link ReaderOptions#exactOrder()} every lane comes sorted, the lanes interleaved
+     * by time, when the file ends. Else, with {@link ReaderOptions#interleaveLanes()} (and no spill directory) the lanes reach
      * the sink interleaved by start time, from a rank's first event in its second lane on ({@link LaneInterleaver});
      * problems as found.
      */
@@ -49,8 +52,30 @@ public final class TraceReaders {
         return read(file, options, sink, false);
     }
 
+    /**
+     * Every lane in exact start-time order whatever the order of the file ({@link ReaderOptions#exactOrder}), as the
+     * offline analyses read a file they found out of order: each lane sorted in runs of the reorder window (kept in
+     * memory within the JVM's budget, else spilled to a temp directory deleted at the end), merged, and the lanes
+     * interleaved by time when the file ends. No event is ever late; nothing goes to the sink before the file's end.
+     */
+    private static ReadSummary readSorted(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
+        Path dir = Files.createTempDirectory("llmprof-sort-");
+        try {
+            return readAsIs(file, options.withInterleavedLanes(false).withSpillDir(dir), sink);
+        } finally {
+            try (Stream<Path> all = Files.walk(dir)) {
+                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+    }
+
     private static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink, boolean releaseQuietLanes)
             throws IOException {
+        if (options.exactOrder() && options.spillDir() == null) {
+            return readSorted(file, options, sink);
+        }
         ReaderOptions asRead = options.withInterleavedLanes(false);
         if (!options.interleaveLanes() || options.spillDir() != null) {
             return readAsIs(file, asRead, sink);

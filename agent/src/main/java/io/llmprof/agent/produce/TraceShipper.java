@@ -188,6 +188,16 @@ public final class TraceShipper {
         this.maxBatchBytes = maxBatchBytes;
     }
 
+    /** This shipper reading with other options (a file resumed in the order it was begun with). */
+    public TraceShipper withReaderOptions(ReaderOptions options) {
+        return new TraceShipper(producer, meters, options, batchEvents, maxBatchBytes, nanoTime);
+    }
+
+    /** What this shipper reads with. */
+    public ReaderOptions readerOptions() {
+        return readerOptions;
+    }
+
     /**
      * Ships one file.
      *

@@ -68,7 +68,7 @@ public final class Replayer {
         public Options {
             Objects.requireNonNull(kafka, "kafka");
             speed = Objects.requireNonNullElse(speed, Speed.MAX);
-            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
+            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.shipping());
             topics = Objects.requireNonNullElseGet(topics, TopicLayout::defaults);
             if (batchEvents < 1) {
                 throw new IllegalArgumentException("batch size must be >= 1");
@@ -104,7 +104,7 @@ public final class Replayer {
                     true,
                     TopicLayout.defaults(),
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
-                    ReaderOptions.defaults().withInterleavedLanes(true));
+                    ReaderOptions.shipping());
         }
 
         /** Events per batch sent (the default: {@link io.llmprof.agent.produce.TraceBatcher#DEFAULT_BATCH_EVENTS}). */
@@ -418,17 +418,21 @@ public final class Replayer {
         }
         LaneIndexes resume = entry == null ? LaneIndexes.NONE : entry.indexes();
         long problemsSent = entry == null ? 0 : entry.problemsSent();
+        ReaderOptions read = Checkpoint.resumeOptions(shipper.readerOptions(), entry);
+        String order = Checkpoint.order(read);
         if (entry != null) {
             LOG.info(
-                    "{}: resuming from checkpoint {} ({} events acknowledged before)",
+                    "{}: resuming from checkpoint {} ({} events acknowledged before{})",
                     file,
                     options.checkpoint(),
-                    resume.total());
+                    resume.total(),
+                    read == shipper.readerOptions() ? "" : "; in the order it was begun with, " + order);
         }
+        TraceShipper fileShipper = read == shipper.readerOptions() ? shipper : shipper.withReaderOptions(read);
         TraceShipper.AckListener listener = options.checkpoint() == null
                 ? TraceShipper.AckListener.NONE
                 : (acked, problems) ->
-                        record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems));
+                        record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems, order));
         ShipOptions ship = new ShipOptions(
                 resume,
                 problemsSent,
@@ -440,12 +444,12 @@ public final class Replayer {
                 listener,
                 fileProgress);
         try {
-            TraceShipper.Result r = shipper.ship(file, job, run, ship);
+            TraceShipper.Result r = fileShipper.ship(file, job, run, ship);
             if (options.checkpoint() != null) {
                 record(
                         key,
                         new Checkpoint.FileEntry(
-                                size, mtime, true, r.acknowledged().next(), r.problemsSent()));
+                                size, mtime, true, r.acknowledged().next(), r.problemsSent(), order));
             }
             return new FileResult(
                     file,
@@ -490,7 +494,8 @@ public final class Replayer {
 
     private boolean interleaves() {
         return options.readerOptions().interleaveLanes()
-                && options.readerOptions().spillDir() == null;
+                && options.readerOptions().spillDir() == null
+                && !options.readerOptions().exactOrder();
     }
 
     private static long fileSize(Path file) {

@@ -1,6 +1,7 @@
 package io.llmprof.agent.watch;
 
 import io.llmprof.agent.checkpoint.CheckpointFiles;
+import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.produce.LaneIndexes;
 import io.llmprof.events.TraceBatch.Lane;
 import java.io.IOException;
@@ -34,16 +35,62 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
      * @param complete the file was read to its end at that size and everything was acknowledged
      * @param next acknowledged next index per rank and lane
      * @param problemsSent the file's input problems already reported (anomalies and dead letters)
+     * @param order how the file's events were ordered when they were read ({@link #order(ReaderOptions)}), which each
+     *     lane's indexes depend on; null in a checkpoint of an older llmprof (read as it was: within the window)
      */
     public record FileEntry(
-            long size, long mtimeMs, boolean complete, Map<String, Map<Lane, Long>> next, long problemsSent) {
+            long size,
+            long mtimeMs,
+            boolean complete,
+            Map<String, Map<Lane, Long>> next,
+            long problemsSent,
+            String order) {
         public FileEntry {
             next = new LaneIndexes(next).next();
+        }
+
+        /** An entry without its order (tests, older checkpoints). */
+        public FileEntry(
+                long size, long mtimeMs, boolean complete, Map<String, Map<Lane, Long>> next, long problemsSent) {
+            this(size, mtimeMs, complete, next, problemsSent, null);
         }
 
         public LaneIndexes indexes() {
             return new LaneIndexes(next);
         }
+    }
+
+    /** {@link FileEntry#order} of a file read in exact order: the indexes do not depend on any window. */
+    public static final String EXACT = "exact";
+
+    /** How reading with {@code options} orders each lane: {@value #EXACT}, or {@code window N} (as read, within N). */
+    public static String order(ReaderOptions options) {
+        return options.exactOrder() ? EXACT : "window " + options.reorderWindow();
+    }
+
+    /**
+     * The options to go on shipping a file with: when some of it was acknowledged in another order, that order (its
+     * indexes mean nothing in this one), else {@code current}. An entry of an older llmprof was read within the window.
+     */
+    public static ReaderOptions resumeOptions(ReaderOptions current, FileEntry entry) {
+        if (entry == null || entry.indexes().total() == 0) {
+            return current;
+        }
+        String order = entry.order() == null ? order(current.withExactOrder(false)) : entry.order();
+        if (order.equals(order(current))) {
+            return current;
+        }
+        if (order.equals(EXACT)) {
+            return current.withExactOrder(true);
+        }
+        if (order.startsWith("window ")) {
+            try {
+                return current.withExactOrder(false).withReorderWindow(Integer.parseInt(order.substring(7)));
+            } catch (IllegalArgumentException e) {
+                // not an order this llmprof writes: read as told
+            }
+        }
+        return current;
     }
 
     public Checkpoint {

@@ -103,7 +103,7 @@ public final class Watcher implements AutoCloseable {
             checkpoint = checkpoint != null ? checkpoint : dir.resolve(DEFAULT_CHECKPOINT_NAME);
             pollInterval = Objects.requireNonNullElse(pollInterval, Duration.ofMillis(500));
             settle = Objects.requireNonNullElse(settle, Duration.ofSeconds(2));
-            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.defaults());
+            readerOptions = Objects.requireNonNullElse(readerOptions, ReaderOptions.shipping());
             kafka = Objects.requireNonNullElseGet(
                     kafka, () -> KafkaConnection.of(KafkaConnection.DEFAULT_BOOTSTRAP_SERVERS));
             topics = Objects.requireNonNullElseGet(topics, TopicLayout::defaults);
@@ -136,7 +136,7 @@ public final class Watcher implements AutoCloseable {
                     TraceBatcher.DEFAULT_BATCH_EVENTS,
                     DEFAULT_CHECKPOINT_EVERY,
                     4,
-                    ReaderOptions.defaults().withInterleavedLanes(true),
+                    ReaderOptions.shipping(),
                     null,
                     TopicLayout.defaults(),
                     null,
@@ -178,6 +178,11 @@ public final class Watcher implements AutoCloseable {
 
         public Options withKafka(KafkaConnection k) {
             return copy(o -> o.kafka = k);
+        }
+
+        /** How files are read: exact order (the default) or as read within a window ({@link ReaderOptions}). */
+        public Options withReaderOptions(ReaderOptions r) {
+            return copy(o -> o.readerOptions = r);
         }
 
         /** Stop watching after this long without an acknowledgement from Kafka (null: wait without a limit). */
@@ -594,10 +599,18 @@ public final class Watcher implements AutoCloseable {
 
     private long ship(TraceProducer producer, Path file, String key, Checkpoint.FileEntry entry, long size, long mtime)
             throws IOException {
+        ReaderOptions read = Checkpoint.resumeOptions(options.readerOptions(), entry);
+        String order = Checkpoint.order(read);
+        if (read != options.readerOptions()) {
+            LOG.info(
+                    "{}: resumed in the order it was begun with ({}), which its acknowledged indexes count",
+                    file,
+                    order);
+        }
         TraceShipper shipper = new TraceShipper(
                 producer,
                 meters,
-                options.readerOptions(),
+                read,
                 options.batchEvents(),
                 TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
                 () -> TimeUnit.MILLISECONDS.toNanos(clock.millis()));
@@ -610,14 +623,15 @@ public final class Watcher implements AutoCloseable {
                 problemsSent,
                 options.flushEveryBatches(),
                 TraceShipper.BatchGate.OPEN,
-                (acked, problems) -> record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems)),
+                (acked, problems) ->
+                        record(key, new Checkpoint.FileEntry(size, mtime, false, acked.next(), problems, order)),
                 null);
         LOG.info("{}: reading ({} bytes{})", file, size, entry == null ? "" : ", resuming from checkpoint");
         TraceShipper.Result result = shipper.ship(file, job, run, ship);
         record(
                 key,
                 new Checkpoint.FileEntry(
-                        size, mtime, true, result.acknowledged().next(), result.problemsSent()));
+                        size, mtime, true, result.acknowledged().next(), result.problemsSent(), order));
         LOG.info(
                 "{}: {} events sent ({} already sent before), {} problems",
                 file,

@@ -300,6 +300,9 @@ class AgentCommandTest {
                 .userObject();
         assertThat(replay.shipping.readerOptions().reorderWindow()).isEqualTo(ReaderOptions.DEFAULT_REORDER_WINDOW);
         assertThat(replay.shipping.readerOptions().interleaveLanes()).isFalse();
+        assertThat(replay.shipping.readerOptions().exactOrder())
+                .as("host-first: the file's order")
+                .isFalse();
 
         assertThat(cli().execute("watch", dir.toString(), "--once", "--reorder-window", "0"))
                 .isEqualTo(2);
@@ -307,6 +310,25 @@ class AgentCommandTest {
         err.getBuffer().setLength(0);
         assertThat(cli().execute("replay", "a.json", "--reorder-window", "0")).isEqualTo(2);
         assertThat(err.toString()).contains("--reorder-window must be at least 1, got 0");
+    }
+
+    @Test
+    void replayAndWatchShipInExactOrderUnlessToldToSendAsRead() {
+        ReplayCommand replay = (ReplayCommand)
+                cli().parseArgs("replay", "a.json").subcommand().commandSpec().userObject();
+        assertThat(replay.shipping.readerOptions()).isEqualTo(ReaderOptions.shipping());
+        WatchCommand watch = (WatchCommand) cli().parseArgs("watch", dir.toString(), "--no-exact-order")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(watch.options().readerOptions().exactOrder()).isFalse();
+        assertThat(watch.options().readerOptions().interleaveLanes()).isTrue();
+        replay = (ReplayCommand) cli().parseArgs("replay", "a.json", "--exact-order", "--reorder-window", "100")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(replay.shipping.readerOptions().exactOrder()).isTrue();
+        assertThat(replay.shipping.readerOptions().reorderWindow()).isEqualTo(100);
     }
 
     @Test

@@ -337,8 +337,9 @@ class KinetoReaderTest {
         assertThat(summary.problems().get(0).message())
                 .isEqualTo("2 events started earlier than an event already emitted for their (rank, lane); sent late"
                         + " (reorder window 2 events per lane): kernel categories and host figures that need their"
-                        + " order may differ from llmprof analyze of the file; --reorder-window 5 (its 5 entries)"
-                        + " keeps them exact [byte 781 of 781]");
+                        + " order may differ from llmprof analyze of the file; exact order (the default: without"
+                        + " --no-exact-order or --host-first) keeps them exact, as does --reorder-window 5 (its 5"
+                        + " entries) [byte 781 of 781]");
     }
 
     @Test

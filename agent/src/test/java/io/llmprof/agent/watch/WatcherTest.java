@@ -3,7 +3,10 @@ package io.llmprof.agent.watch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.llmprof.agent.kineto.Fixtures;
+import io.llmprof.agent.kineto.ReaderOptions;
+import io.llmprof.agent.kineto.RecordingSink;
 import io.llmprof.agent.kineto.SharedData;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.events.AnomalyKind;
 import io.llmprof.events.DeadLetterHeaders;
 import io.llmprof.events.Topics;
@@ -24,7 +27,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPOutputStream;
@@ -320,6 +325,72 @@ class WatcherTest {
         }
         assertThat(eventIds()).hasSize(2000).doesNotHaveDuplicates();
         assertThat(batches()).extracting(TraceBatch::job).containsOnly("job");
+    }
+
+    /**
+     * A file begun with {@code --no-exact-order} (or by an older llmprof, which read within the window) and resumed
+     * after a restart in exact order: its lanes' indexes count the order it was begun with, so it goes on in that
+     * order. Each (lane, index) Kafka holds is then the event a whole reading in that order gives it, none missing;
+     * resumed in exact order instead, the launches written last would come under indexes already sent.
+     */
+    @Test
+    void aFileBegunInAnotherOrderIsResumedInTheOrderItsIndexesCount() throws IOException {
+        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
+        List<String> entries = new ArrayList<>();
+        for (int i = 0; i < 400; i++) {
+            entries.add(Fixtures.cpuOp("op" + i, Long.toString(1_000 + 10 * i), "5", i, "[[1]]"));
+        }
+        for (int i = 0; i < 400; i++) {
+            entries.add(Fixtures.kernel("k" + i, Long.toString(10_000 + 10 * i), "5", i));
+        }
+        for (int i = 0; i < 400; i++) {
+            entries.add(Fixtures.runtime("cudaLaunchKernel", Long.toString(1_002 + 10 * i), "2", i, i));
+        }
+        Path file = Fixtures.write(
+                dir,
+                "rank0.json",
+                json.append(String.join(",", entries)).append("]}").toString());
+        ReaderOptions asRead = ReaderOptions.shipping().withExactOrder(false).withReorderWindow(16);
+        RecordingSink whole = new RecordingSink();
+        TraceReaders.read(file, asRead, whole);
+        Map<String, String> expected = new TreeMap<>();
+        whole.events.forEach(d -> expected.put(
+                d.lane() + "|" + d.index(), d.event().name() + "@" + d.event().startNs()));
+
+        Watcher.Options begun = Watcher.Options.defaults(dir)
+                .withJob("job")
+                .withBatchEvents(50)
+                .withFlushEveryBatches(1)
+                .withReaderOptions(asRead);
+        try (Watcher w = new Watcher(begun, new SimpleMeterRegistry(), () -> new KillableProducer(6), clock)) {
+            assertThat(w.pollOnce().failed()).containsExactly("rank0.json");
+            assertThat(w.checkpoint().get("rank0.json").order()).isEqualTo("window 16");
+        }
+        try (Watcher restarted = watcher(Integer.MAX_VALUE, 50, 1)) { // exact order, the default
+            assertThat(restarted.pollOnce().shipped()).containsExactly("rank0.json");
+            assertThat(restarted.checkpoint().get("rank0.json").order()).isEqualTo("window 16");
+        }
+
+        Map<String, String> held = new TreeMap<>();
+        for (TraceBatch b : batches()) {
+            for (int i = 0; i < b.events().size(); i++) {
+                String event =
+                        b.events().get(i).name() + "@" + b.events().get(i).startNs();
+                String previous = held.put(b.lane() + "|" + (b.firstIndex() + i), event);
+                assertThat(previous)
+                        .as("a re-sent index carries the same event")
+                        .isIn(null, event);
+            }
+        }
+        assertThat(held).isEqualTo(expected);
+        assertThat(held).hasSize(1_200);
+
+        // a new file after the restart is read in exact order, and says so in the checkpoint
+        Fixtures.write(dir, "rank0-next.json", trace(10, 0));
+        try (Watcher w = watcher(Integer.MAX_VALUE, 50, 1)) {
+            assertThat(w.pollOnce().shipped()).containsExactly("rank0-next.json");
+            assertThat(w.checkpoint().get("rank0-next.json").order()).isEqualTo(Checkpoint.EXACT);
+        }
     }
 
     @Test

@@ -355,8 +355,7 @@ public final class BenchLiveCommand implements Callable<Integer> {
                     TraceBatcher.DEFAULT_MAX_BATCH_BYTES,
                     b -> totals[1] += encoder.serialize(Topics.TRACE_EVENTS.name(), b).length,
                     p -> {});
-            totals[0] += TraceReaders.read(f, ReaderOptions.defaults().withInterleavedLanes(true), batcher)
-                    .eventsRead();
+            totals[0] += TraceReaders.read(f, ReaderOptions.shipping(), batcher).eventsRead();
         }
         return totals;
     }

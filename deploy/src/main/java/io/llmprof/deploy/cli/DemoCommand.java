@@ -361,7 +361,7 @@ public final class DemoCommand implements Callable<Integer> {
                 // of at the end of the file (real traces keep the default: their GPU lane is out of order by
                 // up to 1.2 s of trace time).
                 replayOptions = replayOptions.withReaderOptions(
-                        replayOptions.readerOptions().withReorderWindow(SYNTH_REORDER_WINDOW));
+                        replayOptions.readerOptions().withExactOrder(false).withReorderWindow(SYNTH_REORDER_WINDOW));
             }
             Replayer replayer = new Replayer(replayOptions, registry);
             Thread replay = new Thread(

@@ -3,17 +3,21 @@ package io.llmprof.streams.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.kineto.TraceFiles;
 import io.llmprof.agent.metrics.AgentMeters;
 import io.llmprof.agent.produce.TraceBatcher;
 import io.llmprof.agent.produce.TraceProducer;
+import io.llmprof.agent.produce.TraceReaders;
 import io.llmprof.agent.produce.TraceShipper;
 import io.llmprof.events.CrossRankPass;
 import io.llmprof.events.Json;
 import io.llmprof.events.LayerRecord;
 import io.llmprof.events.PassRecord;
 import io.llmprof.events.Topics;
+import io.llmprof.events.TraceBatch.Lane;
+import io.llmprof.events.TraceEvent;
 import io.llmprof.events.host.HostStep;
 import io.llmprof.events.host.HostSums;
 import io.llmprof.events.view.CrossRankView;
@@ -59,10 +63,11 @@ import org.junit.jupiter.params.provider.CsvSource;
  *   <li>the cross-rank view of the one two-rank job is the {@code cross_rank} array of `analyze layers`.
  * </ul>
  *
- * Three files have host events further out of order than the agent's default reorder window: the agent sends them
- * late, counts them and says so in an anomaly record, and their kernels' categories (and, in one, M5) then differ
- * from the offline results, which read such a file again sorted (docs/analysis.md "Event order"). With a window that
- * holds them, the live results are the offline ones there too.
+ * The agent ships in exact order by default (every lane sorted, the lanes interleaved by time), as the offline
+ * analyses read a file they find out of order. Three files have host events further out of order than the default
+ * reorder window: with {@code --no-exact-order} the agent sends those late, counts them and says so in an anomaly
+ * record (their kernels' categories, and in one M5, would then differ); by default nothing is late and the live
+ * results are the offline ones there too.
  */
 class RealTracesLiveParityTest {
     @TempDir
@@ -163,7 +168,7 @@ class RealTracesLiveParityTest {
                 List.of(dir.resolve("sampled_rank-0.json.gz"), dir.resolve("sampled_rank-1.json.gz")),
                 null,
                 TraceBatcher.DEFAULT_BATCH_EVENTS,
-                ReaderOptions.DEFAULT_REORDER_WINDOW,
+                ReaderOptions.shipping(),
                 "cross-rank");
         Map<Long, CrossRankPass> latest = new TreeMap<>();
         live.crossRank().forEach(p -> latest.put(p.index(), p));
@@ -288,13 +293,13 @@ class RealTracesLiveParityTest {
             long sentLate,
             long anomalies) {}
 
-    private Outputs topology(Path file, Path config, int batchEvents, int reorderWindow, String stateDir)
+    private Outputs topology(Path file, Path config, int batchEvents, ReaderOptions read, String stateDir)
             throws IOException {
-        return topology(List.of(file), config, batchEvents, reorderWindow, stateDir);
+        return topology(List.of(file), config, batchEvents, read, stateDir);
     }
 
     /** The files shipped one after the other, each named (job, run) from its path as the agent names it. */
-    private Outputs topology(List<Path> files, Path config, int batchEvents, int reorderWindow, String stateDir)
+    private Outputs topology(List<Path> files, Path config, int batchEvents, ReaderOptions read, String stateDir)
             throws IOException {
         AgentMeters agentMeters = new AgentMeters(new SimpleMeterRegistry());
         MockProducer<byte[], byte[]> kafka =
@@ -304,8 +309,7 @@ class RealTracesLiveParityTest {
             TraceShipper.Result shipped = new TraceShipper(
                             new TraceProducer(kafka, agentMeters),
                             agentMeters,
-                            // as agent replay and agent watch read (without --host-first)
-                            ReaderOptions.defaults().withInterleavedLanes(true).withReorderWindow(reorderWindow),
+                            read,
                             batchEvents,
                             TraceBatcher.DEFAULT_MAX_BATCH_BYTES)
                     .ship(file, TraceFiles.jobName(file), TraceFiles.runName(file), TraceShipper.ShipOptions.fresh());
@@ -359,30 +363,38 @@ class RealTracesLiveParityTest {
     }
 
     /**
-     * The agent's default reorder window, and one that holds every file here whole: where the reader sends events
-     * late with the first (they started before an event already sent of their lane, beyond the window), the merge of
-     * the lanes lets a kernel out before its launch; that is reported (an OUT_OF_ORDER problem, an anomaly record) and
-     * may change a result, which `agent replay|watch --reorder-window` avoids.
-     */
-    private static final int WIDE_WINDOW = 1 << 20;
-
-    /**
-     * The agent with its default window sends {@code late} events late, and reports them when it does; the
-     * topology's outputs with a window that sends none.
+     * The topology's outputs from the agent's default shipping (exact order), which sends no event late; and, with
+     * {@code --no-exact-order} and the default window, the agent sends {@code late} events late and reports them in an
+     * anomaly record when it does (where the merge of the lanes then lets a kernel out before its launch, a result may
+     * change: the reason for the default).
      */
     private Outputs shippedInOrder(Path file, Path config, int batchEvents, long late, String stateDir)
             throws IOException {
-        Outputs byDefault = topology(file, config, batchEvents, ReaderOptions.DEFAULT_REORDER_WINDOW, stateDir);
-        assertThat(byDefault.sentLate())
-                .as("events sent late with the default reorder window")
-                .isEqualTo(late);
+        Outputs exact = topology(file, config, batchEvents, ReaderOptions.shipping(), stateDir);
+        assertThat(exact.sentLate()).as("events sent late in exact order").isZero();
+        ReaderOptions asRead = ReaderOptions.shipping().withExactOrder(false);
         if (late == 0) {
-            return byDefault;
+            // the reader alone: what the shipper would send late
+            assertThat(TraceReaders.read(file, asRead, new OrderedSink() {
+                                @Override
+                                public void event(String rank, Lane lane, long index, TraceEvent event) {}
+
+                                @Override
+                                public void endOfTrace(String rank, Lane lane) {}
+                            })
+                            .outOfOrder())
+                    .as("events sent late with --no-exact-order and the default reorder window")
+                    .isZero();
+            return exact;
         }
-        assertThat(byDefault.anomalies()).as("anomaly records saying so").isPositive();
-        Outputs wide = topology(file, config, batchEvents, WIDE_WINDOW, stateDir + "-wide");
-        assertThat(wide.sentLate()).isZero();
-        return wide;
+        Outputs shippedAsRead = topology(file, config, batchEvents, asRead, stateDir + "-as-read");
+        assertThat(shippedAsRead.sentLate())
+                .as("events sent late with --no-exact-order and the default reorder window")
+                .isEqualTo(late);
+        assertThat(shippedAsRead.anomalies() - exact.anomalies())
+                .as("one more anomaly record, saying so")
+                .isEqualTo(1);
+        return exact;
     }
 
     /** Per rank, the passes the topology closed (in order), each rendered with its layers as the REST API does. */
