@@ -73,6 +73,41 @@ class PipelineIT {
         }
     }
 
+    /**
+     * Two real files with host events far more out of order than the reorder window (HTA's df_index_resolver: one
+     * thread's ops after another's; vLLM's piecewise graph capture: every runtime launch after every cpu_op). The
+     * agent's default, exact order, ships them with nothing late and nothing reported, and the API shows `analyze
+     * layers`' passes field for field, kernel categories included (as read within the window they differ:
+     * RealTracesLiveParityTest).
+     */
+    @Test
+    void realTracesFarOutOfOrderShowTheOfflinePassesLive() throws Exception {
+        List<String> traces = List.of(
+                "hta/df_index_resolver/df_index_resolver.json.gz",
+                "tracelens/inference/vllm_prefilldecode_piecewise/capture_traces/"
+                        + "graph_capture_rank_0.1773709679453551615.pt.trace.json.gz");
+        try (PipelineHarness h = new PipelineHarness(tmp.resolve("state"), null)) {
+            for (int i = 0; i < traces.size(); i++) {
+                Path trace = sharedData().resolve(traces.get(i));
+                JsonNode offline = PipelineHarness.analyzeLayers(trace, null);
+                assertThat(offline.at("/ranks/0/passes"))
+                        .as("offline passes of %s", trace)
+                        .isNotEmpty();
+                Replayer.Summary summary = new Replayer(
+                                Replayer.Options.defaults(h.bootstrap())
+                                        .withJob("ooo" + i)
+                                        .withProgress(false),
+                                h.registry)
+                        .replay(List.of(trace));
+                assertThat(summary.ok()).isTrue();
+                assertThat(summary.problems())
+                        .as("nothing out of order, nothing reported")
+                        .isEmpty();
+                assertApiShows(h, "ooo" + i, offline);
+            }
+        }
+    }
+
     @Test
     void synthMultiRankTraceShowsTheSamePassesAndLayersAsTheOfflineAnalysis() throws Exception {
         Path config = PipelineHarness.tinyModel(tmp);
