@@ -4,6 +4,7 @@ import io.llmprof.agent.kineto.InputProblem;
 import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReadProgress;
 import io.llmprof.agent.sequence.MemoryBudget;
+import io.llmprof.agent.sequence.ScratchDir;
 import io.llmprof.agent.sequence.SpoolChunks;
 import io.llmprof.events.TraceBatch.Lane;
 import io.llmprof.events.TraceEvent;
@@ -25,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.PriorityQueue;
-import java.util.stream.Stream;
 
 /**
  * Lets a file's lanes out interleaved by start time, each lane exactly as the reader emitted it. A Kineto file is
@@ -70,8 +70,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
     private final Map<String, Rank> ranks = new HashMap<>();
     private final List<Spool> ends = new ArrayList<>();
     private Spool last;
-    private Path dir;
-    private Thread cleanupOnExit;
+    private ScratchDir dir;
     private boolean finished;
     private long received;
     private long passed;
@@ -116,7 +115,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
 
     /** The spool directory while it exists (tests: it must be gone after {@link #close}). */
     public Path spoolDir() {
-        return dir;
+        return dir == null ? null : dir.path();
     }
 
     /** Events held in memory now, over all lanes. */
@@ -171,28 +170,8 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             s.closeFiles();
             s.releaseChunks();
         }
-        deleteDir();
-        if (cleanupOnExit != null) {
-            try {
-                Runtime.getRuntime().removeShutdownHook(cleanupOnExit);
-            } catch (IllegalStateException shuttingDown) {
-                // the hook runs or has run
-            }
-            cleanupOnExit = null;
-        }
-    }
-
-    private void deleteDir() {
-        Path d = dir;
-        if (d == null || !Files.exists(d)) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(d)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the lane spool " + d + ": " + e.getMessage(), e);
+        if (dir != null) {
+            dir.close();
         }
     }
 
@@ -213,26 +192,9 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
 
     private Path dir() throws IOException {
         if (dir == null) {
-            dir = parent == null
-                    ? Files.createTempDirectory("llmprof-interleave-")
-                    : Files.createTempDirectory(Files.createDirectories(parent), "llmprof-interleave-");
-            Path d = dir;
-            cleanupOnExit = new Thread(
-                    () -> {
-                        try {
-                            deleteDir();
-                        } catch (RuntimeException e) {
-                            // exiting anyway: a temp directory left behind
-                        }
-                    },
-                    "llmprof-interleave-cleanup " + d.getFileName());
-            try {
-                Runtime.getRuntime().addShutdownHook(cleanupOnExit);
-            } catch (IllegalStateException shuttingDown) {
-                cleanupOnExit = null; // the JVM is exiting: close() still deletes it if this read gets that far
-            }
+            dir = ScratchDir.create(parent, "llmprof-interleave-");
         }
-        return dir;
+        return dir.path();
     }
 
     /** One rank's two lanes. */
@@ -396,7 +358,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                     SpoolChunks.write(writer, lane, queued);
                     writer.flush();
                 } catch (IOException e) {
-                    throw new UncheckedIOException("cannot spool events to " + dir + ": " + e.getMessage(), e);
+                    throw new UncheckedIOException("cannot spool events to " + spoolDir() + ": " + e.getMessage(), e);
                 }
                 chunks.add(new Chunk(null, 0));
             }

@@ -6,14 +6,13 @@ import io.llmprof.agent.kineto.OrderedSink;
 import io.llmprof.agent.kineto.ReadSummary;
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.nsys.NsysReader;
+import io.llmprof.agent.sequence.ScratchDir;
 import io.llmprof.events.AnomalyKind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,15 +58,8 @@ public final class TraceReaders {
      * interleaved by time when the file ends. No event is ever late; nothing goes to the sink before the file's end.
      */
     private static ReadSummary readSorted(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
-        Path dir = Files.createTempDirectory("llmprof-sort-");
-        try {
-            return readAsIs(file, options.withInterleavedLanes(false).withSpillDir(dir), sink);
-        } finally {
-            try (Stream<Path> all = Files.walk(dir)) {
-                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+        try (ScratchDir dir = ScratchDir.create(null, "llmprof-sort-")) {
+            return readAsIs(file, options.withInterleavedLanes(false).withSpillDir(dir.path()), sink);
         }
     }
 

@@ -2,12 +2,9 @@ package io.llmprof.streams.offline;
 
 import io.llmprof.agent.kineto.ReaderOptions;
 import io.llmprof.agent.sequence.LaneSequencer;
+import io.llmprof.agent.sequence.ScratchDir;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 
 /**
  * Offline results exact whatever the order of events in the file. The first reading uses the bounded reorder window
@@ -31,7 +28,7 @@ final class ExactOrder implements AutoCloseable {
         }
     }
 
-    private Path dir;
+    private ScratchDir dir;
     private String why;
 
     /**
@@ -49,8 +46,8 @@ final class ExactOrder implements AutoCloseable {
         } catch (ReadSorted r) {
             why = r.getMessage();
         }
-        dir = Files.createTempDirectory("llmprof-sort-");
-        return attempt.run(options.withSpillDir(dir));
+        dir = ScratchDir.create(null, "llmprof-sort-");
+        return attempt.run(options.withSpillDir(dir.path()));
     }
 
     /**
@@ -85,7 +82,7 @@ final class ExactOrder implements AutoCloseable {
     /** The options of a later reading of the same input: sorted when the first reading was, and split as it was. */
     ReaderOptions options(ReaderOptions base) {
         ReaderOptions options = base.withSplitRead(true);
-        return dir == null ? options : options.withSpillDir(dir);
+        return dir == null ? options : options.withSpillDir(dir.path());
     }
 
     List<String> notices() {
@@ -97,14 +94,9 @@ final class ExactOrder implements AutoCloseable {
     }
 
     @Override
-    public void close() throws IOException {
-        if (dir == null || !Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> all = Files.walk(dir)) {
-            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
+    public void close() {
+        if (dir != null) {
+            dir.close();
         }
     }
 }
