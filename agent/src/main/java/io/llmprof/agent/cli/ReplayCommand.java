@@ -24,9 +24,10 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = {
             "Replay Kineto trace files to Kafka (${COMMAND-FULL-NAME}).",
-            "Each file's host and GPU lanes go interleaved by start time: the lane that runs ahead in the file is spooled"
-                    + " to a temp directory, and sending starts once both lanes have begun (--host-first: the file's"
-                    + " own order).",
+            "Each file goes in exact order (see --exact-order): every lane sorted by start time, the host and GPU"
+                    + " lanes interleaved by it, sent once the file has been read. --no-exact-order sends as read (the"
+                    + " lanes still interleaved; the lane that runs ahead in the file is spooled to a temp directory),"
+                    + " --host-first in the file's own order.",
             "A broker outage is waited out (see --give-up-after). What Kafka acknowledged is kept in a checkpoint, so"
                     + " running the same command again resumes each file where Kafka stopped acknowledging, without"
                     + " re-sending or re-pacing what it has (docs/runbook.md \"Kafka outage\")."
