@@ -27,6 +27,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.kafka.common.serialization.Serializer;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -73,26 +74,8 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Measured reads of each file (default: ${DEFAULT-VALUE}).")
     int repeat;
 
-    @Option(
-            names = "--reorder-window",
-            defaultValue = "65536",
-            description = "Events buffered per (rank, lane) (default: ${DEFAULT-VALUE}).")
-    int reorderWindow;
-
-    @Option(
-            names = "--host-first",
-            description = "Each file's lanes as the file holds them, not interleaved by time (as `agent replay"
-                    + " --host-first`; implies --no-exact-order).")
-    boolean hostFirst;
-
-    @Option(
-            names = "--exact-order",
-            negatable = true,
-            defaultValue = "true",
-            fallbackValue = "true",
-            description = "Every lane sorted and let out when the file ends (default), or as read within the reorder"
-                    + " window (--no-exact-order), as `agent replay` ships them.")
-    boolean exactOrder = true;
+    @Mixin
+    ReadOrderOptions order = new ReadOrderOptions();
 
     @Option(
             names = "--batch-size",
@@ -148,10 +131,7 @@ public final class BenchCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         int bad = 0;
-        ReaderOptions options = ReaderOptions.defaults()
-                .withReorderWindow(reorderWindow)
-                .withInterleavedLanes(!hostFirst)
-                .withExactOrder(exactOrder && !hostFirst);
+        ReaderOptions options = order.readerOptions(spec.commandLine());
         for (Path file : files) {
             boolean asService = service || isServiceInput(file);
             int size = batchSize != null

@@ -115,4 +115,23 @@ public final class Fixtures {
                         kernel("add_b", "260", "5", 12),
                         kernel("gemm_a", "270", "50", 14));
     }
+
+    /**
+     * A rank-0 trace of {@code n} cpu_ops in time order, their {@code n} kernels, then the {@code n} runtime launches
+     * that came between the cpu_ops and the kernels: the layout of vLLM's graph-capture traces, whose launches are
+     * tens of thousands of entries late. As read within a window smaller than {@code n}, the launches are late.
+     */
+    public static String launchesWrittenLast(int n) {
+        java.util.List<String> entries = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            entries.add(cpuOp("op" + i, Long.toString(1_000 + 10L * i), "5", i, "[[1]]"));
+        }
+        for (int i = 0; i < n; i++) {
+            entries.add(kernel("k" + i, Long.toString(1_000 + 10L * n + 10L * i), "5", i));
+        }
+        for (int i = 0; i < n; i++) {
+            entries.add(runtime("cudaLaunchKernel", Long.toString(1_002 + 10L * i), "2", i, i));
+        }
+        return "{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [" + String.join(",", entries) + "]}";
+    }
 }

@@ -32,26 +32,8 @@ class ExactOrderShippingTest {
     @TempDir
     Path dir;
 
-    /**
-     * 300 cpu_ops in time order, their 300 kernels, then the 300 runtime launches that came between the cpu_ops and
-     * the kernels (the layout of vLLM's capture traces, where the launches are tens of thousands of entries late).
-     */
     private Path launchesWrittenLast() throws IOException {
-        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
-        List<String> entries = new ArrayList<>();
-        for (int i = 0; i < 300; i++) {
-            entries.add(Fixtures.cpuOp("op" + i, Long.toString(1_000 + 10 * i), "5", i, "[[1]]"));
-        }
-        for (int i = 0; i < 300; i++) {
-            entries.add(Fixtures.kernel("k" + i, Long.toString(10_000 + 10 * i), "5", i));
-        }
-        for (int i = 0; i < 300; i++) {
-            entries.add(Fixtures.runtime("cudaLaunchKernel", Long.toString(1_002 + 10 * i), "2", i, i));
-        }
-        return Fixtures.write(
-                dir,
-                "rank0.json",
-                json.append(String.join(",", entries)).append("]}").toString());
+        return Fixtures.write(dir, "rank0.json", Fixtures.launchesWrittenLast(300));
     }
 
     private static Set<Path> sortDirs() throws IOException {

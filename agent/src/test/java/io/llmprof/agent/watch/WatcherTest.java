@@ -335,21 +335,7 @@ class WatcherTest {
      */
     @Test
     void aFileBegunInAnotherOrderIsResumedInTheOrderItsIndexesCount() throws IOException {
-        StringBuilder json = new StringBuilder("{\"distributedInfo\": {\"rank\": 0}, \"traceEvents\": [");
-        List<String> entries = new ArrayList<>();
-        for (int i = 0; i < 400; i++) {
-            entries.add(Fixtures.cpuOp("op" + i, Long.toString(1_000 + 10 * i), "5", i, "[[1]]"));
-        }
-        for (int i = 0; i < 400; i++) {
-            entries.add(Fixtures.kernel("k" + i, Long.toString(10_000 + 10 * i), "5", i));
-        }
-        for (int i = 0; i < 400; i++) {
-            entries.add(Fixtures.runtime("cudaLaunchKernel", Long.toString(1_002 + 10 * i), "2", i, i));
-        }
-        Path file = Fixtures.write(
-                dir,
-                "rank0.json",
-                json.append(String.join(",", entries)).append("]}").toString());
+        Path file = Fixtures.write(dir, "rank0.json", Fixtures.launchesWrittenLast(400));
         ReaderOptions asRead = ReaderOptions.shipping().withExactOrder(false).withReorderWindow(16);
         RecordingSink whole = new RecordingSink();
         TraceReaders.read(file, asRead, whole);
