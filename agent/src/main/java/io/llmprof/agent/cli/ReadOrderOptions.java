@@ -14,7 +14,7 @@ final class ReadOrderOptions {
             fallbackValue = "true",
             description =
                     "Ship every lane in exact start-time order whatever the file's order, the lanes interleaved by"
-                            + " time: each lane is sorted (in memory, on disk past 48 MiB of events in all) and a file's events"
+                            + " time: each lane is sorted (in memory up to an eighth of the heap for all files together, 256 MiB at most, on disk beyond) and a file's events"
                             + " are sent once it has been read, so the results are those of llmprof analyze of the file"
                             + " (default). --no-exact-order sends events as they are read, in time order within"
                             + " --reorder-window; events further out of order are then sent late and reported (OUT_OF_ORDER),"

@@ -10,11 +10,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * files at once hold no more than one. What does not fit goes to disk; memory stays bounded whatever the files.
  */
 public final class MemoryBudget {
-    /** The JVM-wide default: 48 MiB of estimated events, about 300,000 host events of a Kineto trace. */
+    /** The JVM-wide default's floor: 48 MiB of estimated events, about 300,000 host events of a Kineto trace. */
     public static final long DEFAULT_BYTES = 48L << 20;
 
+    /** The JVM-wide default's ceiling: 256 MiB, about 1.7 M events. */
+    public static final long MAX_DEFAULT_BYTES = 256L << 20;
+
+    /**
+     * The JVM-wide default for a heap of {@code maxHeap} bytes: an eighth of it, at least {@link #DEFAULT_BYTES} and at
+     * most {@link #MAX_DEFAULT_BYTES} (48 MiB under `analyze`'s 256 MB heap, 256 MiB under the agent's 2 GB).
+     */
+    static long defaultFor(long maxHeap) {
+        return Math.max(DEFAULT_BYTES, Math.min(MAX_DEFAULT_BYTES, maxHeap / 8));
+    }
+
     /** The budget every interleaver and sorted lane shares unless given another. */
-    public static final MemoryBudget JVM = new MemoryBudget(DEFAULT_BYTES);
+    public static final MemoryBudget JVM =
+            new MemoryBudget(defaultFor(Runtime.getRuntime().maxMemory()));
 
     /** Estimated heap per held event besides its name and dims (the event, its boxed fields, list slots). */
     public static final int EVENT_BYTES = 128;
