@@ -8,6 +8,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -63,6 +65,39 @@ class ScratchDirTest {
             assertThat(held).doesNotExist();
         } finally {
             p.destroyForcibly();
+        }
+    }
+
+    /**
+     * SIGKILL leaves a directory behind (no hook runs): the next one created beside it sweeps it, when its process is
+     * gone and it has not changed for a while. Nothing else is touched.
+     */
+    @Test
+    void theNextDirectoryCreatedSweepsTheStaleOnesOfDeadProcesses() throws Exception {
+        Process done = new ProcessBuilder("true").start();
+        assertThat(done.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        long dead = done.pid();
+        long live = ProcessHandle.current().parent().orElseThrow().pid();
+        FileTime old = FileTime.from(Instant.now().minus(ScratchDir.STALE_AFTER).minusSeconds(60));
+        Path killed = Files.createDirectory(parent.resolve("llmprof-sort-" + dead + "-123"));
+        Files.writeString(killed.resolve("lane-run-1.pb"), "x");
+        Files.setLastModifiedTime(killed, old);
+        Path recent = Files.createDirectory(parent.resolve("llmprof-sort-" + dead + "-456"));
+        Path running = Files.createDirectory(parent.resolve("llmprof-sort-" + live + "-789"));
+        Files.setLastModifiedTime(running, old);
+        Path unnamed = Files.createDirectory(parent.resolve("llmprof-sort-123456789"));
+        Files.setLastModifiedTime(unnamed, old);
+        Path other = Files.createDirectory(parent.resolve("llmprof-interleave-" + dead + "-1"));
+        Files.setLastModifiedTime(other, old);
+
+        try (ScratchDir dir = ScratchDir.create(parent, "llmprof-sort-")) {
+            assertThat(dir.path().getFileName().toString())
+                    .startsWith("llmprof-sort-" + ProcessHandle.current().pid() + "-");
+            assertThat(killed).doesNotExist();
+            assertThat(recent).as("may still be in use").exists();
+            assertThat(running).as("its process is alive").exists();
+            assertThat(unnamed).as("not named with a pid").exists();
+            assertThat(other).as("another prefix").exists();
         }
     }
 
