@@ -229,11 +229,6 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
         }
     }
 
-    private static int chars(TraceEvent event) {
-        return event.name().length()
-                + (event.inputDims() == null ? 0 : event.inputDims().length());
-    }
-
     /** A set-aside chunk: its events while they are in memory, else null (the next chunk of the spool file). */
     private record Chunk(List<TraceEvent> events, long bytes) {}
 
@@ -285,7 +280,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
             }
             tail.add(event);
             count++;
-            tailChars += chars(event);
+            tailChars += MemoryBudget.chars(event);
             if (tail.size() - tailHead >= CHUNK || tailChars >= CHUNK_BYTES) {
                 spill();
             }
@@ -321,7 +316,7 @@ public final class LaneInterleaver implements OrderedSink, AutoCloseable {
                 }
             } else {
                 e = tail.get(tailHead++);
-                tailChars -= chars(e);
+                tailChars -= MemoryBudget.chars(e);
                 if (tailHead == tail.size()) {
                     tail.clear();
                     tailHead = 0;

@@ -63,8 +63,12 @@ public final class MemoryBudget {
 
     /** An event's estimated heap. */
     public static long bytes(TraceEvent event) {
-        return EVENT_BYTES
-                + event.name().length()
+        return EVENT_BYTES + chars(event);
+    }
+
+    /** The characters of an event's name and dims, the part of its heap that varies. */
+    public static int chars(TraceEvent event) {
+        return event.name().length()
                 + (event.inputDims() == null ? 0 : event.inputDims().length());
     }
 
