@@ -63,9 +63,12 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
     /** {@link FileEntry#order} of a file read in exact order: the indexes do not depend on any window. */
     public static final String EXACT = "exact";
 
+    /** {@link FileEntry#order} of a file read as read: this, then the window. */
+    private static final String WINDOW = "window ";
+
     /** How reading with {@code options} orders each lane: {@value #EXACT}, or {@code window N} (as read, within N). */
     public static String order(ReaderOptions options) {
-        return options.exactOrder() ? EXACT : "window " + options.reorderWindow();
+        return options.exactOrder() ? EXACT : WINDOW + options.reorderWindow();
     }
 
     /**
@@ -83,9 +86,10 @@ public record Checkpoint(int version, Map<String, FileEntry> files, String topic
         if (order.equals(EXACT)) {
             return current.withExactOrder(true);
         }
-        if (order.startsWith("window ")) {
+        if (order.startsWith(WINDOW)) {
             try {
-                return current.withExactOrder(false).withReorderWindow(Integer.parseInt(order.substring(7)));
+                return current.withExactOrder(false)
+                        .withReorderWindow(Integer.parseInt(order.substring(WINDOW.length())));
             } catch (IllegalArgumentException e) {
                 // not an order this llmprof writes: read as told
             }
