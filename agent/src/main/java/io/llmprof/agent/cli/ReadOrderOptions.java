@@ -12,21 +12,21 @@ final class ReadOrderOptions {
             negatable = true,
             defaultValue = "true",
             fallbackValue = "true",
-            description =
-                    "Ship every lane in exact start-time order whatever the file's order, the lanes interleaved by"
-                            + " time: each lane is sorted (in memory up to an eighth of the heap for all files together, 256 MiB at most, on disk beyond) and a file's events"
-                            + " are sent once it has been read, so the results are those of llmprof analyze of the file"
-                            + " (default). --no-exact-order sends events as they are read, in time order within"
-                            + " --reorder-window; events further out of order are then sent late and reported (OUT_OF_ORDER),"
-                            + " and kernel categories and host figures that need their order may differ.")
+            description = "Ship every lane in exact start-time order whatever the file's order, the lanes"
+                    + " interleaved by time: each lane is sorted (in memory up to an eighth of the heap for all files"
+                    + " together, 256 MiB at most, on disk beyond) and a file's events are sent once it has been read,"
+                    + " so the results are those of llmprof analyze of the file (default). --no-exact-order sends"
+                    + " events as they are read, in time order within --reorder-window; events further out of order"
+                    + " are then sent late and reported (OUT_OF_ORDER), and kernel categories and host figures that"
+                    + " need their order may differ.")
     boolean exactOrder = true;
 
     @Option(
             names = "--host-first",
             description = "Ship each file's lanes as the file holds them (all host events, then the GPU's), not"
-                    + " interleaved by time. Interleaving spools the lane that runs ahead to a temp directory and starts"
-                    + " sending once both lanes have begun (at the first kernel of a host-first file); the streams"
-                    + " app then holds far less state. The results are the same. Implies --no-exact-order.")
+                    + " interleaved by time. Interleaving spools the lane that runs ahead to a temp directory and"
+                    + " starts sending once both lanes have begun (at the first kernel of a host-first file); the"
+                    + " streams app then holds far less state. The results are the same. Implies --no-exact-order.")
     boolean hostFirst;
 
     @Option(

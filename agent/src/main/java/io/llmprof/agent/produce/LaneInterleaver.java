@@ -44,7 +44,8 @@ import java.util.PriorityQueue;
  *
  * <p>Memory is bounded whatever the file size: per lane, up to {@value #CHUNK} queued events (or about {@value
  * #CHUNK_BYTES} bytes) are held, then set aside as a chunk. A chunk stays in memory while every interleaver of the
- * JVM together holds at most {@link MemoryBudget#JVM} of set-aside events (an eighth of the heap, 48 to 256 MiB) (estimated, {@link MemoryBudget#bytes(List)}); past
+ * JVM together holds at most {@link MemoryBudget#JVM} of set-aside events (an eighth of the heap, 48 to 256 MiB;
+ * estimated, {@link MemoryBudget#bytes(List)}); past
  * that it is written to a spool file in a temp directory (length-prefixed protobuf {@code TraceBatch} chunks, as the
  * offline sort spills them), which the merge reads back a chunk at a time while it is still being written. So a
  * host-first file of a hundred MB or two is merged without encoding, writing, reading and decoding its host lane

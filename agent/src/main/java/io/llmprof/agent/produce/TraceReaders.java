@@ -28,9 +28,9 @@ public final class TraceReaders {
 
     /**
      * Reads a file to the sink. With {@link ReaderOptions#exactOrder()} every lane comes sorted, the lanes interleaved
-     * by time, when the file ends. Else, with {@link ReaderOptions#interleaveLanes()} (and no spill directory) the lanes reach
-     * the sink interleaved by start time, from a rank's first event in its second lane on ({@link LaneInterleaver});
-     * problems as found.
+     * by time, when the file ends. Else, with {@link ReaderOptions#interleaveLanes()} (and no spill directory) the
+     * lanes reach the sink interleaved by start time, from a rank's first event in its second lane on ({@link
+     * LaneInterleaver}); problems as found.
      */
     public static ReadSummary read(Path file, ReaderOptions options, OrderedSink sink) throws IOException {
         // A lane that went quiet (the host lane of a host-first file, once its kernels come) lets its reorder
