@@ -78,61 +78,24 @@ public record ReaderOptions(
     }
 
     public ReaderOptions withReorderWindow(int window) {
-        return new ReaderOptions(
-                window,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.reorderWindow = window);
     }
 
     public ReaderOptions withProgress(ReadProgress listener) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                listener,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.progress = listener);
     }
 
     /** Exact order whatever the file's, spilling sorted runs to {@code dir} (created when needed). */
     public ReaderOptions withSpillDir(Path dir) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                dir,
-                false,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> {
+            o.spillDir = dir;
+            o.abortOnLate = false;
+        });
     }
 
     /** Stop at the first event beyond the reorder window instead of emitting it late. */
     public ReaderOptions withAbortOnLate() {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                true,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.abortOnLate = true);
     }
 
     /**
@@ -140,17 +103,7 @@ public record ReaderOptions(
      * (false).
      */
     public ReaderOptions withInterleavedLanes(boolean interleave) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleave,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.interleaveLanes = interleave);
     }
 
     /**
@@ -160,17 +113,7 @@ public record ReaderOptions(
      * rank's merge until the end of the file.
      */
     public ReaderOptions withQuietLanesReleased(boolean release) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                release,
-                splitRead,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.releaseQuietLanes = release);
     }
 
     /**
@@ -178,17 +121,7 @@ public record ReaderOptions(
      * thread (false, the default).
      */
     public ReaderOptions withSplitRead(boolean split) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                releaseQuietLanes,
-                split,
-                inputDims,
-                exactOrder);
+        return copy(o -> o.splitRead = split);
     }
 
     /**
@@ -196,31 +129,55 @@ public record ReaderOptions(
      * which the reader then skips.
      */
     public ReaderOptions withInputDims(boolean dims) {
-        return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                dims,
-                exactOrder);
+        return copy(o -> o.inputDims = dims);
     }
 
     /** Every lane sorted whatever the file's order (true), or the bounded reorder window (false, the default). */
     public ReaderOptions withExactOrder(boolean exact) {
+        return copy(o -> o.exactOrder = exact);
+    }
+
+    /** These options with the changes {@code edit} makes; the canonical constructor validates them. */
+    private ReaderOptions copy(java.util.function.Consumer<Copy> edit) {
+        Copy o = new Copy(this);
+        edit.accept(o);
         return new ReaderOptions(
-                reorderWindow,
-                maxProblemsKept,
-                progress,
-                spillDir,
-                abortOnLate,
-                interleaveLanes,
-                releaseQuietLanes,
-                splitRead,
-                inputDims,
-                exact);
+                o.reorderWindow,
+                o.maxProblemsKept,
+                o.progress,
+                o.spillDir,
+                o.abortOnLate,
+                o.interleaveLanes,
+                o.releaseQuietLanes,
+                o.splitRead,
+                o.inputDims,
+                o.exactOrder);
+    }
+
+    /** The components of options being derived, written once for every {@code with*} method. */
+    private static final class Copy {
+        int reorderWindow;
+        int maxProblemsKept;
+        ReadProgress progress;
+        Path spillDir;
+        boolean abortOnLate;
+        boolean interleaveLanes;
+        boolean releaseQuietLanes;
+        boolean splitRead;
+        boolean inputDims;
+        boolean exactOrder;
+
+        Copy(ReaderOptions from) {
+            reorderWindow = from.reorderWindow;
+            maxProblemsKept = from.maxProblemsKept;
+            progress = from.progress;
+            spillDir = from.spillDir;
+            abortOnLate = from.abortOnLate;
+            interleaveLanes = from.interleaveLanes;
+            releaseQuietLanes = from.releaseQuietLanes;
+            splitRead = from.splitRead;
+            inputDims = from.inputDims;
+            exactOrder = from.exactOrder;
+        }
     }
 }
